@@ -1,0 +1,40 @@
+# Thin wrapper over CMake. The two commands a new user needs:
+#   make run    install what is missing, build Release into build/, open the lesson's example
+#   make test   install what is missing, build, run every test with ctest
+# Options: PORTABLE=1 (baseline x86-64 instead of -march=native), SANITIZE=1 (ASan+UBSan,
+# built in build-sanitize/), ARGS="..." (passed to attnviz by make run).
+BUILD      ?= build
+BUILD_TYPE ?= Release
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+ARGS       ?=
+
+ifeq ($(PORTABLE),1)
+  CMAKE_ARGS += -DATTNVIZ_PORTABLE=ON
+  BUILD := build-portable
+endif
+ifeq ($(SANITIZE),1)
+  CMAKE_ARGS += -DATTNVIZ_SANITIZE=ON
+  BUILD := build-sanitize
+  BUILD_TYPE := RelWithDebInfo
+endif
+
+.PHONY: all deps build run test bench fuzz soak clean
+all: build
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >$(BUILD).configure.log 2>&1 \
+	  || { cat $(BUILD).configure.log; exit 1; }
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/attnviz $(ARGS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE soak
+
+clean:
+	rm -rf build build-portable build-sanitize build-fuzz *.configure.log

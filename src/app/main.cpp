@@ -1,0 +1,39 @@
+// main.cpp: attnviz's entry point. The commands (lesson, trace, ...) live in commands.cpp,
+// the window in gui_main.cpp; this file only parses and dispatches.
+#include "commands.h"
+#include "gui_main.h"
+#include "options.h"
+#include <CLI/CLI.hpp>
+#include <string>
+
+int main(int argc, char** argv) {
+    using namespace attnviz;
+
+    // Setup: one CLI11 app; commands are subcommands, the GUI owns the top level.
+    CLI::App app{"attnviz: a visualizer for the lesson's causal multi-head self-attention.\n"
+                 "With no command it opens the window on the lesson's example."};
+    app.set_version_flag("--version", std::string("attnviz ") + ATTNVIZ_VERSION);
+    app.require_subcommand(0, 1);
+    Commands commands;
+    add_commands(app, commands);
+    GuiOptions gui;
+    add_gui_options(app, gui);
+
+    // Parse: help and version exit 0; anything else the parser rejects is bad input.
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        return usage_error(std::string(e.what()) + "; see attnviz --help");
+    }
+
+    // Dispatch.
+    for (CLI::App* sub : app.get_subcommands())
+        return run_command(*sub, commands);
+    return run_gui(gui);
+}
