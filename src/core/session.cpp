@@ -1,0 +1,246 @@
+// session.cpp: session files; see session.h.
+#include "session.h"
+#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace attnviz {
+
+using json = nlohmann::json;
+
+const std::vector<std::string>& session_views() {
+    static const std::vector<std::string> v = {"walk", "qkv", "scores", "causality", "check"};
+    return v;
+}
+
+const std::vector<std::string>& session_themes() {
+    static const std::vector<std::string> v = {"dark", "light", "high-contrast"};
+    return v;
+}
+
+static bool one_of(const std::string& s, const std::vector<std::string>& names) {
+    return std::find(names.begin(), names.end(), s) != names.end();
+}
+
+static std::string join(const std::vector<std::string>& names) {
+    std::string s;
+    for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + names[i];
+    return s;
+}
+
+// Each getter leaves `out` alone when the key is absent and fails, with a sentence, when
+// the value has the wrong type or range.
+namespace {
+struct Reader {
+    const json& j;
+    const std::string& name;
+    std::string& error;
+
+    bool fail(const std::string& key, const std::string& what) {
+        error = name + ": \"" + key + "\" " + what;
+        return false;
+    }
+    bool get_int(const char* key, int64_t lo, int64_t hi, int64_t& out) {
+        if (!j.contains(key)) return true;
+        const json& v = j[key];
+        if (!v.is_number_integer())
+            return fail(key, "must be a whole number");
+        int64_t x = v.is_number_unsigned() ? int64_t(std::min<uint64_t>(v.get<uint64_t>(), uint64_t(INT64_MAX)))
+                                           : v.get<int64_t>();
+        if (x < lo || x > hi)
+            return fail(key, "is " + std::to_string(x) + ", outside " + std::to_string(lo) + " to " +
+                                 std::to_string(hi));
+        out = x;
+        return true;
+    }
+    bool get_real(const char* key, double lo, double hi, double& out) {
+        if (!j.contains(key)) return true;
+        const json& v = j[key];
+        if (!v.is_number()) return fail(key, "must be a number");
+        double x = v.get<double>();
+        if (!(x >= lo && x <= hi)) {
+            std::ostringstream o;
+            o << "is " << x << ", outside " << lo << " to " << hi;
+            return fail(key, o.str());
+        }
+        out = x;
+        return true;
+    }
+    bool get_string(const char* key, std::string& out) {
+        if (!j.contains(key)) return true;
+        if (!j[key].is_string()) return fail(key, "must be a string");
+        out = j[key].get<std::string>();
+        return true;
+    }
+};
+} // namespace
+
+bool parse_session(const std::string& text, const std::string& name, Session& out, std::string& error) {
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+        error = name + " is not a session file: it is not valid JSON";
+        return false;
+    }
+    if (!j.is_object() || !j.contains("attnviz_session")) {
+        error = name + " is not a session file: it has no \"attnviz_session\" version field";
+        return false;
+    }
+    if (!j["attnviz_session"].is_number_integer()) {
+        error = name + ": \"attnviz_session\" must be a whole version number";
+        return false;
+    }
+    int64_t version = j["attnviz_session"].get<int64_t>();
+    if (version > session_version) {
+        error = name + " was written by a newer attnviz (session version " + std::to_string(version) +
+                "); this one reads version " + std::to_string(session_version) + ", so update attnviz";
+        return false;
+    }
+    if (version < 1) {
+        error = name + ": session version " + std::to_string(version) + " is not valid";
+        return false;
+    }
+
+    Session s; // defaults for absent keys
+    Reader r{j, name, error};
+    int64_t v = 0;
+    std::string mask = to_string(s.config.mask), scale = to_string(s.config.scale);
+    v = s.config.n_embd;  if (!r.get_int("n_embd", 1, max_n_embd, v)) return false;   s.config.n_embd = int(v);
+    v = s.config.n_head;  if (!r.get_int("n_head", 1, max_n_head, v)) return false;   s.config.n_head = int(v);
+    v = s.config.seq_len; if (!r.get_int("seq_len", 1, max_seq_len, v)) return false; s.config.seq_len = int(v);
+    v = 0;                if (!r.get_int("seed", 0, INT64_MAX, v)) return false;      s.config.seed = uint64_t(v);
+    v = s.step;           if (!r.get_int("step", 0, 1000, v)) return false;           s.step = int(v);
+    v = s.perturb;        if (!r.get_int("perturb", -1, max_seq_len - 1, v)) return false; s.perturb = int(v);
+    v = s.layer;          if (!r.get_int("layer", 0, 10000, v)) return false;         s.layer = int(v);
+    if (!r.get_real("strength", 0.0, 1.0, s.strength)) return false;
+    if (!r.get_real("font_scale", 1.0, 3.0, s.font_scale)) return false;
+    if (!r.get_string("mask", mask) || !r.get_string("scale", scale) || !r.get_string("kernel", s.kernel) ||
+        !r.get_string("view", s.view) || !r.get_string("theme", s.theme) ||
+        !r.get_string("palette", s.palette) || !r.get_string("weights", s.weights_path))
+        return false;
+    std::string why;
+    if (!parse_mask(mask, s.config.mask, why) || !parse_scale(scale, s.config.scale, why)) {
+        error = name + ": " + why;
+        return false;
+    }
+    KernelKind k;
+    if (!s.kernel.empty() && !parse_kernel(s.kernel, k, why)) {
+        error = name + ": " + why;
+        return false;
+    }
+    if (!one_of(s.view, session_views())) {
+        error = name + ": view \"" + s.view + "\" is not known; use " + join(session_views());
+        return false;
+    }
+    if (!one_of(s.theme, session_themes())) {
+        error = name + ": theme \"" + s.theme + "\" is not known; use " + join(session_themes());
+        return false;
+    }
+    if (j.contains("tokens")) {
+        const json& t = j["tokens"];
+        if (!t.is_array() || t.size() > size_t(max_seq_len)) {
+            error = name + ": \"tokens\" must be a list of at most " + std::to_string(max_seq_len) + " words";
+            return false;
+        }
+        for (const json& w : t) {
+            if (!w.is_string() || w.get<std::string>().empty()) {
+                error = name + ": \"tokens\" must hold non-empty strings";
+                return false;
+            }
+            s.tokens.push_back(w.get<std::string>());
+        }
+        if (!s.tokens.empty()) s.config.seq_len = int(s.tokens.size());
+    }
+    std::string bad = validate(s.config);
+    if (!bad.empty()) {
+        error = name + ": " + bad;
+        return false;
+    }
+    if (s.perturb >= s.config.seq_len) {
+        error = name + ": perturb " + std::to_string(s.perturb) + " is outside 0.." +
+                std::to_string(s.config.seq_len - 1);
+        return false;
+    }
+    out = s;
+    return true;
+}
+
+bool read_session(const std::string& path, Session& out, std::string& error) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) {
+        error = path + " does not exist; give the path of a session saved by attnviz";
+        return false;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        error = path + " is a directory, not a session file";
+        return false;
+    }
+    if (st.st_size > (1 << 20)) {
+        error = path + " is " + std::to_string(st.st_size) + " bytes, too large for a session file (at most 1 MiB)";
+        return false;
+    }
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+        error = path + " cannot be read; check its permissions";
+        return false;
+    }
+    std::ostringstream text;
+    text << f.rdbuf();
+    return parse_session(text.str(), path, out, error);
+}
+
+std::string session_to_json(const Session& s) {
+    json j = json::object();
+    j["attnviz_session"] = session_version;
+    j["seed"] = s.config.seed;
+    j["n_embd"] = s.config.n_embd;
+    j["n_head"] = s.config.n_head;
+    j["seq_len"] = s.config.seq_len;
+    j["mask"] = to_string(s.config.mask);
+    j["scale"] = to_string(s.config.scale);
+    j["kernel"] = s.kernel;
+    j["tokens"] = s.tokens;
+    j["view"] = s.view;
+    j["step"] = s.step;
+    j["perturb"] = s.perturb;
+    j["strength"] = s.strength;
+    j["theme"] = s.theme;
+    j["font_scale"] = s.font_scale;
+    j["palette"] = s.palette;
+    j["weights"] = s.weights_path;
+    j["layer"] = s.layer;
+    return j.dump(2) + "\n";
+}
+
+bool write_file_atomically(const std::string& path, const std::string& data, std::string& error) {
+    std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) {
+            error = "cannot write " + path + "; check that its folder exists and is writable";
+            return false;
+        }
+        f.write(data.data(), std::streamsize(data.size()));
+        f.flush();
+        if (!f) {
+            f.close();
+            std::remove(tmp.c_str());
+            error = "writing " + path + " failed (disk full?); nothing was changed";
+            return false;
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        error = "cannot replace " + path + "; check that it is not a directory and is writable";
+        return false;
+    }
+    return true;
+}
+
+bool write_session(const std::string& path, const Session& s, std::string& error) {
+    return write_file_atomically(path, session_to_json(s), error);
+}
+
+} // namespace attnviz

@@ -1,0 +1,47 @@
+// session.h: the whole state of a class demonstration, saved to JSON and reopened.
+//
+// A teacher saves the exact state of last week's slide (config, words, view, step,
+// perturbation, theme, font scale) and reopens it with `attnviz --open FILE`. Reading is
+// strict: a file that is not a session, is from a newer version, or holds a bad value is
+// rejected with one sentence, and the caller keeps its current state.
+#pragma once
+#include "config.h"
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+constexpr int session_version = 1;
+
+struct Session {
+    Config config;
+    std::string kernel;              // "" (chosen by size), "reference" or "fast"
+    std::vector<std::string> tokens; // words as input; empty: x = torch.randn(1, T, C)
+    std::string view = "walk";       // walk, qkv, scores, causality, check
+    int step = 0;                    // shape-walk step, 0 = the input x
+    int perturb = -1;                // perturbed position, -1 = none
+    double strength = 1.0;           // 0 = original row, 1 = the lesson's randn(C) row
+    std::string theme = "dark";      // dark, light, high-contrast
+    double font_scale = 1.0;         // 1 to 3
+    std::string palette = "default"; // colormap family, see the app
+    std::string weights_path;        // "" = seeded weights
+    int layer = 0;                   // layer inside a GPT-2 checkpoint
+};
+
+// Names the app accepts for the string fields.
+const std::vector<std::string>& session_views();
+const std::vector<std::string>& session_themes();
+
+// Parses session JSON text; `name` (a path) appears in error sentences.
+bool parse_session(const std::string& text, const std::string& name, Session& out, std::string& error);
+// Reads a file (at most 1 MiB) and parses it. `out` is untouched on failure.
+bool read_session(const std::string& path, Session& out, std::string& error);
+// Serialises a session (pretty JSON, stable key order).
+std::string session_to_json(const Session& s);
+// Writes through a temporary file and a rename, so a failed write leaves no half file.
+bool write_session(const std::string& path, const Session& s, std::string& error);
+
+// Writes `data` to `path` via `path.tmp` + rename; one sentence in `error` on failure.
+bool write_file_atomically(const std::string& path, const std::string& data, std::string& error);
+
+} // namespace attnviz

@@ -1,0 +1,130 @@
+// Session files: a round trip keeps every field; bad files are rejected with a sentence
+// that names the file, and leave the caller's session untouched.
+#include "session.h"
+#include <gtest/gtest.h>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+using namespace attnviz;
+
+namespace {
+
+std::string temp_path(const char* name) {
+    return std::string(::testing::TempDir()) + "/attnviz_session_" + std::to_string(getpid()) + "_" + name;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+Session sample() {
+    Session s;
+    s.config.seed = 4294967373ull; // above 2^32: must survive as a 64-bit integer
+    s.config.n_embd = 12;
+    s.config.n_head = 3;
+    s.config.mask = MaskMode::off_by_one;
+    s.config.scale = ScaleMode::n_embd;
+    s.tokens = {"the", "cat", "saw", "the", "cat"};
+    s.config.seq_len = 5;
+    s.kernel = "fast";
+    s.view = "causality";
+    s.step = 7;
+    s.perturb = 3;
+    s.strength = 0.375;
+    s.theme = "high-contrast";
+    s.font_scale = 2.0;
+    return s;
+}
+
+} // namespace
+
+TEST(Session, RoundTripKeepsEveryField) {
+    std::string path = temp_path("round.json"), error;
+    Session a = sample();
+    ASSERT_TRUE(write_session(path, a, error)) << error;
+    Session b;
+    ASSERT_TRUE(read_session(path, b, error)) << error;
+    EXPECT_EQ(b.config.seed, a.config.seed);
+    EXPECT_EQ(b.config.n_embd, 12);
+    EXPECT_EQ(b.config.n_head, 3);
+    EXPECT_EQ(b.config.seq_len, 5);
+    EXPECT_EQ(b.config.mask, MaskMode::off_by_one);
+    EXPECT_EQ(b.config.scale, ScaleMode::n_embd);
+    EXPECT_EQ(b.tokens, a.tokens);
+    EXPECT_EQ(b.kernel, "fast");
+    EXPECT_EQ(b.view, "causality");
+    EXPECT_EQ(b.step, 7);
+    EXPECT_EQ(b.perturb, 3);
+    EXPECT_EQ(b.strength, 0.375);
+    EXPECT_EQ(b.theme, "high-contrast");
+    EXPECT_EQ(b.font_scale, 2.0);
+    EXPECT_EQ(session_to_json(a), session_to_json(b));
+    std::remove(path.c_str());
+}
+
+TEST(Session, TokensSetTheSequenceLength) {
+    Session s;
+    std::string error;
+    ASSERT_TRUE(parse_session(R"({"attnviz_session": 1, "seq_len": 9, "tokens": ["a", "b", "a"]})", "t.json", s, error))
+        << error;
+    EXPECT_EQ(s.config.seq_len, 3);
+}
+
+TEST(Session, BadFilesAreRejectedWithTheFileNameAndLeaveStateAlone) {
+    struct Case {
+        const char* text;
+        const char* expect; // a piece of the sentence
+    } cases[] = {
+        {"", "not valid JSON"},
+        {"hello, world", "not valid JSON"},
+        {"[1, 2, 3]", "no \"attnviz_session\""},
+        {R"({"n_embd": 8})", "no \"attnviz_session\""},
+        {R"({"attnviz_session": 2})", "newer attnviz"},
+        {R"({"attnviz_session": "1"})", "whole version number"},
+        {R"({"attnviz_session": 1, "n_embd": 10, "n_head": 3})", "not divisible by n_head 3"},
+        {R"({"attnviz_session": 1, "n_embd": -4})", "\"n_embd\" is -4"},
+        {R"({"attnviz_session": 1, "n_embd": "eight"})", "must be a whole number"},
+        {R"({"attnviz_session": 1, "mask": "diagonal"})", "mask 'diagonal' is not known"},
+        {R"({"attnviz_session": 1, "view": "movie"})", "view \"movie\" is not known"},
+        {R"({"attnviz_session": 1, "theme": "pink"})", "theme \"pink\" is not known"},
+        {R"({"attnviz_session": 1, "strength": 1.5})", "\"strength\" is 1.5"},
+        {R"({"attnviz_session": 1, "font_scale": 0})", "\"font_scale\" is 0"},
+        {R"({"attnviz_session": 1, "perturb": 4})", "perturb 4 is outside 0..3"},
+        {R"({"attnviz_session": 1, "tokens": [1, 2]})", "non-empty strings"},
+        {R"({"attnviz_session": 1, "kernel": "gpu"})", "kernel 'gpu' is not known"},
+    };
+    for (const Case& c : cases) {
+        Session s = sample();
+        std::string before = session_to_json(s), error;
+        EXPECT_FALSE(parse_session(c.text, "bad.json", s, error)) << c.text;
+        EXPECT_NE(error.find("bad.json"), std::string::npos) << error;
+        EXPECT_NE(error.find(c.expect), std::string::npos) << "for " << c.text << " got: " << error;
+        EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+        EXPECT_EQ(session_to_json(s), before) << "state changed by a rejected file: " << c.text;
+    }
+}
+
+TEST(Session, MissingPathsDirectoriesAndHugeFiles) {
+    Session s;
+    std::string error;
+    EXPECT_FALSE(read_session(temp_path("does-not-exist.json"), s, error));
+    EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
+    EXPECT_FALSE(read_session(::testing::TempDir(), s, error));
+    EXPECT_NE(error.find("is a directory"), std::string::npos) << error;
+    std::string big = temp_path("big.json");
+    write_text(big, std::string(2 << 20, ' '));
+    EXPECT_FALSE(read_session(big, s, error));
+    EXPECT_NE(error.find("too large"), std::string::npos) << error;
+    std::remove(big.c_str());
+}
+
+TEST(Session, FailedWriteLeavesNoHalfFile) {
+    std::string error;
+    std::string dir_as_file = ::testing::TempDir(); // a directory cannot be replaced by a file
+    EXPECT_FALSE(write_session(dir_as_file, sample(), error));
+    EXPECT_FALSE(error.empty());
+    std::string nowhere = temp_path("no/such/folder/s.json");
+    EXPECT_FALSE(write_session(nowhere, sample(), error));
+    EXPECT_NE(error.find("folder"), std::string::npos) << error;
+}
