@@ -1,0 +1,539 @@
+// safetensors.cpp: see safetensors.h. Every check happens before the allocation or read
+// it protects; every error is one sentence that starts with the file's name.
+#include "safetensors.h"
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace attnviz {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] small helpers
+// ---------------------------------------------------------------------------------------
+
+static bool fail(std::string& error, const std::string& file, const std::string& text) {
+    error = file + ": " + text;
+    return false;
+}
+
+// A name from the file, quoted, made printable and cut short, so that an error stays
+// one readable line whatever bytes the file holds.
+static std::string quoted(const std::string& s) {
+    const size_t cap = 60;
+    std::string t;
+    for (size_t i = 0; i < s.size() && i < cap; ++i) {
+        unsigned char c = (unsigned char)s[i];
+        t += (c >= 0x20 && c < 0x7f) ? char(c) : '?';
+    }
+    if (s.size() > cap) t += "...";
+    return "'" + t + "'";
+}
+
+static std::string bytes_text(uint64_t n) {
+    std::ostringstream o;
+    if (n >= (uint64_t(1) << 30)) {
+        o.precision(3);
+        o << double(n) / double(uint64_t(1) << 30) << " GiB";
+    } else if (n >= (uint64_t(1) << 20)) {
+        o.precision(3);
+        o << double(n) / double(uint64_t(1) << 20) << " MiB";
+    } else {
+        o << n << (n == 1 ? " byte" : " bytes");
+    }
+    return o.str();
+}
+
+static std::string shape_text(const std::vector<uint64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+static uint64_t read_le64(const uint8_t* p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] dtypes
+// ---------------------------------------------------------------------------------------
+
+int dtype_bytes(const std::string& d) {
+    if (d == "F64" || d == "I64" || d == "U64") return 8;
+    if (d == "F32" || d == "I32" || d == "U32") return 4;
+    if (d == "F16" || d == "BF16" || d == "I16" || d == "U16") return 2;
+    if (d == "BOOL" || d == "U8" || d == "I8" || d == "F8_E5M2" || d == "F8_E4M3" || d == "F8_E8M0") return 1;
+    return 0;
+}
+
+bool dtype_supported(const std::string& d) { return d == "F32" || d == "F16" || d == "BF16"; }
+
+const char* supported_dtypes() { return "F32, F16 or BF16"; }
+
+uint64_t TensorInfo::numel() const {
+    uint64_t n = 1;
+    for (uint64_t d : shape)
+        if (__builtin_mul_overflow(n, d, &n)) return UINT64_MAX;
+    return n;
+}
+
+float f16_to_f32(uint16_t h) {
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    const uint32_t exponent = (h >> 10) & 0x1fu;
+    const uint32_t mantissa = h & 0x3ffu;
+    uint32_t bits;
+    if (exponent == 0) {
+        // zero or subnormal: mantissa * 2^-24, exact in float32
+        float v = std::ldexp(float(mantissa), -24);
+        return sign ? -v : v;
+    } else if (exponent == 31) {
+        bits = sign | 0x7f800000u | (mantissa << 13); // inf, or NaN keeping its payload
+    } else {
+        bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+float bf16_to_f32(uint16_t b) {
+    uint32_t bits = uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] header
+// ---------------------------------------------------------------------------------------
+
+const TensorInfo* SafetensorsFile::find(const std::string& tensor_name) const {
+    for (const TensorInfo& t : tensors)
+        if (t.name == tensor_name) return &t;
+    return nullptr;
+}
+
+const std::string* SafetensorsFile::meta(const std::string& key) const {
+    for (const auto& kv : metadata)
+        if (kv.first == key) return &kv.second;
+    return nullptr;
+}
+
+bool parse_header_length(const uint8_t* first8, uint64_t file_size, const std::string& name, uint64_t& n,
+                         std::string& error) {
+    if (file_size == 0) return fail(error, name, "the file is empty; give a .safetensors weights file");
+    if (file_size < 8)
+        return fail(error, name,
+                    "the file is only " + bytes_text(file_size) +
+                        " long, too short for a safetensors file (which starts with an 8-byte header length)");
+    n = read_le64(first8);
+    if (n <= max_safetensors_header_bytes && n <= file_size - 8) return true;
+
+    bool text = true;
+    for (int i = 0; i < 8; ++i) {
+        uint8_t c = first8[i];
+        text = text && ((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\r' || c == '\t');
+    }
+    if (text)
+        return fail(error, name,
+                    "the file starts with text (" + quoted(std::string((const char*)first8, 8)) +
+                        "), not with a safetensors header length; it is not a safetensors file");
+    if (n > max_safetensors_header_bytes)
+        return fail(error, name,
+                    "the header length is " + std::to_string(n) + " bytes, more than the " +
+                        std::to_string(max_safetensors_header_bytes) +
+                        " a safetensors header may have; the file is damaged or not a safetensors file");
+    return fail(error, name,
+                "the header length is " + std::to_string(n) + " bytes but only " + std::to_string(file_size - 8) +
+                    " bytes follow it; the file is truncated or not a safetensors file");
+}
+
+static const char* json_kind(const json& j) {
+    switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "a list";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::binary: return "binary data";
+    case json::value_t::discarded: return "nothing";
+    default: return "a number";
+    }
+}
+
+// A whole number >= 0 that fits in u64 (nlohmann stores those as number_unsigned).
+static bool is_count(const json& j) { return j.is_number_unsigned(); }
+
+static bool parse_entry(const std::string& key, const json& v, uint64_t data_bytes, const std::string& name,
+                        TensorInfo& t, std::string& error) {
+    const std::string what = "tensor " + quoted(key);
+    if (!v.is_object())
+        return fail(error, name, what + " in the header is " + json_kind(v) + ", not an object with dtype, shape and data_offsets");
+    auto dtype = v.find("dtype");
+    auto shape = v.find("shape");
+    auto offsets = v.find("data_offsets");
+    if (dtype == v.end()) return fail(error, name, what + " has no \"dtype\" in the header; the file is damaged");
+    if (shape == v.end()) return fail(error, name, what + " has no \"shape\" in the header; the file is damaged");
+    if (offsets == v.end())
+        return fail(error, name, what + " has no \"data_offsets\" in the header; the file is damaged");
+    if (!dtype->is_string())
+        return fail(error, name, what + " has a \"dtype\" that is " + json_kind(*dtype) + ", not a name like \"F32\"");
+    if (!shape->is_array())
+        return fail(error, name, what + " has a \"shape\" that is " + json_kind(*shape) + ", not a list of sizes");
+    if (!offsets->is_array() || offsets->size() != 2 || !is_count((*offsets)[0]) || !is_count((*offsets)[1]))
+        return fail(error, name, what + " has \"data_offsets\" that are not two whole numbers [begin, end]");
+
+    t.name = key;
+    t.dtype = dtype->get<std::string>();
+    t.shape.clear();
+    for (const json& d : *shape) {
+        if (!is_count(d))
+            return fail(error, name, what + " has a \"shape\" entry that is not a whole number >= 0");
+        t.shape.push_back(d.get<uint64_t>());
+    }
+    t.begin = (*offsets)[0].get<uint64_t>();
+    t.end = (*offsets)[1].get<uint64_t>();
+    if (t.begin > t.end)
+        return fail(error, name,
+                    what + " has data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
+                        "] that end before they begin; the file is damaged");
+    if (t.end > data_bytes)
+        return fail(error, name,
+                    what + " has data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
+                        "] past the end of the " + std::to_string(data_bytes) +
+                        "-byte data buffer; the file is truncated or damaged");
+
+    // shape x dtype size must be exactly the byte range (checked without overflow).
+    uint64_t numel = 1;
+    for (uint64_t d : t.shape)
+        if (__builtin_mul_overflow(numel, d, &numel))
+            return fail(error, name, what + " has shape " + shape_text(t.shape) + ", too many elements to be real");
+    const int elem = dtype_bytes(t.dtype);
+    uint64_t need = 0;
+    if (elem > 0 && (__builtin_mul_overflow(numel, uint64_t(elem), &need) || need != t.end - t.begin))
+        return fail(error, name,
+                    what + " has shape " + shape_text(t.shape) + " of " + t.dtype + " (" +
+                        (need ? std::to_string(need) : std::string("too many")) + " bytes) but data_offsets [" +
+                        std::to_string(t.begin) + ", " + std::to_string(t.end) + "] hold " +
+                        std::to_string(t.end - t.begin) + " bytes; the file is damaged");
+    return true;
+}
+
+bool parse_header(const char* header, uint64_t n, uint64_t file_size, const std::string& name,
+                  SafetensorsFile& out, std::string& error) {
+    out = SafetensorsFile{};
+    out.name = name;
+    out.header_bytes = n;
+    if (n > max_safetensors_header_bytes || file_size < 8 || n > file_size - 8)
+        return fail(error, name, "the header length " + std::to_string(n) + " does not fit in the file; it is damaged");
+    out.data_bytes = file_size - 8 - n;
+    if (n == 0) return fail(error, name, "the header is empty; it is not a safetensors file");
+
+    json j;
+    try {
+        j = json::parse(header, header + n);
+    } catch (const json::parse_error& e) {
+        return fail(error, name,
+                    "the header is not valid JSON (at byte " + std::to_string(8 + e.byte) +
+                        " of the file); it is damaged or not a safetensors file");
+    } catch (const json::exception&) {
+        return fail(error, name, "the header is not valid JSON; it is damaged or not a safetensors file");
+    }
+    if (!j.is_object())
+        return fail(error, name,
+                    std::string("the header is ") + json_kind(j) +
+                        ", not a JSON object of tensors; it is not a safetensors file");
+
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        if (it.key() == "__metadata__") {
+            const json& m = it.value();
+            if (!m.is_object())
+                return fail(error, name, std::string("__metadata__ is ") + json_kind(m) + ", not an object of strings");
+            for (auto mi = m.begin(); mi != m.end(); ++mi) {
+                if (!mi.value().is_string())
+                    return fail(error, name,
+                                "__metadata__ entry " + quoted(mi.key()) + " is " + json_kind(mi.value()) +
+                                    ", not a string");
+                out.metadata.emplace_back(mi.key(), mi.value().get<std::string>());
+            }
+            continue;
+        }
+        TensorInfo t;
+        if (!parse_entry(it.key(), it.value(), out.data_bytes, name, t, error)) return false;
+        out.tensors.push_back(std::move(t));
+    }
+
+    // No two tensors may share bytes (empty tensors occupy none).
+    std::sort(out.tensors.begin(), out.tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
+        if (a.begin != b.begin) return a.begin < b.begin;
+        if (a.end != b.end) return a.end < b.end;
+        return a.name < b.name;
+    });
+    const TensorInfo* last = nullptr; // the non-empty tensor that ends furthest so far
+    for (const TensorInfo& t : out.tensors) {
+        if (t.begin == t.end) continue;
+        if (last && t.begin < last->end)
+            return fail(error, name,
+                        "tensors " + quoted(last->name) + " [" + std::to_string(last->begin) + ", " +
+                            std::to_string(last->end) + "] and " + quoted(t.name) + " [" + std::to_string(t.begin) +
+                            ", " + std::to_string(t.end) + "] overlap in the data buffer; the file is damaged");
+        if (!last || t.end > last->end) last = &t;
+    }
+    return true;
+}
+
+bool parse_safetensors(const uint8_t* bytes, size_t size, const std::string& name, SafetensorsFile& out,
+                       std::string& error) {
+    out = SafetensorsFile{};
+    out.name = name;
+    uint64_t n = 0;
+    if (size < 8 || bytes == nullptr) {
+        uint8_t zeros[8] = {};
+        return parse_header_length(zeros, size, name, n, error);
+    }
+    if (!parse_header_length(bytes, size, name, n, error)) return false;
+    return parse_header((const char*)bytes + 8, n, size, name, out, error);
+}
+
+bool decode_tensor(const SafetensorsFile& file, const TensorInfo& t, const uint8_t* raw, std::vector<float>& out,
+                   std::string& error) {
+    if (!dtype_supported(t.dtype))
+        return fail(error, file.name,
+                    "tensor " + quoted(t.name) + " has dtype " + quoted(t.dtype) + "; attnviz reads " +
+                        supported_dtypes() + " weights (convert it, e.g. with tensor.float())");
+    const uint64_t numel = t.numel();
+    const uint64_t elem = uint64_t(dtype_bytes(t.dtype));
+    if (t.end < t.begin || numel == UINT64_MAX || numel * elem != t.end - t.begin)
+        return fail(error, file.name, "tensor " + quoted(t.name) + " has a byte range that does not match its shape");
+    out.resize(numel);
+    if (t.dtype == "F32") {
+        for (uint64_t i = 0; i < numel; ++i) {
+            const uint8_t* p = raw + 4 * i;
+            uint32_t bits = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+            std::memcpy(&out[i], &bits, 4);
+        }
+    } else {
+        const bool half = t.dtype == "F16";
+        for (uint64_t i = 0; i < numel; ++i) {
+            uint16_t h = uint16_t(raw[2 * i] | raw[2 * i + 1] << 8);
+            out[i] = half ? f16_to_f32(h) : bf16_to_f32(h);
+        }
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] files
+// ---------------------------------------------------------------------------------------
+
+// An open file descriptor, closed on every path out.
+struct Fd {
+    int fd = -1;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+// Read exactly n bytes at offset, retrying short reads and EINTR.
+static bool read_at(int fd, uint64_t offset, uint8_t* dst, uint64_t n) {
+    while (n > 0) {
+        size_t chunk = size_t(std::min<uint64_t>(n, uint64_t(1) << 30));
+        ssize_t got = ::pread(fd, dst, chunk, off_t(offset));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return false;
+        dst += got;
+        offset += uint64_t(got);
+        n -= uint64_t(got);
+    }
+    return true;
+}
+
+// Open a path for reading after checking it is a regular file of a sensible size.
+static bool open_checked(const std::string& path, Fd& f, uint64_t& size, std::string& error) {
+    if (path.empty()) return fail(error, "''", "no file name given; give the path of a .safetensors weights file");
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+    f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (f.fd < 0) {
+        int e = errno;
+        if (e == ENOENT) return fail(error, path, "no such file; check the path");
+        if (e == ENOTDIR) return fail(error, path, "a part of this path is not a directory; check the path");
+        if (e == EACCES) return fail(error, path, "permission denied; make the file readable or copy it somewhere readable");
+        return fail(error, path, std::string("cannot open the file (") + std::strerror(e) + ")");
+    }
+    struct stat st {};
+    if (::fstat(f.fd, &st) != 0) return fail(error, path, std::string("cannot inspect the file (") + std::strerror(errno) + ")");
+    if (S_ISDIR(st.st_mode))
+        return fail(error, path, "this is a directory, not a weights file; give the path of a .safetensors file");
+    if (!S_ISREG(st.st_mode))
+        return fail(error, path, "this is not a regular file (a device, FIFO or socket); give the path of a .safetensors file");
+    size = uint64_t(st.st_size);
+    if (size > max_safetensors_file_bytes)
+        return fail(error, path,
+                    "the file is " + bytes_text(size) + ", more than the " + bytes_text(max_safetensors_file_bytes) +
+                        " a weights file may be; save only the attention layer you want to see");
+    return true;
+}
+
+bool read_safetensors_header(const std::string& path, SafetensorsFile& out, std::string& error) {
+    out = SafetensorsFile{};
+    out.name = path;
+    Fd f;
+    uint64_t size = 0;
+    if (!open_checked(path, f, size, error)) return false;
+    uint8_t first8[8] = {};
+    if (size >= 8 && !read_at(f.fd, 0, first8, 8))
+        return fail(error, path, std::string("cannot read the file (") + std::strerror(errno) + ")");
+    uint64_t n = 0;
+    if (!parse_header_length(first8, size, path, n, error)) return false;
+    std::string header(size_t(n), '\0'); // n <= max_safetensors_header_bytes and <= size - 8
+    if (n > 0 && !read_at(f.fd, 8, (uint8_t*)&header[0], n))
+        return fail(error, path, "the file could not be read to the end of its header; it may have changed while reading");
+    return parse_header(header.data(), n, size, path, out, error);
+}
+
+bool read_tensor(const SafetensorsFile& file, const TensorInfo& t, std::vector<float>& out, std::string& error) {
+    if (!dtype_supported(t.dtype)) {
+        std::vector<float> none;
+        return decode_tensor(file, t, nullptr, none, error); // the dtype sentence
+    }
+    Fd f;
+    uint64_t size = 0;
+    if (!open_checked(file.name, f, size, error)) return false;
+    if (t.end < t.begin || t.end > file.data_bytes || file.data_start() + file.data_bytes != size)
+        return fail(error, file.name, "the file changed since its header was read; load it again");
+    std::vector<uint8_t> raw(size_t(t.end - t.begin)); // within the file, which is <= 4 GiB
+    if (!raw.empty() && !read_at(f.fd, file.data_start() + t.begin, raw.data(), raw.size()))
+        return fail(error, file.name, "tensor " + quoted(t.name) + " could not be read; the file may have changed while reading");
+    return decode_tensor(file, t, raw.data(), out, error);
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] writer
+// ---------------------------------------------------------------------------------------
+
+static bool write_all(int fd, const uint8_t* p, size_t n) {
+    while (n > 0) {
+        ssize_t put = ::write(fd, p, n);
+        if (put < 0 && errno == EINTR) continue;
+        if (put <= 0) return false;
+        p += put;
+        n -= size_t(put);
+    }
+    return true;
+}
+
+static std::string parent_dir(const std::string& path) {
+    size_t slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool write_safetensors(const std::string& path, const std::vector<TensorOut>& tensors,
+                       const std::vector<std::pair<std::string, std::string>>& metadata, std::string& error) {
+    if (path.empty()) return fail(error, "''", "no file name given; give a path like weights.safetensors");
+
+    // Header as safetensors writes it: __metadata__ first, then the tensors sorted by name
+    // (all F32, so that is also the reference writer's data order), each entry's keys in
+    // the order dtype, shape, data_offsets.
+    std::vector<const TensorOut*> order;
+    for (const TensorOut& t : tensors) order.push_back(&t);
+    std::sort(order.begin(), order.end(), [](const TensorOut* a, const TensorOut* b) { return a->name < b->name; });
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    if (!metadata.empty()) {
+        std::vector<std::pair<std::string, std::string>> sorted = metadata;
+        std::sort(sorted.begin(), sorted.end());
+        nlohmann::ordered_json m = nlohmann::ordered_json::object();
+        for (const auto& kv : sorted) m[kv.first] = kv.second;
+        header["__metadata__"] = m;
+    }
+    uint64_t offset = 0;
+    for (size_t i = 0; i < order.size(); ++i) {
+        const TensorOut& t = *order[i];
+        if (t.name.empty() || t.name == "__metadata__")
+            return fail(error, path, "cannot write a tensor named " + quoted(t.name));
+        if (i > 0 && order[i - 1]->name == t.name)
+            return fail(error, path, "two tensors are named " + quoted(t.name));
+        uint64_t numel = 1;
+        for (uint64_t d : t.shape)
+            if (__builtin_mul_overflow(numel, d, &numel)) return fail(error, path, "tensor " + quoted(t.name) + " is too large");
+        if (numel > 0 && t.data == nullptr) return fail(error, path, "tensor " + quoted(t.name) + " has no data");
+        nlohmann::ordered_json entry = nlohmann::ordered_json::object();
+        entry["dtype"] = "F32";
+        entry["shape"] = t.shape;
+        entry["data_offsets"] = {offset, offset + 4 * numel};
+        header[t.name] = entry;
+        offset += 4 * numel;
+    }
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');
+
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        return fail(error, path, "this is a directory; give a file name like weights.safetensors");
+
+    // Temporary file beside the target, then rename: readers never see half a file.
+    std::random_device rd;
+    std::string tmp;
+    Fd f;
+    for (int attempt = 0; attempt < 16 && f.fd < 0; ++attempt) {
+        tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
+        f.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (f.fd < 0 && errno != EEXIST) break;
+    }
+    if (f.fd < 0) {
+        int e = errno;
+        std::string dir = parent_dir(path);
+        if (e == ENOENT) return fail(error, path, "cannot create the file: the directory '" + dir + "' does not exist");
+        if (e == EACCES || e == EROFS)
+            return fail(error, path, "cannot create the file: the directory '" + dir + "' is not writable");
+        return fail(error, path, std::string("cannot create the file (") + std::strerror(e) + ")");
+    }
+
+    bool ok = true;
+    uint8_t len[8];
+    for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(text.size()) >> (8 * i));
+    ok = ok && write_all(f.fd, len, 8);
+    ok = ok && write_all(f.fd, (const uint8_t*)text.data(), text.size());
+    std::vector<uint8_t> buffer;
+    for (const TensorOut* t : order) {
+        uint64_t numel = 1;
+        for (uint64_t d : t->shape) numel *= d;
+        const uint64_t chunk = 1 << 16;
+        for (uint64_t i = 0; ok && i < numel; i += chunk) {
+            uint64_t m = std::min(chunk, numel - i);
+            buffer.resize(size_t(4 * m));
+            for (uint64_t k = 0; k < m; ++k) {
+                uint32_t bits;
+                std::memcpy(&bits, &t->data[i + k], 4);
+                for (int b = 0; b < 4; ++b) buffer[4 * k + b] = uint8_t(bits >> (8 * b));
+            }
+            ok = write_all(f.fd, buffer.data(), buffer.size());
+        }
+    }
+    int write_errno = errno;
+    ok = ok && ::fsync(f.fd) == 0;
+    ok = (::close(f.fd) == 0) && ok;
+    f.fd = -1;
+    if (!ok) {
+        ::unlink(tmp.c_str());
+        return fail(error, path, std::string("writing the file failed (") + std::strerror(write_errno ? write_errno : errno) + ")");
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        int e = errno;
+        ::unlink(tmp.c_str());
+        return fail(error, path, std::string("cannot replace the file (") + std::strerror(e) + ")");
+    }
+    return true;
+}
+
+} // namespace attnviz

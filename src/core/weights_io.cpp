@@ -1,0 +1,365 @@
+// weights_io.cpp: naming schemes over the safetensors container; see weights_io.h.
+#include "weights_io.h"
+#include "config.h"
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace attnviz {
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] helpers
+// ---------------------------------------------------------------------------------------
+
+static bool fail(std::string& error, const std::string& file, const std::string& text) {
+    error = file + ": " + text;
+    return false;
+}
+
+static std::string quoted(const std::string& s) {
+    const size_t cap = 60;
+    std::string t;
+    for (size_t i = 0; i < s.size() && i < cap; ++i) {
+        unsigned char c = (unsigned char)s[i];
+        t += (c >= 0x20 && c < 0x7f) ? char(c) : '?';
+    }
+    if (s.size() > cap) t += "...";
+    return "'" + t + "'";
+}
+
+static std::string shape_text(const std::vector<uint64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+// "1, 2, 5 or 10"
+static std::string list_or(const std::vector<int>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (i > 0) s += (i + 1 == v.size()) ? " or " : ", ";
+        s += std::to_string(v[i]);
+    }
+    return s;
+}
+
+// "0 to 11" for a run, else "0, 1, 4 and 7" (a long list is cut short).
+static std::string layers_text(const std::vector<int>& v) {
+    if (v.empty()) return "none";
+    if (v.size() == 1) return std::to_string(v[0]);
+    if (v.back() - v.front() + 1 == int(v.size()))
+        return std::to_string(v.front()) + " to " + std::to_string(v.back());
+    std::string s;
+    const size_t cap = 20;
+    for (size_t i = 0; i < v.size() && i < cap; ++i) {
+        if (i > 0) s += (i + 1 == v.size()) ? " and " : ", ";
+        s += std::to_string(v[i]);
+    }
+    if (v.size() > cap) s += " and " + std::to_string(v.size() - cap) + " more";
+    return s;
+}
+
+// n_head values that split C evenly and are within attnviz's limit.
+static std::vector<int> head_choices(int C) {
+    std::vector<int> d;
+    for (int h : divisors(C))
+        if (h <= max_n_head) d.push_back(h);
+    return d;
+}
+
+// A layered attention tensor: <prefix>h.<N>.attn.<part>, part = c_attn.weight etc.
+static bool split_layered(const std::string& name, const std::string& part, std::string& prefix, int& layer) {
+    const std::string suffix = ".attn." + part;
+    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return false;
+    const std::string stem = name.substr(0, name.size() - suffix.size()); // <prefix>h.<N>
+    size_t dot = stem.find_last_of('.');
+    if (dot == std::string::npos || dot == stem.size() - 1) return false;
+    const std::string digits = stem.substr(dot + 1);
+    if (digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return false;
+    const std::string head = stem.substr(0, dot); // <prefix>h
+    if (head.empty() || head.back() != 'h' || (head.size() > 1 && head[head.size() - 2] != '.')) return false;
+    prefix = head.substr(0, head.size() - 1);
+    layer = std::stoi(digits);
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] loading
+// ---------------------------------------------------------------------------------------
+
+std::string scheme_name(const LoadedWeights& w) {
+    switch (w.scheme) {
+    case WeightScheme::lesson: return "lesson";
+    case WeightScheme::nanogpt_block: return w.conv1d ? "GPT-2 attention block" : "nanoGPT attention block";
+    case WeightScheme::layered: return w.conv1d ? "GPT-2 (Hugging Face)" : "nanoGPT model";
+    }
+    return "?";
+}
+
+// Read a tensor, check its size and that every value is finite.
+static bool read_checked(const SafetensorsFile& file, const TensorReader& read, const TensorInfo& t,
+                         std::vector<float>& v, std::string& error) {
+    if (!read(t, v, error)) return false;
+    if (v.size() != t.numel())
+        return fail(error, file.name, "tensor " + quoted(t.name) + " did not read back as " + shape_text(t.shape));
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (std::isfinite(v[i])) continue;
+        std::string at = std::to_string(i);
+        if (t.shape.size() == 2) at = std::to_string(i / t.shape[1]) + ", " + std::to_string(i % t.shape[1]);
+        return fail(error, file.name,
+                    "tensor " + quoted(t.name) + " has a non-finite value (" + (std::isnan(v[i]) ? "nan" : v[i] > 0 ? "inf" : "-inf") +
+                        ") at [" + at + "]; attnviz needs finite weights");
+    }
+    return true;
+}
+
+static bool need_tensor(const SafetensorsFile& file, const std::string& tensor_name, const std::string& why,
+                        const TensorInfo*& out, std::string& error) {
+    out = file.find(tensor_name);
+    if (out) return true;
+    return fail(error, file.name, "there is no tensor " + quoted(tensor_name) + "; " + why);
+}
+
+bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& read, std::optional<int> n_head,
+                              int layer, LoadedWeights& out, std::string& error) {
+    out = LoadedWeights{};
+    const std::string& path = file.name;
+    for (const TensorInfo& t : file.tensors) out.tensor_names.push_back(t.name);
+
+    // 1. Which scheme, which names.
+    const TensorInfo *qkv = nullptr, *proj = nullptr;
+    if (file.find("qkv.weight") || file.find("proj.weight")) {
+        out.scheme = WeightScheme::lesson;
+        out.qkv_name = "qkv.weight", out.proj_name = "proj.weight";
+        out.qkv_bias_name = "qkv.bias", out.proj_bias_name = "proj.bias";
+    } else if (file.find("c_attn.weight") || file.find("c_proj.weight")) {
+        out.scheme = WeightScheme::nanogpt_block;
+        out.qkv_name = "c_attn.weight", out.proj_name = "c_proj.weight";
+        out.qkv_bias_name = "c_attn.bias", out.proj_bias_name = "c_proj.bias";
+    } else {
+        // prefix -> layers that have c_attn or c_proj
+        std::map<std::string, std::set<int>> found;
+        for (const TensorInfo& t : file.tensors) {
+            std::string prefix;
+            int n = 0;
+            if (split_layered(t.name, "c_attn.weight", prefix, n) || split_layered(t.name, "c_proj.weight", prefix, n))
+                found[prefix].insert(n);
+        }
+        if (found.empty()) {
+            std::string names;
+            const size_t cap = 6;
+            for (size_t i = 0; i < file.tensors.size() && i < cap; ++i)
+                names += (i ? ", " : "") + quoted(file.tensors[i].name);
+            if (file.tensors.size() > cap) names += " and " + std::to_string(file.tensors.size() - cap) + " more";
+            return fail(error, path,
+                        "no attention weights found: expected qkv.weight and proj.weight (the lesson), c_attn.weight "
+                        "and c_proj.weight (nanoGPT) or h.N.attn.c_attn.weight (GPT-2), but the file holds " +
+                            (names.empty() ? std::string("no tensors") : names));
+        }
+        // Several prefixes (say a model and a copy of it): the shortest is the model itself.
+        auto pick = std::min_element(found.begin(), found.end(), [](const auto& a, const auto& b) {
+            return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
+        });
+        out.scheme = WeightScheme::layered;
+        out.prefix = pick->first;
+        out.layers.assign(pick->second.begin(), pick->second.end());
+        if (!pick->second.count(layer))
+            return fail(error, path,
+                        "layer " + std::to_string(layer) + " does not exist; the file has layers " +
+                            layers_text(out.layers) + " (" + out.prefix + "h.N.attn)");
+        const std::string base = out.prefix + "h." + std::to_string(layer) + ".attn.";
+        out.qkv_name = base + "c_attn.weight", out.proj_name = base + "c_proj.weight";
+        out.qkv_bias_name = base + "c_attn.bias", out.proj_bias_name = base + "c_proj.bias";
+    }
+    if (out.scheme != WeightScheme::layered) {
+        out.layers = {0};
+        if (layer != 0)
+            return fail(error, path,
+                        "layer " + std::to_string(layer) + " does not exist; the file holds one attention block, layer 0");
+    }
+    out.layer = layer;
+    const std::string pair = out.qkv_name + " and " + out.proj_name;
+    if (!need_tensor(file, out.qkv_name, "the file has " + out.proj_name + " but needs " + pair, qkv, error) ||
+        !need_tensor(file, out.proj_name, "the file has " + out.qkv_name + " but needs " + pair, proj, error))
+        return false;
+
+    // 2. Shapes: C from c_attn / qkv, and with it the layout.
+    const std::string linear_shape = "[3C, C] (nn.Linear)";
+    const std::string either_shape = "[3C, C] (nn.Linear) or [C, 3C] (GPT-2's Conv1D)";
+    const std::string& expected = out.scheme == WeightScheme::lesson ? linear_shape : either_shape;
+    uint64_t C = 0;
+    if (qkv->shape.size() == 2 && qkv->shape[0] == 3 * qkv->shape[1] && qkv->shape[1] > 0) {
+        C = qkv->shape[1];
+    } else if (out.scheme != WeightScheme::lesson && qkv->shape.size() == 2 && qkv->shape[1] == 3 * qkv->shape[0] &&
+               qkv->shape[0] > 0) {
+        C = qkv->shape[0];
+        out.conv1d = true;
+    } else {
+        return fail(error, path,
+                    "tensor " + quoted(qkv->name) + " has shape " + shape_text(qkv->shape) + "; it must be " + expected);
+    }
+    if (C > uint64_t(max_n_embd))
+        return fail(error, path,
+                    "n_embd " + std::to_string(C) + " (from " + quoted(qkv->name) + ") is out of range; attnviz handles 1 to " +
+                        std::to_string(max_n_embd));
+    out.n_embd = int(C);
+    if (proj->shape != std::vector<uint64_t>{C, C})
+        return fail(error, path,
+                    "tensor " + quoted(proj->name) + " has shape " + shape_text(proj->shape) + "; with n_embd " +
+                        std::to_string(C) + " it must be " + shape_text({C, C}));
+    const TensorInfo* qkv_bias = file.find(out.qkv_bias_name);
+    const TensorInfo* proj_bias = file.find(out.proj_bias_name);
+    if (qkv_bias && qkv_bias->shape != std::vector<uint64_t>{3 * C})
+        return fail(error, path,
+                    "tensor " + quoted(qkv_bias->name) + " has shape " + shape_text(qkv_bias->shape) + "; with n_embd " +
+                        std::to_string(C) + " it must be " + shape_text({3 * C}));
+    if (proj_bias && proj_bias->shape != std::vector<uint64_t>{C})
+        return fail(error, path,
+                    "tensor " + quoted(proj_bias->name) + " has shape " + shape_text(proj_bias->shape) + "; with n_embd " +
+                        std::to_string(C) + " it must be " + shape_text({C}));
+    if (!qkv_bias) out.qkv_bias_name.clear();
+    if (!proj_bias) out.proj_bias_name.clear();
+
+    // 3. H: the caller's, else the file's; it must split C evenly.
+    std::string h_origin;
+    if (n_head) {
+        out.n_head = *n_head;
+        h_origin = "";
+    } else if (const std::string* m = file.meta("n_head")) {
+        int64_t h = 0;
+        std::string parse_error;
+        if (!parse_int(*m, "n_head in __metadata__", 1, max_n_head, h, parse_error))
+            return fail(error, path, parse_error + "; or give --n-head");
+        out.n_head = int(h);
+        out.n_head_from_file = true;
+        h_origin = " (from the file's __metadata__)";
+    } else {
+        return fail(error, path,
+                    "the file does not say how many heads it has (no n_head in its __metadata__); give --n-head, which "
+                    "can be " + list_or(head_choices(out.n_embd)) + " for n_embd " + std::to_string(C));
+    }
+    if (out.n_head < 1 || out.n_head > max_n_head)
+        return fail(error, path,
+                    "n_head " + std::to_string(out.n_head) + h_origin + " is out of range; give one from 1 to " +
+                        std::to_string(max_n_head));
+    if (out.n_embd % out.n_head != 0)
+        return fail(error, path,
+                    "n_embd " + std::to_string(C) + " is not divisible by n_head " + std::to_string(out.n_head) + h_origin +
+                        "; n_head can be " + list_or(head_choices(out.n_embd)));
+
+    // 4. Values, into nn.Linear layout [out][in].
+    const int c = out.n_embd;
+    std::vector<float> v;
+    Weights& w = out.weights;
+    if (!read_checked(file, read, *qkv, v, error)) return false;
+    w.w_qkv.resize(3 * c, c);
+    if (out.conv1d) {
+        for (int i = 0; i < c; ++i) // file [C][3C] = [in][out]
+            for (int o = 0; o < 3 * c; ++o) w.w_qkv(o, i) = v[size_t(i) * 3 * c + o];
+    } else {
+        std::copy(v.begin(), v.end(), w.w_qkv.data());
+    }
+    if (!read_checked(file, read, *proj, v, error)) return false;
+    w.w_proj.resize(c, c);
+    std::copy(v.begin(), v.end(), w.w_proj.data());
+    if (out.conv1d) w.w_proj.transposeInPlace();
+    if (qkv_bias) {
+        if (!read_checked(file, read, *qkv_bias, v, error)) return false;
+        w.b_qkv = Eigen::Map<const Vec>(v.data(), 3 * c);
+    }
+    if (proj_bias) {
+        if (!read_checked(file, read, *proj_bias, v, error)) return false;
+        w.b_proj = Eigen::Map<const Vec>(v.data(), c);
+    }
+
+    // 5. One line that says what was loaded.
+    std::string d = path + ": " + scheme_name(out);
+    if (out.scheme == WeightScheme::layered)
+        d += " layer " + std::to_string(layer) + " of " + layers_text(out.layers) + " (" + out.qkv_name + ")";
+    d += ", n_embd " + std::to_string(c) + ", n_head " + std::to_string(out.n_head) +
+         (out.n_head_from_file ? " from the file" : "");
+    if (out.conv1d) d += ", transposed from Conv1D";
+    d += w.has_bias() ? ", with biases" : ", no biases";
+    out.description = d;
+    w.source = d;
+    return true;
+}
+
+bool load_weights(const std::string& path, std::optional<int> n_head, int layer, LoadedWeights& out,
+                  std::string& error) {
+    SafetensorsFile file;
+    if (!read_safetensors_header(path, file, error)) return false;
+    TensorReader read = [&file](const TensorInfo& t, std::vector<float>& v, std::string& e) {
+        return read_tensor(file, t, v, e);
+    };
+    return weights_from_safetensors(file, read, n_head, layer, out, error);
+}
+
+bool load_weights_from_memory(const uint8_t* bytes, size_t size, const std::string& name,
+                              std::optional<int> n_head, int layer, LoadedWeights& out, std::string& error) {
+    SafetensorsFile file;
+    if (!parse_safetensors(bytes, size, name, file, error)) return false;
+    TensorReader read = [&file, bytes](const TensorInfo& t, std::vector<float>& v, std::string& e) {
+        return decode_tensor(file, t, bytes + file.data_start() + t.begin, v, e);
+    };
+    return weights_from_safetensors(file, read, n_head, layer, out, error);
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] saving
+// ---------------------------------------------------------------------------------------
+
+static bool all_finite(const float* p, Eigen::Index n, Eigen::Index& at) {
+    for (Eigen::Index i = 0; i < n; ++i)
+        if (!std::isfinite(p[i])) {
+            at = i;
+            return false;
+        }
+    return true;
+}
+
+bool save_weights(const std::string& path, const Weights& weights, int n_head, std::string& error) {
+    const Eigen::Index C = weights.w_proj.rows();
+    auto dims = [](Eigen::Index r, Eigen::Index c) { return std::to_string(r) + " x " + std::to_string(c); };
+    if (C < 1 || C > max_n_embd)
+        return fail(error, path, "cannot save weights with n_embd " + std::to_string(C) + "; it must be 1 to " +
+                                     std::to_string(max_n_embd));
+    if (weights.w_proj.cols() != C)
+        return fail(error, path, "cannot save: proj.weight is " + dims(C, weights.w_proj.cols()) + " but must be " + dims(C, C));
+    if (weights.w_qkv.rows() != 3 * C || weights.w_qkv.cols() != C)
+        return fail(error, path,
+                    "cannot save: qkv.weight is " + dims(weights.w_qkv.rows(), weights.w_qkv.cols()) + " but must be " +
+                        dims(3 * C, C));
+    if (weights.b_qkv.size() != 0 && weights.b_qkv.size() != 3 * C)
+        return fail(error, path, "cannot save: qkv.bias has " + std::to_string(weights.b_qkv.size()) +
+                                     " values but must have " + std::to_string(3 * C));
+    if (weights.b_proj.size() != 0 && weights.b_proj.size() != C)
+        return fail(error, path, "cannot save: proj.bias has " + std::to_string(weights.b_proj.size()) +
+                                     " values but must have " + std::to_string(C));
+    if (n_head < 1 || n_head > max_n_head)
+        return fail(error, path, "cannot save with n_head " + std::to_string(n_head) + "; give one from 1 to " +
+                                     std::to_string(max_n_head));
+    if (C % n_head != 0)
+        return fail(error, path,
+                    "n_embd " + std::to_string(C) + " is not divisible by n_head " + std::to_string(n_head) +
+                        "; n_head can be " + list_or(head_choices(int(C))));
+
+    std::vector<TensorOut> tensors;
+    tensors.push_back({"qkv.weight", {uint64_t(3 * C), uint64_t(C)}, weights.w_qkv.data()});
+    tensors.push_back({"proj.weight", {uint64_t(C), uint64_t(C)}, weights.w_proj.data()});
+    if (weights.b_qkv.size()) tensors.push_back({"qkv.bias", {uint64_t(3 * C)}, weights.b_qkv.data()});
+    if (weights.b_proj.size()) tensors.push_back({"proj.bias", {uint64_t(C)}, weights.b_proj.data()});
+    for (const TensorOut& t : tensors) {
+        Eigen::Index at = 0, n = 1;
+        for (uint64_t d : t.shape) n *= Eigen::Index(d);
+        if (!all_finite(t.data, n, at))
+            return fail(error, path, "cannot save: " + t.name + " has a non-finite value at flat index " +
+                                         std::to_string(at) + "; only finite weights can be loaded again");
+    }
+    return write_safetensors(path, tensors, {{"format", "pt"}, {"n_head", std::to_string(n_head)}}, error);
+}
+
+} // namespace attnviz
