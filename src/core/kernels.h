@@ -1,0 +1,32 @@
+// kernels.h: the two kernels behind forward() and update_row(), for attention.cpp and
+// the tests. Not part of the public API.
+//
+// Both kernels read tr.x and the weights and fill every other field of the trace, whose
+// sizes and settings prepare_trace() has already set.
+#pragma once
+#include "attention.h"
+
+namespace attnviz::detail {
+
+// Sets the trace's sizes, settings and x, reusing its buffers when the sizes match.
+void prepare_trace(const Config& c, KernelKind kernel, ConstMatRef x, Trace& tr);
+
+// Rows i whose softmax can see key j = p: with the causal or off-by-one mask only rows
+// from p on, without a mask every row.
+int first_affected_row(MaskMode mask, int p);
+// Number of keys query i sees; they are always the prefix 0 .. n-1.
+int visible_count(MaskMode mask, int T, int i);
+
+// torch-rng.md section 8, plain loops, bit for bit.
+void reference_forward(const Weights& w, Trace& tr);
+// After tr.x row p changed: recompute exactly what row p touches, with the same loops.
+void reference_update(const Weights& w, int p, Trace& tr);
+
+// Eigen products, causal-aware, within 1e-5 of the reference.
+void fast_forward(const Weights& w, Trace& tr);
+void fast_update(const Weights& w, int p, Trace& tr);
+// Below this much work the fast kernel runs the reference loops: no thread start-up, no
+// allocation, and the result is the reference's.
+bool fast_uses_reference_loops(const Trace& tr);
+
+} // namespace attnviz::detail
