@@ -36,5 +36,15 @@ run: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE soak
 
+# libFuzzer (clang 14): builds only the fuzz targets in build-fuzz/ and runs each for
+# FUZZ_SECONDS over a copy of fuzz/corpus/<target>/; prints executions and crashes.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@ATTNVIZ_EXTRA_PACKAGES="clang libclang-rt-14-dev" scripts/install-deps
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_FUZZ=ON \
+	  -DATTNVIZ_PORTABLE=ON >build-fuzz.configure.log 2>&1 || { cat build-fuzz.configure.log; exit 1; }
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_safetensors fuzz_config
+	@fuzz/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
+
 clean:
 	rm -rf build build-portable build-sanitize build-fuzz *.configure.log

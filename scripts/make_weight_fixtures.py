@@ -3,6 +3,7 @@
 
 Run with Debian's /usr/bin/python3 (torch 1.13 and numpy):
     /usr/bin/python3 scripts/make_weight_fixtures.py [out_dir]
+    /usr/bin/python3 scripts/make_weight_fixtures.py --fuzz-seeds [out_dir]   (fuzz/corpus/fuzz_safetensors)
 
 The `safetensors` Python package is not in Debian 12, so the container is written by hand
 here exactly as safetensors.torch.save_file writes it: an 8-byte little-endian header
@@ -176,14 +177,33 @@ def conversions(out):
     save_file(sd, os.path.join(out, "f16_bf16_values.safetensors"), {"format": "pt"})
 
 
+def fuzz_seeds(out):
+    """Tiny files (C = 4) of each scheme and dtype: the seed corpus of fuzz_safetensors."""
+    torch.manual_seed(6)
+    C = 4
+    save_file({"qkv.weight": torch.randn(3 * C, C), "proj.weight": torch.randn(C, C)},
+              os.path.join(out, "lesson_c4.safetensors"), {"format": "pt", "n_head": "2"})
+    save_file({"c_attn.weight": torch.randn(3 * C, C).to(torch.bfloat16), "c_attn.bias": torch.randn(3 * C).to(torch.bfloat16),
+               "c_proj.weight": torch.randn(C, C).to(torch.bfloat16), "c_proj.bias": torch.randn(C).to(torch.bfloat16)},
+              os.path.join(out, "nanogpt_block_c4_bf16.safetensors"), {"n_head": "1"})
+    save_file(gpt2_like(C, 2, 2, 2, "transformer.", torch.float16, 7), os.path.join(out, "gpt2_c4_f16.safetensors"),
+              {"format": "pt"})
+
+
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "weights")
-    os.makedirs(out, exist_ok=True)
-    lesson(out)
-    nanogpt_block(out)
-    gpt2(out)
-    nanogpt_model(out)
-    conversions(out)
+    args = sys.argv[1:]
+    if args and args[0] == "--fuzz-seeds":
+        out = args[1] if len(args) > 1 else os.path.join(os.path.dirname(__file__), "..", "fuzz", "corpus", "fuzz_safetensors")
+        os.makedirs(out, exist_ok=True)
+        fuzz_seeds(out)
+    else:
+        out = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "weights")
+        os.makedirs(out, exist_ok=True)
+        lesson(out)
+        nanogpt_block(out)
+        gpt2(out)
+        nanogpt_model(out)
+        conversions(out)
     for name in sorted(os.listdir(out)):
         print(f"{os.path.getsize(os.path.join(out, name)):8d}  {name}")
 

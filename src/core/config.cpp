@@ -27,9 +27,12 @@ const char* to_string(ScaleMode s) {
 
 const char* to_string(KernelKind k) { return k == KernelKind::reference ? "reference" : "fast"; }
 
-// The text as the user typed it, quoted, and cut short if it is very long.
+// The text as the user typed it, quoted, and cut short if it is very long; control
+// characters become '?' so that the error stays one line on the terminal.
 static std::string quoted(const std::string& s) {
     std::string t = s.size() > 40 ? s.substr(0, 40) + "..." : s;
+    for (char& c : t)
+        if ((unsigned char)c < 0x20 || c == 0x7f) c = '?';
     return "'" + t + "'";
 }
 
