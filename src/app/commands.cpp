@@ -1,16 +1,262 @@
-// commands.cpp: placeholder until the command line lands.
+// commands.cpp: the command-line commands (lesson, trace, bench, export); see commands.h.
+//
+// Each command checks its texts first (options.h), then computes with the core and prints.
+// Bad input ends in usage_error: one sentence on stderr, exit status 2.
 #include "commands.h"
+#include "formats.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <iostream>
+#include <sys/resource.h>
 
 namespace attnviz {
 
+// =======================================================================================
+// [SECTION] Registration
+
 void add_commands(CLI::App& app, Commands& cmds) {
-    app.add_subcommand("lesson", "Print the lesson's four lines, computed");
+    app.add_subcommand("lesson", "Print the lesson's four lines, computed with the reference kernel:\n"
+                                 "y1's shape, the parameter count, max |y1 - y2| at positions 0-1\n"
+                                 "and, rounded to 4 places, at positions 2-3 (seed 0, C 8, H 2, T 4, p 2)");
+
+    CLI::App* trace = app.add_subcommand(
+        "trace", "Print one run as a JSON object with the reference files' field names\n"
+                 "(weights, x, y1; with --perturb also x2, y2 and max |y1 - y2| per position)");
+    add_config_options(*trace, cmds.trace.config, true, true);
+    trace->add_flag("--intermediates", cmds.trace.intermediates,
+                    "also print intermediates_for_x: qkv, q, k, v, raw/scaled/masked scores, softmax\n"
+                    "probs, head outputs and the concatenation before proj");
+    trace->footer("Floats have 9 significant digits (float32 round-trips); NaN and -inf are null.");
+
+    CLI::App* bench = app.add_subcommand(
+        "bench", "Time the forward pass (every intermediate) and the slider's update_row; print JSON\n"
+                 "(forward_ms, update_ms: medians; gflops: causal FLOPs per forward time; peak_rss_mb)");
+    add_config_options(*bench, cmds.bench.config, true, true);
+    bench->get_option("--perturb")->description("position P (0 to T-1) the timed update changes (default T/2)");
+    bench->add_option("--repeat", cmds.bench.repeat,
+                      "timed runs of each (default: enough for about 1 s, 3 to 200)")
+        ->type_name("N");
+
+    CLI::App* ex = app.add_subcommand(
+        "export", "Write one tensor of the trace to a .npy (float32, numpy.load) or .csv file");
+    add_config_options(*ex, cmds.export_args.config, true, true);
+    ex->get_option("--perturb")->description("export the trace of x with row P (0 to T-1) replaced");
+    ex->add_option("--tensor", cmds.export_args.tensor, "the tensor to write: " + tensor_name_list())
+        ->type_name("NAME")
+        ->required();
+    ex->add_option("--out", cmds.export_args.out, "output file, FILE.npy or FILE.csv")
+        ->type_name("FILE")
+        ->required();
+    ex->add_option("--strength", cmds.export_args.strength,
+                   "with --perturb: blend row P from x (0) to the replacement (1, default)")
+        ->type_name("A");
+    ex->footer("Tensors: x (T, C), qkv (T, 3C), q k v (H, T, head_dim), scores (H, T, T: raw q k^T),\n"
+               "scaled (scores * scale), masked (scaled with -inf where masked), probs (H, T, T),\n"
+               "heads (H, T, head_dim), concat (T, C), y (T, C).\n"
+               ".csv: one row per line; a first '# name, shape' comment line and, for per-head\n"
+               "tensors, a '# head h' line before each head; -inf and nan written as such.\n"
+               "Files are written to a temporary name and renamed, so a failure leaves no half file.");
 }
 
+// =======================================================================================
+// [SECTION] lesson
+
+static int run_lesson() {
+    // The lesson's recipe: manual_seed(0); SelfAttention(8, 2); x = randn(1, 4, 8);
+    // x2[0, 2] = randn(8); y1 = attn(x), y2 = attn(x2).
+    Config c;
+    c.seed = 0;
+    c.n_embd = 8;
+    c.n_head = 2;
+    c.seq_len = 4;
+    const int p = 2;
+    Experiment e = make_experiment(c);
+    Trace tr;
+    forward(c, e.weights, e.x, KernelKind::reference, tr);
+    Mat y1 = tr.y; // (T, C)
+    forward(c, e.weights, perturbed_input(e, p, 1.f), KernelKind::reference, tr);
+    std::vector<float> diff = max_abs_diff_per_position(y1, tr.y); // (T)
+
+    // torch's max propagates NaN; so do these.
+    auto max_of = [&](int from, int to) {
+        float m = 0.f;
+        for (int t = from; t < to; ++t)
+            m = (std::isnan(diff[size_t(t)]) || diff[size_t(t)] > m) ? diff[size_t(t)] : m;
+        return m;
+    };
+    int64_t params = int64_t(e.weights.w_qkv.size() + e.weights.w_proj.size() + e.weights.b_qkv.size() +
+                             e.weights.b_proj.size());
+    std::printf("%s\n", python_tuple({1, y1.rows(), y1.cols()}).c_str());
+    std::printf("%lld\n", (long long)params);
+    std::printf("%s\n", python_float_repr(double(max_of(0, p))).c_str());
+    std::printf("%s\n", python_float_repr(python_round(double(max_of(p, c.seq_len)), 4)).c_str());
+    return 0;
+}
+
+// =======================================================================================
+// [SECTION] trace
+
+static int run_trace(const TraceArgs& a) {
+    Config c;
+    TraceJsonRequest r;
+    std::string error;
+    if (!to_config(a.config, c, error) || !to_perturb(a.config, c, r.perturb, error) ||
+        !to_kernel(a.config, c, r.kernel, error))
+        return usage_error(error);
+    r.intermediates = a.intermediates;
+
+    Experiment e = make_experiment(c);
+    Trace scratch;
+    std::ios::sync_with_stdio(false);
+    write_trace_json(std::cout, e, r, scratch);
+    std::cout << '\n';
+    std::cout.flush();
+    if (!std::cout) {
+        std::fprintf(stderr, "attnviz: could not write the trace to stdout\n");
+        return 1;
+    }
+    return 0;
+}
+
+// =======================================================================================
+// [SECTION] bench
+
+using Clock = std::chrono::steady_clock;
+
+static double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// FLOPs the forward pass must do: the qkv and proj products, and the score and probs*v
+// products over the (query, key) pairs the mask leaves visible (T(T+1)/2 for causal).
+static double useful_flops(const Config& c) {
+    const double T = c.seq_len, C = c.n_embd;
+    double pairs = c.mask == MaskMode::causal ? T * (T + 1) / 2
+                   : c.mask == MaskMode::none ? T * T
+                                              : T * (T - 1) / 2;
+    return 2 * T * C * 3 * C + 2 * 2 * C * pairs + 2 * T * C * C; // C = head_dim * H
+}
+
+static int run_bench(const BenchArgs& a) {
+    Config c;
+    std::optional<int> perturb;
+    KernelKind kernel;
+    std::string error;
+    if (!to_config(a.config, c, error) || !to_perturb(a.config, c, perturb, error) ||
+        !to_kernel(a.config, c, kernel, error))
+        return usage_error(error);
+    int64_t repeat = 0;
+    if (!a.repeat.empty() && !parse_int(a.repeat, "--repeat", 1, 100000, repeat, error))
+        return usage_error(error);
+    const int p = perturb ? *perturb : c.seq_len / 2;
+
+    Experiment e = make_experiment(c);
+    Trace tr;
+    // The two rows the update alternates between: the replacement (strength 1) and the
+    // original (strength 0), so every call really changes row p.
+    const Vec rows[2] = {perturbed_row(e, p, 1.f), perturbed_row(e, p, 0.f)};
+
+    // Warm-up: allocates the trace's buffers and sizes the default repeat count.
+    Clock::time_point t0 = Clock::now();
+    forward(c, e.weights, e.x, kernel, tr);
+    double first_forward = ms_since(t0);
+    t0 = Clock::now();
+    update_row(e.weights, p, rows[0].data(), tr);
+    double first_update = ms_since(t0);
+    if (repeat == 0)
+        repeat = std::clamp<int64_t>(int64_t(std::ceil(1000.0 / std::max(first_forward + first_update, 1e-3))), 3, 200);
+
+    std::vector<double> forward_ms, update_ms;
+    for (int64_t i = 0; i < repeat; ++i) {
+        t0 = Clock::now();
+        forward(c, e.weights, e.x, kernel, tr);
+        forward_ms.push_back(ms_since(t0));
+    }
+    // The trace now holds x (strength 0): start with the replacement.
+    for (int64_t i = 0; i < repeat; ++i) {
+        t0 = Clock::now();
+        update_row(e.weights, p, rows[i % 2].data(), tr);
+        update_ms.push_back(ms_since(t0));
+    }
+
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    double fwd = median(forward_ms), upd = median(update_ms);
+    double flops = useful_flops(c);
+
+    JsonWriter w(std::cout);
+    w.begin_object();
+    w.key("seed"); w.value_int(int64_t(c.seed));
+    w.key("n_embd"); w.value_int(c.n_embd);
+    w.key("n_head"); w.value_int(c.n_head);
+    w.key("T"); w.value_int(c.seq_len);
+    w.key("head_dim"); w.value_int(c.head_dim());
+    w.key("mask"); w.value_string(to_string(c.mask));
+    w.key("scale"); w.value_string(to_string(c.scale));
+    w.key("kernel"); w.value_string(to_string(kernel));
+    w.key("threads"); w.value_int(Eigen::nbThreads());
+    w.key("repeat"); w.value_int(repeat);
+    w.key("perturbed_position"); w.value_int(p);
+    w.key("forward_ms"); w.value(float(fwd));
+    w.key("forward_ms_min"); w.value(float(*std::min_element(forward_ms.begin(), forward_ms.end())));
+    w.key("update_ms"); w.value(float(upd));
+    w.key("update_ms_min"); w.value(float(*std::min_element(update_ms.begin(), update_ms.end())));
+    w.key("flops"); w.value(float(flops));
+    w.key("gflops"); w.value(float(flops / (fwd * 1e6)));
+    w.key("peak_rss_mb"); w.value(float(double(usage.ru_maxrss) / 1024.0)); // ru_maxrss is in KiB
+    w.end_object();
+    w.flush();
+    std::cout << '\n';
+    std::cout.flush();
+    return 0;
+}
+
+// =======================================================================================
+// [SECTION] export
+
+static int run_export(const ExportArgs& a) {
+    Config c;
+    std::optional<int> perturb;
+    KernelKind kernel;
+    TensorName name;
+    std::string error;
+    if (!parse_tensor_name(a.tensor, name, error) || !check_export_path(a.out, error) ||
+        !to_config(a.config, c, error) || !to_perturb(a.config, c, perturb, error) ||
+        !to_kernel(a.config, c, kernel, error))
+        return usage_error(error);
+    double strength = 1.0;
+    if (!a.strength.empty()) {
+        if (!perturb)
+            return usage_error("--strength " + a.strength + " needs --perturb P, the position whose row it blends");
+        if (!parse_real(a.strength, "--strength", 0.0, 1.0, strength, error)) return usage_error(error);
+    }
+
+    Experiment e = make_experiment(c);
+    Trace tr;
+    if (perturb) forward(c, e.weights, perturbed_input(e, *perturb, float(strength)), kernel, tr);
+    else forward(c, e.weights, e.x, kernel, tr);
+    if (!export_tensor(a.out, tensor_by_name(tr, name), error)) return usage_error(error);
+    return 0;
+}
+
+// =======================================================================================
+// [SECTION] Dispatch
+
 int run_command(const CLI::App& sub, const Commands& cmds) {
-    std::fprintf(stderr, "attnviz: '%s' is not implemented yet\n", sub.get_name().c_str());
-    return 2;
+    const std::string& name = sub.get_name();
+    if (name == "lesson") return run_lesson();
+    if (name == "trace") return run_trace(cmds.trace);
+    if (name == "bench") return run_bench(cmds.bench);
+    if (name == "export") return run_export(cmds.export_args);
+    return usage_error("command '" + name + "' is not known; use lesson, trace, bench or export");
 }
 
 } // namespace attnviz

@@ -1,14 +1,37 @@
-// commands.h: attnviz's command-line commands (lesson, trace, ...).
+// commands.h: attnviz's command-line commands.
+//
+//   lesson   the lesson's four printed lines, computed
+//   trace    one run as JSON, with the reference files' field names
+//   bench    forward and slider-update timings as JSON
+//   export   one intermediate tensor to .npy or .csv
 #pragma once
 #include "options.h"
 #include <CLI/CLI.hpp>
 
 namespace attnviz {
 
-// Everything the commands parse into; filled by CLI11.
-struct Commands {
-    ConfigOptions trace;
+// Everything the commands parse into; filled by CLI11. Values stay text until the
+// command checks them, so each bad value gets its own sentence (see options.h).
+struct TraceArgs {
+    ConfigOptions config;
     bool intermediates = false;
+};
+
+struct BenchArgs {
+    ConfigOptions config;
+    std::string repeat; // empty: enough runs for about a second, at least 3
+};
+
+struct ExportArgs {
+    ConfigOptions config;
+    std::string tensor, out;
+    std::string strength; // empty: 1 (the replacement row itself)
+};
+
+struct Commands {
+    TraceArgs trace;
+    BenchArgs bench;
+    ExportArgs export_args;
 };
 
 void add_commands(CLI::App& app, Commands& cmds);

@@ -5,16 +5,27 @@
 namespace attnviz {
 
 void add_config_options(CLI::App& app, ConfigOptions& o, bool with_kernel, bool with_perturb) {
-    app.add_option("--seed", o.seed, "torch.manual_seed value (default 0)");
-    app.add_option("--n-embd", o.n_embd, "C, the embedding width (default 8)");
-    app.add_option("--n-head", o.n_head, "H, the number of heads; must divide C (default 2)");
-    app.add_option("--seq-len", o.seq_len, "T, the number of positions (default 4)");
-    app.add_option("--mask", o.mask, "causal (the lesson's), none, or off-by-one");
-    app.add_option("--scale", o.scale, "head-dim (the lesson's), n-embd, or none");
+    // An option given twice takes its last value, as most command lines do.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.add_option("--seed", o.seed, "torch.manual_seed value, 0 or more (default 0)")->type_name("N");
+    app.add_option("--n-embd", o.n_embd,
+                   "C, the embedding width, 1 to " + std::to_string(max_n_embd) + " (default 8)")
+        ->type_name("C");
+    app.add_option("--n-head", o.n_head, "H, the number of heads; must divide C (default 2)")->type_name("H");
+    app.add_option("--seq-len", o.seq_len,
+                   "T, the number of positions, 1 to " + std::to_string(max_seq_len) + " (default 4)")
+        ->type_name("T");
+    app.add_option("--mask", o.mask, "causal (the lesson's, default), none, or off-by-one")->type_name("MASK");
+    app.add_option("--scale", o.scale, "score scale: head-dim (the lesson's, default), n-embd, or none")
+        ->type_name("SCALE");
     if (with_kernel)
-        app.add_option("--kernel", o.kernel, "reference (bit-exact) or fast (default: by size)");
+        app.add_option("--kernel", o.kernel,
+                       "reference (bit-exact with PyTorch) or fast (default: reference up to about "
+                       "T = C = 256, fast above)")
+            ->type_name("KERNEL");
     if (with_perturb)
-        app.add_option("--perturb", o.perturb, "position p (0..T-1) whose input row is replaced");
+        app.add_option("--perturb", o.perturb, "position P (0 to T-1) whose input row is replaced")
+            ->type_name("P");
 }
 
 bool to_config(const ConfigOptions& o, Config& c, std::string& error) {
@@ -59,6 +70,49 @@ bool to_kernel(const ConfigOptions& o, const Config& c, KernelKind& k, std::stri
 int usage_error(const std::string& sentence) {
     std::fprintf(stderr, "attnviz: %s\n", sentence.c_str());
     return 2;
+}
+
+std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& e) {
+    // CLI11 2.1's messages, reworded; anything unforeseen keeps CLI11's own words.
+    std::string where = "attnviz"; // not app.get_name(): CLI11 fills that in from argv[0]
+    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    const std::string what = e.what();
+    const std::string see = "; see " + where + " --help";
+    auto after = [&](const std::string& mark) {
+        size_t at = what.find(mark);
+        return at == std::string::npos ? what : what.substr(at + mark.size());
+    };
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+        // "The following argument(s) was/were not expected: b a": CLI11 lists them last first.
+        std::string listed = after(": "), extras;
+        for (size_t end = listed.size(); end != std::string::npos && end > 0;) {
+            size_t space = listed.rfind(' ', end - 1);
+            size_t begin = space == std::string::npos ? 0 : space + 1;
+            extras += (extras.empty() ? "" : " ") + listed.substr(begin, end - begin);
+            end = space;
+        }
+        if (app.get_subcommands().empty()) {
+            std::string commands;
+            auto subs = app.get_subcommands([](const CLI::App*) { return true; });
+            for (size_t i = 0; i < subs.size(); ++i)
+                commands += (i == 0 ? "" : i + 1 == subs.size() ? " or " : ", ") + subs[i]->get_name();
+            return "'" + extras + "' is not a command or option; use one of " + commands + see;
+        }
+        return where + " does not take '" + extras + "'" + see;
+    }
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && what.find("missing") != std::string::npos) {
+        // "--seed: 1 required N missing"
+        std::string option = what.substr(0, what.find(':'));
+        return option + " needs a value" + see;
+    }
+    if (dynamic_cast<const CLI::ConversionError*>(&e) && what.find("Could not convert: ") == 0) {
+        // A flag given a value: "Could not convert: --intermediates = maybe"
+        std::string rest = after("Could not convert: ");
+        size_t eq = rest.find(" = ");
+        if (eq != std::string::npos)
+            return rest.substr(0, eq) + " is a switch and takes no value, not '" + rest.substr(eq + 3) + "'" + see;
+    }
+    return what + see;
 }
 
 } // namespace attnviz

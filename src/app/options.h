@@ -36,4 +36,8 @@ KernelKind choose_kernel(const Config& c);
 // Prints "attnviz: <sentence>" to stderr and returns 2, the exit status for bad input.
 int usage_error(const std::string& sentence);
 
+// One sentence for an error CLI11's parser raised (unknown option or command, missing
+// value, ...), naming what was typed and where to look: "see attnviz trace --help".
+std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& e);
+
 } // namespace attnviz
