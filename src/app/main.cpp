@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        return usage_error(std::string(e.what()) + "; see attnviz --help");
+        return usage_error(describe_parse_error(app, e));
     }
 
     // Dispatch.

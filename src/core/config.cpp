@@ -2,6 +2,7 @@
 #include "config.h"
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -128,11 +129,13 @@ static std::string list_or(const std::vector<int>& v) {
     return s;
 }
 
-static std::string mib(int64_t bytes) {
-    std::ostringstream o;
-    o.precision(3);
-    o << double(bytes) / double(1 << 20) << " MiB";
-    return o.str();
+// "1.5 GiB", "3 GiB", "120 MiB": the unit a reader expects at that size.
+static std::string human_bytes(int64_t bytes) {
+    const double gib = double(int64_t(1) << 30), mib = double(1 << 20);
+    char buf[64];
+    if (bytes >= (int64_t(1) << 30)) std::snprintf(buf, sizeof buf, "%.3g GiB", double(bytes) / gib);
+    else std::snprintf(buf, sizeof buf, "%.3g MiB", double(bytes) / mib);
+    return buf;
 }
 
 std::string validate(const Config& c, int64_t memory_cap) {
@@ -151,8 +154,9 @@ std::string validate(const Config& c, int64_t memory_cap) {
     int64_t need = trace_bytes(c);
     if (need > memory_cap)
         return "seq_len " + std::to_string(c.seq_len) + " with n_embd " + std::to_string(c.n_embd) +
-               " and n_head " + std::to_string(c.n_head) + " needs about " + mib(need) +
-               " for one trace, over the cap of " + mib(memory_cap) + "; use a smaller seq_len or n_head";
+               " and n_head " + std::to_string(c.n_head) + " needs about " + human_bytes(need) +
+               " for one trace, over the cap of " + human_bytes(memory_cap) +
+               "; use a smaller seq_len, n_head or n_embd";
     return "";
 }
 
