@@ -1,0 +1,37 @@
+// run_attnviz.h: runs build/attnviz as a child process and captures what it says.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace attnviz_test {
+
+struct RunResult {
+    int status = -1;     // exit status, or 128 + signal, or -1 when it could not start
+    std::string out, err;
+    int err_lines() const; // lines on stderr
+};
+
+// Runs ATTNVIZ_BIN with `args` (no shell), stdout and stderr to temporary files.
+RunResult run_attnviz(const std::vector<std::string>& args);
+
+// A file's whole content, or "" when it cannot be read.
+std::string read_file(const std::string& path);
+nlohmann::json load_json(const std::string& path);
+
+// A fresh empty directory under the system temporary directory, removed by the destructor.
+struct TempDir {
+    std::string path;
+    TempDir();
+    ~TempDir();
+    std::vector<std::string> entries() const; // file names inside, without . and ..
+};
+
+// Compares two JSON values as float32 data: numbers equal after rounding each to float32
+// (bit for bit, so -0 and 0 differ only in sign and are treated as equal as floats), null
+// only with null, arrays element by element with equal lengths. On the first difference
+// returns false and describes it in `where` (a path like "y1[0][2][5]").
+bool same_float32(const nlohmann::json& ours, const nlohmann::json& ref, const std::string& path,
+                  std::string& where);
+
+} // namespace attnviz_test

@@ -1,0 +1,149 @@
+// test_bad_input.cpp: every kind of bad input gets exit status 2 and exactly one line on
+// stderr that names the offending value; --help and --version exit 0.
+#include "run_attnviz.h"
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+using attnviz_test::run_attnviz;
+using attnviz_test::RunResult;
+using attnviz_test::TempDir;
+
+namespace {
+
+struct BadInput {
+    std::vector<std::string> args;
+    std::string must_contain; // the offending value, or the sentence itself
+};
+
+void expect_usage_error(const BadInput& b) {
+    RunResult r = run_attnviz(b.args);
+    std::string shown;
+    for (const std::string& a : b.args) shown += a + " ";
+    EXPECT_EQ(r.status, 2) << shown << "\nstderr: " << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << shown << "\nstderr: " << r.err;
+    EXPECT_NE(r.err.find(b.must_contain), std::string::npos) << shown << "\nstderr: " << r.err;
+    EXPECT_EQ(r.out, "") << shown;
+}
+
+} // namespace
+
+TEST(BadInput, HeadsThatDoNotDivideC) {
+    expect_usage_error({{"trace", "--n-embd", "10", "--n-head", "3"},
+                        "n_embd 10 is not divisible by n_head 3; n_head can be 1, 2, 5 or 10"});
+    expect_usage_error({{"trace", "--n-embd", "8", "--n-head", "16"}, "n_head 16"});
+}
+
+TEST(BadInput, ZeroAndNegativeSizes) {
+    for (const char* opt : {"--n-embd", "--n-head", "--seq-len"})
+        for (const char* v : {"0", "-4"}) expect_usage_error({{"trace", opt, v}, v});
+    expect_usage_error({{"trace", "--seed", "-1"}, "-1"});
+}
+
+TEST(BadInput, PerturbOutsideThePositions) {
+    expect_usage_error({{"trace", "--perturb", "4"}, "--perturb 4"});
+    expect_usage_error({{"trace", "--seq-len", "6", "--perturb", "6"}, "6"});
+    expect_usage_error({{"trace", "--perturb", "-1"}, "-1"});
+    expect_usage_error({{"bench", "--perturb", "9"}, "9"});
+    expect_usage_error({{"export", "--tensor", "y", "--out", "y.npy", "--perturb", "4"}, "4"});
+}
+
+TEST(BadInput, UnknownNames) {
+    expect_usage_error({{"trace", "--mask", "diagonal"}, "diagonal"});
+    expect_usage_error({{"trace", "--scale", "sqrt"}, "sqrt"});
+    expect_usage_error({{"trace", "--kernel", "gpu"}, "gpu"});
+    expect_usage_error({{"bench", "--kernel", "blas"}, "blas"});
+}
+
+TEST(BadInput, ValuesThatAreNotNumbers) {
+    expect_usage_error({{"trace", "--seed", "abc"}, "abc"});
+    expect_usage_error({{"trace", "--n-embd", "8.5"}, "8.5"});
+    expect_usage_error({{"trace", "--seq-len", "1e3"}, "1e3"});
+    expect_usage_error({{"trace", "--n-head", ""}, "--n-head"});
+    expect_usage_error({{"trace", "--n-embd", " 8"}, "8"});
+    expect_usage_error({{"trace", "--seed", "99999999999999999999999"}, "99999999999999999999999"});
+    expect_usage_error({{"bench", "--repeat", "x"}, "x"});
+    expect_usage_error({{"bench", "--repeat", "0"}, "0"});
+    expect_usage_error({{"export", "--tensor", "y", "--out", "y.npy", "--perturb", "1", "--strength", "half"},
+                        "half"});
+    expect_usage_error({{"export", "--tensor", "y", "--out", "y.npy", "--perturb", "1", "--strength", "2"}, "2"});
+    expect_usage_error({{"export", "--tensor", "y", "--out", "y.npy", "--perturb", "1", "--strength", "nan"},
+                        "nan"});
+}
+
+TEST(BadInput, SizesOverTheMemoryCap) {
+    RunResult r = run_attnviz({"trace", "--seq-len", "8192", "--n-embd", "8192", "--n-head", "256"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_NE(r.err.find("8192"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cap"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("GiB"), std::string::npos) << r.err; // the estimate and the cap, in units
+    expect_usage_error({{"trace", "--n-embd", "9000"}, "9000"});
+    expect_usage_error({{"trace", "--seq-len", "100000"}, "100000"});
+}
+
+TEST(BadInput, UnknownOptionsCommandsAndMissingValues) {
+    expect_usage_error({{"trace", "--frobnicate"}, "--frobnicate"});
+    expect_usage_error({{"frobnicate"}, "frobnicate"});
+    expect_usage_error({{"lesson", "extra"}, "extra"});
+    expect_usage_error({{"lesson", "--seed", "1"}, "--seed"});
+    expect_usage_error({{"trace", "--seed"}, "--seed"});
+    expect_usage_error({{"trace", "--intermediates=maybe"}, "maybe"});
+    expect_usage_error({{"export", "--tensor"}, "--tensor"});
+}
+
+TEST(BadInput, MessagesPointAtTheCommandsHelp) {
+    RunResult r = run_attnviz({"bench", "--sequence", "4"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("attnviz bench --help"), std::string::npos) << r.err;
+    r = run_attnviz({"tarce"});
+    EXPECT_NE(r.err.find("lesson, trace, bench or export"), std::string::npos) << r.err;
+}
+
+TEST(Options, AnOptionGivenTwiceTakesItsLastValue) {
+    RunResult r = run_attnviz({"trace", "--seed", "1", "--seed", "7"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["seed"], 7);
+}
+
+TEST(BadInput, ExportNamesPathsAndStrength) {
+    TempDir dir;
+    expect_usage_error({{"export", "--tensor", "attention", "--out", dir.path + "/a.npy"}, "attention"});
+    expect_usage_error({{"export", "--tensor", "y", "--out", dir.path + "/y.txt"}, "y.txt"});
+    expect_usage_error({{"export", "--tensor", "y", "--out", dir.path + "/no/such/dir/y.npy"}, "no/such/dir/y.npy"});
+    expect_usage_error({{"export", "--tensor", "y", "--out", dir.path + "/y.npy", "--strength", "0.5"}, "0.5"});
+    expect_usage_error({{"export", "--out", dir.path + "/y.npy"}, "--tensor"});
+    expect_usage_error({{"export", "--tensor", "y"}, "--out"});
+    // A directory where the file should go: the write fails and leaves nothing behind.
+    std::string d = dir.path + "/taken.npy";
+    ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
+    expect_usage_error({{"export", "--tensor", "y", "--out", d}, "taken.npy"});
+    EXPECT_EQ(dir.entries(), std::vector<std::string>{"taken.npy"});
+}
+
+TEST(Help, HelpAndVersionExitZero) {
+    for (std::vector<std::string> args :
+         {std::vector<std::string>{"--help"}, {"-h"}, {"lesson", "--help"}, {"trace", "--help"},
+          {"bench", "--help"}, {"export", "--help"}}) {
+        RunResult r = run_attnviz(args);
+        EXPECT_EQ(r.status, 0) << args[0];
+        EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
+    }
+    RunResult v = run_attnviz({"--version"});
+    EXPECT_EQ(v.status, 0);
+    EXPECT_EQ(v.out.rfind("attnviz ", 0), 0u) << v.out;
+}
+
+TEST(Help, CommandHelpNamesItsValuesAndDocumentsEveryOption) {
+    RunResult r = run_attnviz({"trace", "--help"});
+    for (const char* s : {"--seed N", "--n-embd C", "--n-head H", "--seq-len T", "--perturb P", "--mask MASK",
+                          "--scale SCALE", "--kernel KERNEL", "--intermediates", "off-by-one", "head-dim"})
+        EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+    EXPECT_EQ(r.out.find("TEXT"), std::string::npos) << r.out;
+    RunResult e = run_attnviz({"export", "--help"});
+    for (const char* s : {"--tensor NAME", "--out FILE", "--strength A", "probs", "concat", ".npy", ".csv"})
+        EXPECT_NE(e.out.find(s), std::string::npos) << s << "\n" << e.out;
+    EXPECT_EQ(e.out.find("TEXT"), std::string::npos) << e.out;
+    RunResult b = run_attnviz({"bench", "--help"});
+    EXPECT_NE(b.out.find("--repeat N"), std::string::npos) << b.out;
+    EXPECT_EQ(b.out.find("TEXT"), std::string::npos) << b.out;
+}

@@ -1,0 +1,140 @@
+// test_formats.cpp: the number and file formats of src/core/formats.h, in process.
+// Expected texts are what Python 3 / numpy print, written down from them.
+#include "formats.h"
+#include "run_attnviz.h"
+#include <cmath>
+#include <gtest/gtest.h>
+#include <limits>
+#include <sstream>
+
+using namespace attnviz;
+using nlohmann::json;
+
+TEST(Formats, PythonFloatReprMatchesPython) {
+    EXPECT_EQ(python_float_repr(0.0), "0.0");
+    EXPECT_EQ(python_float_repr(-0.0), "-0.0");
+    EXPECT_EQ(python_float_repr(0.1), "0.1");
+    EXPECT_EQ(python_float_repr(1e16), "1e+16");
+    EXPECT_EQ(python_float_repr(1e15), "1000000000000000.0");
+    EXPECT_EQ(python_float_repr(1e-5), "1e-05");
+    EXPECT_EQ(python_float_repr(0.0001), "0.0001");
+    EXPECT_EQ(python_float_repr(123.0), "123.0");
+    EXPECT_EQ(python_float_repr(-2.5), "-2.5");
+    EXPECT_EQ(python_float_repr(1.5e300), "1.5e+300");
+    EXPECT_EQ(python_float_repr(5e-324), "5e-324");
+    EXPECT_EQ(python_float_repr(123456789.125), "123456789.125");
+    EXPECT_EQ(python_float_repr(std::ldexp(1.0, 70)), "1.1805916207174113e+21");
+    EXPECT_EQ(python_float_repr(double(0.317545503f)), "0.31754550337791443");
+    EXPECT_EQ(python_float_repr(double(1.f / 3.f)), "0.3333333432674408");
+    EXPECT_EQ(python_float_repr(std::numeric_limits<double>::quiet_NaN()), "nan");
+    EXPECT_EQ(python_float_repr(-std::numeric_limits<double>::infinity()), "-inf");
+}
+
+TEST(Formats, PythonRoundMatchesPython) {
+    // round(x, n) in Python 3.
+    EXPECT_EQ(python_float_repr(python_round(double(0.317545503f), 4)), "0.3175");
+    EXPECT_EQ(python_float_repr(python_round(2.675, 2)), "2.67"); // 2.675 is 2.67499999... in binary
+    EXPECT_EQ(python_float_repr(python_round(0.125, 2)), "0.12"); // ties to even
+    EXPECT_EQ(python_float_repr(python_round(0.375, 2)), "0.38");
+    EXPECT_EQ(python_float_repr(python_round(1.00005, 4)), "1.0001");
+    EXPECT_EQ(python_float_repr(python_round(0.0, 4)), "0.0");
+}
+
+TEST(Formats, PythonTuple) {
+    EXPECT_EQ(python_tuple({1, 4, 8}), "(1, 4, 8)");
+    EXPECT_EQ(python_tuple({8}), "(8,)");
+    EXPECT_EQ(python_tuple({}), "()");
+}
+
+TEST(Formats, JsonNumbersRoundTripFloat32AndSpecialsAreNull) {
+    EXPECT_EQ(json_number(0.5f), "0.5");
+    EXPECT_EQ(json_number(1.f), "1");
+    EXPECT_EQ(json_number(0.353553385f), "0.353553385");
+    EXPECT_EQ(json_number(1e-7f), "1.00000001e-07"); // printf("%.9g", 1e-7f)
+    EXPECT_EQ(json_number(std::numeric_limits<float>::quiet_NaN()), "null");
+    EXPECT_EQ(json_number(-std::numeric_limits<float>::infinity()), "null");
+    EXPECT_EQ(json_number(std::numeric_limits<float>::infinity()), "null");
+    // Every float32 pattern in a sweep reads back as itself.
+    for (uint32_t bits = 0x00000001u; bits < 0x7f800000u; bits += 0x00012345u) {
+        float f;
+        std::memcpy(&f, &bits, 4);
+        std::string s = json_number(f);
+        EXPECT_EQ(std::strtof(s.c_str(), nullptr), f) << s;
+        EXPECT_EQ(std::strtof(json_number(-f).c_str(), nullptr), -f) << s;
+    }
+}
+
+TEST(Formats, JsonWriterNestsAndEscapes) {
+    std::ostringstream out;
+    {
+        JsonWriter w(out);
+        w.begin_object();
+        w.key("name");
+        w.value_string("a \"b\"\n");
+        w.key("m");
+        const float m[6] = {1, 2, 3, 4, std::numeric_limits<float>::quiet_NaN(), 6};
+        w.array(m, {1, 2, 3});
+        w.key("empty");
+        w.array(m, {0});
+        w.key("flags");
+        w.begin_array();
+        w.value_bool(true);
+        w.value_null();
+        w.value_int(-7);
+        w.end_array();
+        w.key("o");
+        w.begin_object();
+        w.key("s");
+        w.value_shape({2, 3});
+        w.end_object();
+        w.end_object();
+    }
+    json j = json::parse(out.str());
+    EXPECT_EQ(j["name"], "a \"b\"\n");
+    EXPECT_EQ(j["m"], json::parse("[[[1,2,3],[4,null,6]]]"));
+    EXPECT_EQ(j["empty"], json::array());
+    EXPECT_EQ(j["flags"], json::parse("[true,null,-7]"));
+    EXPECT_EQ(j["o"]["s"], json::parse("[2,3]"));
+}
+
+TEST(Formats, NpyHeaderIsVersionOneAndAligned) {
+    std::string h = npy_header({2, 3});
+    EXPECT_EQ(h.size() % 64, 0u);
+    EXPECT_EQ(h.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+    size_t len = size_t(uint8_t(h[8])) | size_t(uint8_t(h[9])) << 8;
+    EXPECT_EQ(len + 10, h.size());
+    EXPECT_EQ(h.substr(10, 60).rfind("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 0), 0u);
+    EXPECT_EQ(h.back(), '\n');
+    EXPECT_NE(npy_header({7}).find("'shape': (7,)"), std::string::npos);
+}
+
+TEST(Formats, TensorNamesParseAndUnknownOnesSayWhatIsAllowed) {
+    TensorName n;
+    std::string error;
+    for (TensorName t : all_tensor_names()) {
+        ASSERT_TRUE(parse_tensor_name(to_string(t), n, error));
+        EXPECT_EQ(n, t);
+    }
+    EXPECT_FALSE(parse_tensor_name("attn", n, error));
+    EXPECT_NE(error.find("'attn'"), std::string::npos) << error;
+    EXPECT_NE(error.find("probs"), std::string::npos) << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+}
+
+TEST(Formats, RawWritersProduceNpyAndCsv) {
+    attnviz_test::TempDir dir;
+    const float data[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+    std::string error;
+    ASSERT_TRUE(write_npy(dir.path + "/a.npy", data, {2, 3, 2}, error)) << error;
+    ASSERT_TRUE(write_csv(dir.path + "/a.csv", data, {2, 3, 2}, error)) << error;
+    std::string npy = attnviz_test::read_file(dir.path + "/a.npy");
+    EXPECT_EQ(npy.size(), npy_header({2, 3, 2}).size() + 48);
+    EXPECT_EQ(std::memcmp(npy.data() + npy.size() - 48, data, 40), 0);
+    std::string csv = attnviz_test::read_file(dir.path + "/a.csv");
+    EXPECT_NE(csv.find("\n0,1\n2,3\n4,5\n"), std::string::npos) << csv;
+    EXPECT_NE(csv.find("\n8,9\n-inf,nan\n"), std::string::npos) << csv;
+    EXPECT_FALSE(write_npy(dir.path + "/missing/a.npy", data, {2}, error));
+    EXPECT_NE(error.find("missing/a.npy"), std::string::npos) << error;
+    EXPECT_EQ(dir.entries().size(), 2u);
+}
