@@ -36,6 +36,13 @@ run: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE soak
 
+# attnviz against the lesson's PyTorch module (Debian's python3-torch, run by /usr/bin/python3),
+# interleaved, as a table of medians. BENCH_ARGS is passed to scripts/bench.py: --quick,
+# --rounds N, --json FILE, --gui-frames N.
+BENCH_ARGS ?=
+bench: build
+	/usr/bin/python3 scripts/bench.py --bin ./$(BUILD)/attnviz $(BENCH_ARGS)
+
 # libFuzzer (clang 14): builds only the fuzz targets in build-fuzz/ and runs each for
 # FUZZ_SECONDS over a copy of fuzz/corpus/<target>/; prints executions and crashes.
 FUZZ_SECONDS ?= 60

@@ -1,0 +1,277 @@
+#!/usr/bin/python3
+"""bench.py: attnviz's forward pass against the lesson's PyTorch module, side by side.
+
+Run by `make bench` (which builds first) with Debian's /usr/bin/python3, the one that has
+python3-torch. For each size (T, C, H) it alternates runs of `attnviz bench` and of the
+lesson's SelfAttention in a torch worker process, so that a busy machine slows both alike,
+and prints a table of medians:
+
+  forward ms     median time of one forward pass (attnviz: with every intermediate kept)
+  update ms      attnviz only: update_row after the strength slider moves at position T/2
+  upd/fwd        what the slider costs compared with a full forward
+  GFLOP/s        useful causal FLOPs (2TC*3C + 2C*T(T+1)/2 * 2 + 2TC*C) per forward time,
+                 the same count for both, although torch computes the full T x T
+  peak RSS MB    the process's maximum resident set (torch's includes the library itself)
+  vs torch       attnviz forward time / torch forward time (below 1: attnviz is faster)
+
+torch runs in inference mode (no autograd graph), with its thread count and OpenBLAS's set
+to attnviz's. Which BLAS torch really loaded is read from the worker's /proc/self/maps.
+
+Options: --bin PATH (default build/attnviz), --quick (the two small sizes only), --rounds N
+(multiply the rounds), --json FILE (save all results), --gui-frames N (if the app has
+--bench-frames, time N GUI frames too; 0 skips).
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+# (T, C, H, rounds, runs per round, also the reference kernel)
+SIZES = [
+    (4, 8, 2, 5, 200, True),
+    (128, 256, 4, 5, 10, True),
+    (512, 512, 8, 3, 3, False),
+    (1024, 768, 12, 3, 2, False),
+    (2048, 2048, 16, 2, 1, False),
+]
+TIMEOUT_S = 600
+
+
+# ---------------------------------------------------------------------------------------
+# The torch side: a worker process per size, driven over stdin/stdout.
+
+def torch_worker(T, C, H, threads):
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads))
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    import_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    torch.set_num_threads(threads)
+
+    # The lesson's module, as printed in the lesson.
+    class SelfAttention(nn.Module):
+        def __init__(self, n_embd, n_head):
+            super().__init__()
+            assert n_embd % n_head == 0
+            self.n_head, self.head_dim = n_head, n_embd // n_head
+            self.qkv = nn.Linear(n_embd, 3 * n_embd, bias=False)
+            self.proj = nn.Linear(n_embd, n_embd, bias=False)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(x).split(C, dim=2)
+            q, k, v = (t.view(B, T, self.n_head, self.head_dim).transpose(1, 2) for t in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * self.head_dim ** -0.5
+            mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+            att = F.softmax(att.masked_fill(~mask, float("-inf")), dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            return self.proj(y)
+
+    torch.manual_seed(0)
+    attn = SelfAttention(C, H)
+    x = torch.randn(1, T, C)
+    with torch.inference_mode():
+        attn(x)  # warm-up: first-call allocations, BLAS thread start
+        for line in sys.stdin:
+            cmd = line.split()
+            if not cmd:
+                continue
+            if cmd[0] == "run":
+                times = []
+                for _ in range(int(cmd[1])):
+                    t0 = time.perf_counter()
+                    attn(x)
+                    times.append((time.perf_counter() - t0) * 1e3)
+                reply = {"forward_ms": statistics.median(times)}
+            elif cmd[0] == "info":
+                with open("/proc/self/maps") as f:
+                    libs = sorted({l.split()[-1] for l in f if "blas" in l.lower() and "/" in l})
+                reply = {
+                    "torch": torch.__version__,
+                    "threads": torch.get_num_threads(),
+                    "blas_info": re.findall(r"\bBLAS_INFO=[^,\s]+", torch.__config__.show()),
+                    "blas_loaded": [os.path.realpath(p) for p in libs],
+                    "import_rss_mb": import_rss_mb,
+                    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+                }
+            else:
+                break
+            print(json.dumps(reply), flush=True)
+
+
+class TorchWorker:
+    def __init__(self, T, C, H, threads):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--torch-worker", str(T), str(C), str(H), str(threads)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+
+    def ask(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline()
+        if not reply:
+            raise RuntimeError("the torch worker stopped (is python3-torch installed for /usr/bin/python3?)")
+        return json.loads(reply)
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        except Exception:
+            self.proc.kill()
+
+
+# ---------------------------------------------------------------------------------------
+# The attnviz side.
+
+def attnviz_bench(binary, T, C, H, kernel, repeat):
+    args = [binary, "bench", "--seq-len", str(T), "--n-embd", str(C), "--n-head", str(H),
+            "--kernel", kernel, "--repeat", str(repeat)]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def useful_flops(T, C):
+    return 2 * T * C * 3 * C + 2 * 2 * C * T * (T + 1) / 2 + 2 * T * C * C
+
+
+def gui_frames(binary, frames):
+    """Times GUI frames if the app offers --bench-frames; None when it does not."""
+    if frames <= 0:
+        return None
+    try:
+        help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60).stdout
+    except Exception:
+        return None
+    if "--bench-frames" not in help_text:
+        return None
+    cmd = [binary, "--bench-frames", str(frames)]
+    if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
+        cmd = ["xvfb-run", "-a", "-s", "-screen 0 1280x800x24"] + cmd
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    out = r.stdout.strip()
+    try:
+        return json.loads(out)
+    except ValueError:
+        return {"status": r.returncode, "output": out or r.stderr.strip()}
+
+
+# ---------------------------------------------------------------------------------------
+# Driver
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "-"
+    if v >= 100:
+        return f"{v:.0f}"
+    return f"{v:.{digits}g}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", default="build/attnviz", help="the attnviz executable (default build/attnviz)")
+    ap.add_argument("--quick", action="store_true", help="only the two small sizes")
+    ap.add_argument("--rounds", type=float, default=1.0, help="multiply every size's rounds by this")
+    ap.add_argument("--json", help="also write every result to this file")
+    ap.add_argument("--gui-frames", type=int, default=300, help="GUI frames to time if supported (0: skip)")
+    ap.add_argument("--torch-worker", nargs=4, type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.torch_worker:
+        torch_worker(*args.torch_worker)
+        return 0
+
+    if not os.access(args.bin, os.X_OK):
+        print(f"bench.py: {args.bin} is not an executable; run make build first or give --bin PATH", file=sys.stderr)
+        return 2
+    sizes = SIZES[:2] if args.quick else SIZES
+    started = time.time()
+
+    # Header: the machine, attnviz's threads and the BLAS torch really uses.
+    probe = attnviz_bench(args.bin, 4, 8, 2, "reference", 1)
+    threads = int(probe["threads"])
+    w = TorchWorker(4, 8, 2, threads)
+    info = w.ask("info")
+    w.close()
+    print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; attnviz threads: {threads}")
+    print(f"torch {info['torch']}, threads {info['threads']}, {', '.join(info['blas_info']) or 'BLAS_INFO ?'}; "
+          f"BLAS loaded: {', '.join(info['blas_loaded']) or 'none found in /proc/self/maps'}")
+    alt = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
+    print(f"libblas.so.3 -> {alt}" + ("" if "openblas" in alt else "  (NOT OpenBLAS: torch is about 10x slower)"))
+    print()
+
+    results = []
+    header = (f"{'T':>5} {'C':>5} {'H':>3}  {'impl':<17} {'forward ms':>10} {'update ms':>10} {'upd/fwd':>8} "
+              f"{'GFLOP/s':>8} {'peak RSS MB':>11} {'vs torch':>8}")
+    print(header)
+    print("-" * len(header))
+    for T, C, H, rounds, runs, with_reference in sizes:
+        rounds = max(1, int(round(rounds * args.rounds)))
+        kernels = ["fast", "reference"] if with_reference else ["fast"]
+        ours = {k: [] for k in kernels}
+        theirs = []
+        worker = TorchWorker(T, C, H, threads)
+        try:
+            # Interleaved: each round runs every kernel and then torch, the same number of times.
+            for _ in range(rounds):
+                for k in kernels:
+                    ours[k].append(attnviz_bench(args.bin, T, C, H, k, runs))
+                theirs.append(worker.ask(f"run {runs}")["forward_ms"])
+            torch_info = worker.ask("info")
+        finally:
+            worker.close()
+
+        flops = useful_flops(T, C)
+        torch_ms = statistics.median(theirs)
+        row = {"T": T, "C": C, "H": H, "rounds": rounds, "runs_per_round": runs,
+               "torch": {"forward_ms": torch_ms, "gflops": flops / (torch_ms * 1e6),
+                         "peak_rss_mb": torch_info["peak_rss_mb"], "import_rss_mb": torch_info["import_rss_mb"]}}
+        for k in kernels:
+            fwd = statistics.median(r["forward_ms"] for r in ours[k])
+            upd = statistics.median(r["update_ms"] for r in ours[k])
+            rss = max(r["peak_rss_mb"] for r in ours[k])
+            row[k] = {"forward_ms": fwd, "update_ms": upd, "gflops": flops / (fwd * 1e6), "peak_rss_mb": rss,
+                      "vs_torch": fwd / torch_ms}
+            print(f"{T:>5} {C:>5} {H:>3}  {'attnviz ' + k:<17} {fmt(fwd):>10} {fmt(upd):>10} {fmt(upd / fwd, 2):>8} "
+                  f"{fmt(flops / (fwd * 1e6)):>8} {fmt(rss):>11} {fmt(fwd / torch_ms, 2):>8}")
+        print(f"{'':>17}{'torch (OpenBLAS)' if 'openblas' in alt else 'torch':<17} {fmt(torch_ms):>10} {'-':>10} "
+              f"{'-':>8} {fmt(flops / (torch_ms * 1e6)):>8} {fmt(torch_info['peak_rss_mb']):>11} {'1':>8}")
+        sys.stdout.flush()
+        results.append(row)
+
+    frames = gui_frames(args.bin, args.gui_frames)
+    if frames is not None:
+        print(f"\nGUI frames ({args.gui_frames}): {json.dumps(frames)}")
+
+    print(f"\ntorch's peak RSS includes about {fmt(info['import_rss_mb'])} MB for importing torch. "
+          f"Total time {time.time() - started:.0f} s.")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": cpu_model(), "threads": threads, "torch": info, "libblas": alt,
+                       "sizes": results, "gui_frames": frames}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
