@@ -5,19 +5,47 @@
 // before the mask), the softmax over the visible prefix of each row, and
 // heads_block = probs_block[:, :keys] v[:keys], where keys is the last visible key of the
 // block, so the masked upper triangle is neither exponentiated nor multiplied.
-// Blocks are independent tasks, spread over the threads; the big (T, C) products use
-// Eigen's own threading. No T x T temporary beyond the trace itself.
+//
+// Threads: one OpenMP region per call. The (T, C) products are split by rows between
+// the threads, each running Eigen's product on its own rows; the row blocks of all heads
+// are handed out as tasks. Small problems run on the calling thread alone. No T x T
+// temporary exists beyond the trace itself.
 #include "kernels.h"
 #include <algorithm>
 #include <limits>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace attnviz::detail {
 
 namespace {
 
-constexpr int block_rows = 64;          // rows of one task: 64 x T scores stay in L2
-constexpr int64_t parallel_work = 1 << 16;
+constexpr int block_rows = 64;                 // rows of one task: 64 x T scores stay in L2
+constexpr int64_t parallel_work = 4 << 20;      // multiply-adds below which one thread is faster
 constexpr int64_t reference_loop_work = 1 << 14;
+
+struct Team {
+    int size = 1, id = 0;
+};
+
+// Inside the region: who am I. A serial region also tells Eigen not to start threads of
+// its own (the setting lasts only for this region).
+Team join_team(bool parallel) {
+    Team t;
+#ifdef _OPENMP
+    if (!parallel) omp_set_num_threads(1);
+    t.size = omp_get_num_threads();
+    t.id = omp_get_thread_num();
+#endif
+    return t;
+}
+
+// This thread's share [begin, end) of rows r0 .. T-1.
+std::pair<int, int> my_rows(const Team& team, int r0, int T) {
+    const int64_t n = T - r0;
+    return {r0 + int(n * team.id / team.size), r0 + int(n * (team.id + 1) / team.size)};
+}
 
 // probs row from raw row over the n visible keys (a prefix); 0 beyond. With no visible
 // key the row is NaN, as torch's softmax of an all -inf row.
@@ -51,13 +79,12 @@ void attend_block(Trace& tr, int h, int i0, int i1, bool with_raw) {
     tr.heads[h].middleRows(i0, n).noalias() = probs.block(i0, 0, n, keys) * tr.v[h].topRows(keys);
 }
 
-// Scores (if asked), softmax and heads for rows r0 .. T-1 of every head.
+// Scores (if asked), softmax and heads for rows r0 .. T-1 of every head, shared among
+// the team. Later blocks see more keys: they are handed out first so threads finish together.
 void attend_rows(Trace& tr, int r0, bool with_raw) {
     const int T = tr.T, H = tr.H;
     const int n_blocks = (T - r0 + block_rows - 1) / block_rows;
-    const int64_t work = int64_t(H) * (T - r0) * T * tr.head_dim;
-    // Later blocks see more keys: hand them out first so the threads finish together.
-#pragma omp parallel for schedule(dynamic, 1) if (work > parallel_work)
+#pragma omp for schedule(dynamic, 1)
     for (int task = 0; task < H * n_blocks; ++task) {
         const int b = n_blocks - 1 - task / H, h = task % H;
         const int i0 = r0 + b * block_rows, i1 = std::min(T, i0 + block_rows);
@@ -65,12 +92,26 @@ void attend_rows(Trace& tr, int r0, bool with_raw) {
     }
 }
 
-// concat rows r0.. from the heads, then y rows r0.. = concat W_proj^T (+ b_proj).
-void project_rows(const Weights& w, Trace& tr, int r0) {
-    const int n = tr.T - r0, hd = tr.head_dim;
-    for (int h = 0; h < tr.H; ++h) tr.concat.block(r0, h * hd, n, hd) = tr.heads[h].bottomRows(n);
-    tr.y.bottomRows(n).noalias() = tr.concat.bottomRows(n) * w.w_proj.transpose();
-    if (w.b_proj.size() > 0) tr.y.bottomRows(n).rowwise() += w.b_proj;
+// qkv rows [a, b) = x W_qkv^T (+ b_qkv), split into q, k, v.
+void qkv_rows(const Weights& w, Trace& tr, int a, int b) {
+    const int n = b - a, C = tr.C, hd = tr.head_dim;
+    if (n <= 0) return;
+    tr.qkv.middleRows(a, n).noalias() = tr.x.middleRows(a, n) * w.w_qkv.transpose();
+    if (w.b_qkv.size() > 0) tr.qkv.middleRows(a, n).rowwise() += w.b_qkv;
+    for (int h = 0; h < tr.H; ++h) {
+        tr.q[h].middleRows(a, n) = tr.qkv.block(a, h * hd, n, hd);
+        tr.k[h].middleRows(a, n) = tr.qkv.block(a, C + h * hd, n, hd);
+        tr.v[h].middleRows(a, n) = tr.qkv.block(a, 2 * C + h * hd, n, hd);
+    }
+}
+
+// concat rows [a, b) from the heads, then y rows [a, b) = concat W_proj^T (+ b_proj).
+void project_rows(const Weights& w, Trace& tr, int a, int b) {
+    const int n = b - a, hd = tr.head_dim;
+    if (n <= 0) return;
+    for (int h = 0; h < tr.H; ++h) tr.concat.block(a, h * hd, n, hd) = tr.heads[h].middleRows(a, n);
+    tr.y.middleRows(a, n).noalias() = tr.concat.middleRows(a, n) * w.w_proj.transpose();
+    if (w.b_proj.size() > 0) tr.y.middleRows(a, n).rowwise() += w.b_proj;
 }
 
 } // namespace
@@ -85,17 +126,17 @@ void fast_forward(const Weights& w, Trace& tr) {
         reference_forward(w, tr);
         return;
     }
-    const int T = tr.T, C = tr.C, hd = tr.head_dim;
-    // qkv = x W_qkv^T: (T, C) x (C, 3C)
-    tr.qkv.noalias() = tr.x * w.w_qkv.transpose();
-    if (w.b_qkv.size() > 0) tr.qkv.rowwise() += w.b_qkv;
-    for (int h = 0; h < tr.H; ++h) {
-        tr.q[h] = tr.qkv.block(0, h * hd, T, hd);
-        tr.k[h] = tr.qkv.block(0, C + h * hd, T, hd);
-        tr.v[h] = tr.qkv.block(0, 2 * C + h * hd, T, hd);
+    const int64_t T = tr.T, C = tr.C;
+    const bool parallel = T * C * 4 * C + T * T * C * 3 / 2 > parallel_work;
+#pragma omp parallel if (parallel)
+    {
+        const Team team = join_team(parallel);
+        const auto [a, b] = my_rows(team, 0, tr.T);
+        qkv_rows(w, tr, a, b); // (T, C) x (C, 3C)
+#pragma omp barrier
+        attend_rows(tr, 0, true); // ends with a barrier
+        project_rows(w, tr, a, b); // (T, C) x (C, C)
     }
-    attend_rows(tr, 0, true);
-    project_rows(w, tr, 0);
 }
 
 void fast_update(const Weights& w, int p, Trace& tr) {
@@ -103,20 +144,22 @@ void fast_update(const Weights& w, int p, Trace& tr) {
         reference_update(w, p, tr);
         return;
     }
-    const int C = tr.C, hd = tr.head_dim;
-    tr.qkv.row(p).noalias() = tr.x.row(p) * w.w_qkv.transpose();
-    if (w.b_qkv.size() > 0) tr.qkv.row(p) += w.b_qkv;
+    qkv_rows(w, tr, p, p + 1);
+    // New q row p changes score row p; new k row p changes score column p.
     for (int h = 0; h < tr.H; ++h) {
-        tr.q[h].row(p) = tr.qkv.row(p).segment(h * hd, hd);
-        tr.k[h].row(p) = tr.qkv.row(p).segment(C + h * hd, hd);
-        tr.v[h].row(p) = tr.qkv.row(p).segment(2 * C + h * hd, hd);
-        // New q row p changes score row p; new k row p changes score column p.
         tr.raw_scores[h].row(p).noalias() = tr.q[h].row(p) * tr.k[h].transpose();
         tr.raw_scores[h].col(p).noalias() = tr.q[h] * tr.k[h].row(p).transpose();
     }
     const int r0 = first_affected_row(tr.config.mask, p);
-    attend_rows(tr, r0, false);
-    project_rows(w, tr, r0);
+    const int64_t T = tr.T, C = tr.C, n = T - r0;
+    const bool parallel = n * C * C + (T * T - int64_t(r0) * r0) * C / 2 > parallel_work;
+#pragma omp parallel if (parallel)
+    {
+        const Team team = join_team(parallel);
+        attend_rows(tr, r0, false);
+        const auto [a, b] = my_rows(team, r0, tr.T);
+        project_rows(w, tr, a, b);
+    }
 }
 
 } // namespace attnviz::detail

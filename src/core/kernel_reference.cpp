@@ -6,28 +6,53 @@
 // is built with -ffp-contract=off). Rows are independent, so they may run on several
 // threads without changing a bit.
 #include "kernels.h"
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace attnviz::detail {
 
 namespace {
 
-// Below this many multiply-adds a loop is not worth waking a second thread for.
-constexpr int64_t parallel_work = 1 << 16;
+// Below this many multiply-adds a second thread costs more than it saves.
+constexpr int64_t parallel_work = 1 << 22;
+
+// out[k] = sum_d a[d] * b_k[d] for the n rows b_k = b + k * len, each a sequential sum
+// from 0. Four sums run side by side only so the CPU can overlap them; each one still
+// adds its terms in order, so the bits are those of one plain loop per output.
+void dot_rows(const float* a, const float* b, int64_t n, int64_t len, float* out) {
+    int64_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        const float *b0 = b + k * len, *b1 = b0 + len, *b2 = b1 + len, *b3 = b2 + len;
+        float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+        for (int64_t d = 0; d < len; ++d) {
+            s0 += a[d] * b0[d];
+            s1 += a[d] * b1[d];
+            s2 += a[d] * b2[d];
+            s3 += a[d] * b3[d];
+        }
+        out[k] = s0;
+        out[k + 1] = s1;
+        out[k + 2] = s2;
+        out[k + 3] = s3;
+    }
+    for (; k < n; ++k) {
+        const float* bk = b + k * len;
+        float s = 0.f;
+        for (int64_t d = 0; d < len; ++d) s += a[d] * bk[d];
+        out[k] = s;
+    }
+}
 
 // out[o] = sum_c in[c] * W[o][c] (+ b[o]): one row of nn.Linear, y = x W^T + b.
 // W is (n_out, n_in); the bias comes after the sum, as sgemm with beta = 1 adds it.
 void linear_row(const float* in, const Mat& W, const Vec& b, float* out) {
-    const Eigen::Index n_out = W.rows(), n_in = W.cols();
-    const bool has_bias = b.size() > 0;
-    for (Eigen::Index o = 0; o < n_out; ++o) {
-        const float* w_row = W.data() + o * n_in;
-        float acc = 0.f;
-        for (Eigen::Index c = 0; c < n_in; ++c) acc += in[c] * w_row[c];
-        if (has_bias) acc += b[o];
-        out[o] = acc;
-    }
+    dot_rows(in, W.data(), W.rows(), W.cols(), out);
+    if (b.size() > 0)
+        for (Eigen::Index o = 0; o < W.rows(); ++o) out[o] += b[o];
 }
 
 // q, k, v = qkv.split(C, dim=2), then view(T, H, head_dim).transpose: row t of each.
@@ -44,11 +69,16 @@ void split_row(Trace& tr, int t) {
 
 // raw[h][i][j] = q[h][i] . k[h][j], sequential in d.
 float raw_score(const Trace& tr, int h, int i, int j) {
-    const float* q = tr.q[h].data() + int64_t(i) * tr.head_dim;
-    const float* k = tr.k[h].data() + int64_t(j) * tr.head_dim;
-    float acc = 0.f;
-    for (int d = 0; d < tr.head_dim; ++d) acc += q[d] * k[d];
-    return acc;
+    float s;
+    dot_rows(tr.q[h].data() + int64_t(i) * tr.head_dim, tr.k[h].data() + int64_t(j) * tr.head_dim, 1,
+             tr.head_dim, &s);
+    return s;
+}
+
+// raw[h][i][*]: query i against every key.
+void raw_score_row(Trace& tr, int h, int i) {
+    dot_rows(tr.q[h].data() + int64_t(i) * tr.head_dim, tr.k[h].data(), tr.T, tr.head_dim,
+             tr.raw_scores[h].data() + int64_t(i) * tr.T);
 }
 
 // torch's vectorised reduce_all(+) over 8 float lanes (AVX2): sequential below 8 values,
@@ -72,70 +102,118 @@ float lane_sum(const float* e, int L) {
 // every key masked has max -inf, (-inf) - (-inf) = NaN, so the whole row is NaN, as in torch.
 void softmax_row(Trace& tr, int h, int i) {
     const int T = tr.T;
+    const int n = visible_count(tr.config.mask, T, i); // keys 0 .. n-1
     const float* raw = tr.raw_scores[h].data() + int64_t(i) * T;
     float* p = tr.probs[h].data() + int64_t(i) * T;
-    const float neg_inf = -std::numeric_limits<float>::infinity();
     // masked scores go into p first, then are replaced by e_j, then by p_j.
-    for (int j = 0; j < T; ++j) p[j] = tr.visible(i, j) ? raw[j] * tr.scale : neg_inf;
+    for (int j = 0; j < n; ++j) p[j] = raw[j] * tr.scale;
+    for (int j = n; j < T; ++j) p[j] = -std::numeric_limits<float>::infinity();
     float m = p[0];
-    for (int j = 1; j < T; ++j)
-        if (p[j] > m || std::isnan(p[j])) m = p[j];
+    bool any_nan = std::isnan(m);
+    for (int j = 1; j < T; ++j) {
+        m = p[j] > m ? p[j] : m;
+        any_nan |= std::isnan(p[j]);
+    }
+    if (any_nan) m = std::numeric_limits<float>::quiet_NaN(); // torch's max propagates NaN
     for (int j = 0; j < T; ++j) p[j] = sleef_expf_u10(p[j] - m);
     const float inv = 1.f / lane_sum(p, T);
     for (int j = 0; j < T; ++j) p[j] = p[j] * inv;
 }
 
 // heads[h][i][d] = sum_j probs[h][i][j] v[h][j][d], sequential in j over all T keys
-// (masked keys add +0, which changes nothing but keeps torch's order).
+// (masked keys add +0, which changes nothing but keeps torch's order). Sixteen d at a
+// time are kept in registers; each is still its own sum in j order.
 void head_row(Trace& tr, int h, int i) {
     const int T = tr.T, hd = tr.head_dim;
     const float* p = tr.probs[h].data() + int64_t(i) * T;
+    const float* v = tr.v[h].data();
     float* out = tr.heads[h].data() + int64_t(i) * hd;
-    // j outside, d inside: each out[d] is still its own sequential sum over j.
-    for (int d = 0; d < hd; ++d) out[d] = 0.f;
-    for (int j = 0; j < T; ++j) {
-        const float pj = p[j];
-        const float* v = tr.v[h].data() + int64_t(j) * hd;
-        for (int d = 0; d < hd; ++d) out[d] += pj * v[d];
+    constexpr int lanes = 16;
+    for (int d0 = 0; d0 < hd; d0 += lanes) {
+        const int nd = std::min(lanes, hd - d0);
+        float acc[lanes] = {};
+        if (nd == lanes) {
+            for (int j = 0; j < T; ++j)
+                for (int d = 0; d < lanes; ++d) acc[d] += p[j] * v[int64_t(j) * hd + d0 + d];
+        } else {
+            for (int j = 0; j < T; ++j)
+                for (int d = 0; d < nd; ++d) acc[d] += p[j] * v[int64_t(j) * hd + d0 + d];
+        }
+        for (int d = 0; d < nd; ++d) out[d0 + d] = acc[d];
+    }
+}
+
+// The threads sharing one call. Rows are dealt out cyclically (row r to thread
+// r mod size), which also balances the causal triangle; size 1 is the caller alone.
+struct Team {
+    int size = 1, id = 0;
+};
+
+Team this_thread_in_team() {
+    Team team;
+#ifdef _OPENMP
+    team.size = omp_get_num_threads();
+    team.id = omp_get_thread_num();
+#endif
+    return team;
+}
+
+void sync(const Team& team) {
+    if (team.size > 1) {
+#pragma omp barrier
     }
 }
 
 // Softmax, heads, concat and y for rows r0 .. T-1.
-void rows_from(const Weights& w, Trace& tr, int r0) {
+void rows_from(const Weights& w, Trace& tr, int r0, const Team& team) {
     const int T = tr.T, H = tr.H, hd = tr.head_dim, C = tr.C;
     const int n = T - r0;
-    const int64_t attn_work = int64_t(H) * n * T * (hd + 4);
-#pragma omp parallel for schedule(dynamic, 4) if (attn_work > parallel_work)
-    for (int task = 0; task < H * n; ++task) {
-        const int h = task / n, i = r0 + task % n;
+    for (int task = team.id; task < H * n; task += team.size) {
+        const int h = task % H, i = r0 + task / H;
         softmax_row(tr, h, i);
         head_row(tr, h, i);
     }
-    for (int i = r0; i < T; ++i)
+    sync(team);
+    for (int i = r0 + team.id; i < T; i += team.size) {
         for (int h = 0; h < H; ++h)
             for (int d = 0; d < hd; ++d) tr.concat(i, h * hd + d) = tr.heads[h](i, d);
-#pragma omp parallel for schedule(static) if (int64_t(n) * C * C > parallel_work)
-    for (int i = r0; i < T; ++i)
         linear_row(tr.concat.data() + int64_t(i) * C, w.w_proj, w.b_proj, tr.y.data() + int64_t(i) * C);
+    }
+}
+
+void forward_rows(const Weights& w, Trace& tr, const Team& team) {
+    const int T = tr.T, C = tr.C, H = tr.H;
+    // qkv = x W_qkv^T: (T, C) -> (T, 3C), then split into q, k, v
+    for (int t = team.id; t < T; t += team.size) {
+        linear_row(tr.x.data() + int64_t(t) * C, w.w_qkv, w.b_qkv, tr.qkv.data() + int64_t(t) * 3 * C);
+        split_row(tr, t);
+    }
+    sync(team);
+    // raw = q k^T per head: (T, head_dim) x (head_dim, T) -> (T, T), every entry (the
+    // mask is applied later, and the raw scores are shown before it).
+    for (int task = team.id; task < H * T; task += team.size) {
+        const int h = task % H, i = task / H;
+        raw_score_row(tr, h, i);
+    }
+    sync(team);
+    rows_from(w, tr, 0, team);
+}
+
+// Multiply-adds of the attention and projection from row r0 on.
+int64_t work_from(const Trace& tr, int r0) {
+    const int64_t T = tr.T, C = tr.C, n = T - r0;
+    return n * C * C + n * T * C * 2;
 }
 
 } // namespace
 
 void reference_forward(const Weights& w, Trace& tr) {
-    const int T = tr.T, C = tr.C, H = tr.H;
-    // qkv = x W_qkv^T: (T, C) -> (T, 3C)
-#pragma omp parallel for schedule(static) if (int64_t(T) * 3 * C * C > parallel_work)
-    for (int t = 0; t < T; ++t)
-        linear_row(tr.x.data() + int64_t(t) * C, w.w_qkv, w.b_qkv, tr.qkv.data() + int64_t(t) * 3 * C);
-    for (int t = 0; t < T; ++t) split_row(tr, t);
-    // raw = q k^T per head: (T, head_dim) x (head_dim, T) -> (T, T), every entry (the
-    // mask is applied later, and the raw scores are shown before it).
-#pragma omp parallel for schedule(static) if (int64_t(H) * T * T * tr.head_dim > parallel_work)
-    for (int task = 0; task < H * T; ++task) {
-        const int h = task / T, i = task % T;
-        for (int j = 0; j < T; ++j) tr.raw_scores[h](i, j) = raw_score(tr, h, i, j);
+    if (work_from(tr, 0) + int64_t(tr.T) * tr.C * 3 * tr.C < parallel_work) {
+        forward_rows(w, tr, Team{}); // no OpenMP call at all: tiny traces stay in the microseconds
+        return;
     }
-    rows_from(w, tr, 0);
+#pragma omp parallel
+    forward_rows(w, tr, this_thread_in_team());
 }
 
 void reference_update(const Weights& w, int p, Trace& tr) {
@@ -143,12 +221,17 @@ void reference_update(const Weights& w, int p, Trace& tr) {
     linear_row(tr.x.data() + int64_t(p) * C, w.w_qkv, w.b_qkv, tr.qkv.data() + int64_t(p) * 3 * C);
     split_row(tr, p);
     // New q row p changes score row p; new k row p changes score column p.
-    for (int h = 0; h < tr.H; ++h)
-        for (int j = 0; j < T; ++j) {
-            tr.raw_scores[h](p, j) = raw_score(tr, h, p, j);
-            tr.raw_scores[h](j, p) = raw_score(tr, h, j, p);
-        }
-    rows_from(w, tr, first_affected_row(tr.config.mask, p));
+    for (int h = 0; h < tr.H; ++h) {
+        raw_score_row(tr, h, p);
+        for (int i = 0; i < T; ++i) tr.raw_scores[h](i, p) = raw_score(tr, h, i, p);
+    }
+    const int r0 = first_affected_row(tr.config.mask, p);
+    if (work_from(tr, r0) < parallel_work) {
+        rows_from(w, tr, r0, Team{});
+        return;
+    }
+#pragma omp parallel
+    rows_from(w, tr, r0, this_thread_in_team());
 }
 
 } // namespace attnviz::detail

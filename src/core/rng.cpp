@@ -231,7 +231,10 @@ float sleef_expf_u10(float d) {
     if (std::isnan(d)) return d;
     if (d < -104.f) return 0.f; // covers -inf
     if (d > 100.f) return INFINITY;
-    const int32_t q = int32_t(std::nearbyint(d * from_bits(0x3FB8AA3B))); // ties to even
+    // Round to nearest, ties to even: adding and removing 1.5 * 2^23 leaves no fraction
+    // bits (|d * R| <= 151 here), and each float add rounds that way by default.
+    const float big = 12582912.f;
+    const int32_t q = int32_t((d * from_bits(0x3FB8AA3B) + big) - big);
     const float qf = float(q);
     float s = std::fma(qf, from_bits(0xBF317200), d);
     s = std::fma(qf, from_bits(0xB5BFBE8E), s);

@@ -1,0 +1,74 @@
+// test_fast_kernel.cpp: the fast kernel (Eigen products, causal-aware blocks) against the
+// plain-loop reference kernel, on every intermediate, within 1e-5.
+#include "core_test_util.h"
+#include "kernels.h"
+
+namespace attnviz::test {
+namespace {
+
+constexpr float tol = 1e-5f;
+
+void compare_kernels(const Config& c, int& used_fast_path) {
+    SCOPED_TRACE(describe(c));
+    Experiment e = make_experiment(c);
+    Trace ref, fast;
+    forward(c, e.weights, e.x, KernelKind::reference, ref);
+    forward(c, e.weights, e.x, KernelKind::fast, fast);
+    EXPECT_EQ(fast.kernel, KernelKind::fast);
+    if (!detail::fast_uses_reference_loops(fast)) ++used_fast_path;
+    expect_same_trace(fast, ref, tol, "fast vs reference");
+}
+
+TEST(FastKernel, AgreesOnChosenShapes) {
+    // Edges: T = 1, H = 1, head_dim = 1, sizes around the row block (64) and the
+    // vector widths (8, 16), and the largest T the tests afford.
+    const int shapes[][3] = {{1, 8, 2},    {1, 96, 3},   {2, 5, 5},    {63, 16, 1},  {64, 16, 16},
+                             {65, 20, 4},  {129, 33, 11}, {200, 7, 7},  {17, 64, 1},  {300, 48, 6},
+                             {257, 24, 24}, {100, 96, 8}, {31, 1, 1},   {150, 40, 40}};
+    int used_fast = 0, total = 0;
+    for (MaskMode mask : all_masks)
+        for (ScaleMode scale : all_scales)
+            for (const auto& s : shapes) {
+                Config c;
+                c.seq_len = s[0];
+                c.n_embd = s[1];
+                c.n_head = s[2];
+                c.seed = uint64_t(s[0]) * 1000 + uint64_t(s[1]);
+                c.mask = mask;
+                c.scale = scale;
+                compare_kernels(c, used_fast);
+                ++total;
+            }
+    EXPECT_GE(used_fast, total * 2 / 3); // most shapes take the Eigen path, not the loops
+}
+
+TEST(FastKernel, AgreesOnRandomShapes) {
+    std::mt19937 rng(7);
+    int used_fast = 0;
+    for (int n = 0; n < 36; ++n) {
+        const Config c = random_config(rng, 300, 64, all_masks[n % 3], all_scales[(n / 3) % 3]);
+        compare_kernels(c, used_fast);
+    }
+    EXPECT_GE(used_fast, 24);
+}
+
+TEST(FastKernel, LargeScoresStayFinite) {
+    // Unscaled scores over a wide head: a sharp softmax must not overflow. The scores
+    // are sums of 256 products of size ~5, so the summation order alone moves them by
+    // ~1e-4; the tolerance is scaled to that.
+    Config c;
+    c.n_embd = 256;
+    c.n_head = 1;
+    c.seq_len = 70;
+    c.scale = ScaleMode::none;
+    Experiment e = make_experiment(c);
+    Mat x = e.x * 4.f;
+    Trace ref, fast;
+    forward(c, e.weights, x, KernelKind::reference, ref);
+    forward(c, e.weights, x, KernelKind::fast, fast);
+    EXPECT_TRUE(fast.y.allFinite());
+    expect_same_trace(fast, ref, 3e-4f, "sharp softmax");
+}
+
+} // namespace
+} // namespace attnviz::test

@@ -1,0 +1,42 @@
+// test_fp_contract.cpp: the core must not let the compiler fuse a*b + c into one FMA
+// (torch rounds the product first), in the -march=native build as in the portable one.
+//
+// qkv[0][0] = x0*w0 + x1*w1 with x = (1, 1 + 2^-12), w = (-1, 1 + 2^-12):
+// (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 rounds (tie to even) to 1 + 2^-11, so the unfused sum
+// is exactly 2^-11; a fused multiply-add would keep the 2^-24 and give 2^-11 + 2^-24.
+#include "core_test_util.h"
+
+namespace attnviz::test {
+namespace {
+
+TEST(FpContract, ReferenceKernelRoundsEveryProduct) {
+    Config c;
+    c.n_embd = 2;
+    c.n_head = 1;
+    c.seq_len = 1;
+    const float a = 1.f + 0x1p-12f;
+    Weights w;
+    w.w_qkv.resize(6, 2);
+    for (int o = 0; o < 6; ++o) {
+        w.w_qkv(o, 0) = -1.f;
+        w.w_qkv(o, 1) = a;
+    }
+    w.w_proj = Mat::Identity(2, 2);
+    Mat x(1, 2);
+    x << 1.f, a;
+    for (KernelKind kernel : {KernelKind::reference}) {
+        Trace t;
+        forward(c, w, x, kernel, t);
+        for (int o = 0; o < 6; ++o) EXPECT_EQ(t.qkv(0, o), 0x1p-11f) << "qkv[0][" << o << "] was fused";
+    }
+}
+
+TEST(FpContract, GeneratorUnfusedWhereTorchIsUnfused) {
+    // LOG's step 6 (y = y * t) and step 8 (y - 0.5 z) are separate roundings; these
+    // inputs come from the check table and would change by an ulp if fused.
+    EXPECT_EQ(torch_log_avx2(0.50374341f), -0.685688257f);
+    EXPECT_EQ(torch_log_avx2(0.231778204f), -1.46197438f);
+}
+
+} // namespace
+} // namespace attnviz::test
