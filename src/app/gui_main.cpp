@@ -1,10 +1,319 @@
-// gui_main.cpp: placeholder until the window lands.
+// gui_main.cpp: the window. Check every option, open a GLFW window with an OpenGL 3.3
+// core context, run the loop (recompute, upload what changed, draw the panels), and in
+// screenshot mode read back the third frame into a PNG and exit.
 #include "gui_main.h"
+#include "app_state.h"
+#include "gl_context.h"
+#include "heatmap_renderer.h"
+#include "imgui_backend.h"
+#include "layout_record.h"
+#include "screenshot.h"
+#include "theme.h"
+#include "trace_textures.h"
+#include "views.h"
+#include <GLFW/glfw3.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <imgui.h>
+#include <optional>
 
 namespace attnviz {
 
-void add_gui_options(CLI::App& app, GuiOptions& o) { add_config_options(app, o.config, true, true); }
+void add_gui_options(CLI::App& app, GuiOptions& o) {
+    add_config_options(app, o.config, true, true);
+    app.add_option("--view", o.view, "walk (default), qkv, scores or causality");
+    app.add_option("--step", o.step, "shape-walk step: 0 (the input x) to 11 (proj)");
+    app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)");
+    app.add_option("--theme", o.theme, "dark (default), light or high-contrast");
+    app.add_option("--font-scale", o.font_scale, "text size, 1 to 3 (default 1)");
+    app.add_option("--screenshot", o.screenshot, "render the chosen view into this PNG file and exit");
+    app.add_option("--size", o.size, "screenshot size WxH (default 1280x800)");
+    app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON");
+    app.add_option("--bench-frames", o.bench_frames, "headless: time N idle and N slider-drag frames, print JSON");
+}
 
-int run_gui(const GuiOptions& o) { return usage_error("the window is not implemented yet"); }
+namespace {
+
+// Everything the options say, checked before any window opens.
+struct GuiPlan {
+    Config config;
+    KernelChoice kernel = KernelChoice::automatic;
+    View view = View::walk;
+    int step = 0;
+    std::optional<int> perturb;
+    std::optional<float> strength;
+    Theme theme = Theme::dark;
+    std::optional<float> font_scale;
+    int width = 1280, height = 800;
+    bool headless = false;
+    int bench_frames = 0;
+};
+
+bool parse_size(const std::string& text, int& w, int& h, std::string& error) {
+    const size_t x = text.find_first_of("xX");
+    int64_t a = 0, b = 0;
+    std::string e1;
+    if (x == std::string::npos || !parse_int(text.substr(0, x), "width", 320, 7680, a, e1) ||
+        !parse_int(text.substr(x + 1), "height", 240, 4320, b, e1)) {
+        error = "--size '" + text + "' is not a size from 320x240 to 7680x4320; give it as WIDTHxHEIGHT, e.g. 1280x800";
+        return false;
+    }
+    w = int(a), h = int(b);
+    return true;
+}
+
+bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
+    if (!to_config(o.config, plan.config, error)) return false;
+    // The window keeps two traces and their textures: a tighter cap than the commands'.
+    if (std::string why = validate(plan.config, gui_memory_cap); !why.empty()) {
+        error = why + " (the window's limit)";
+        return false;
+    }
+    if (!o.config.kernel.empty()) {
+        KernelKind k;
+        if (!parse_kernel(o.config.kernel, k, error)) return false;
+        plan.kernel = k == KernelKind::reference ? KernelChoice::reference : KernelChoice::fast;
+    }
+    if (!to_perturb(o.config, plan.config, plan.perturb, error)) return false;
+    if (!o.view.empty() && !parse_view(o.view, plan.view, error)) return false;
+    int64_t v = 0;
+    if (!o.step.empty()) {
+        if (!parse_int(o.step, "--step", 0, walk_last_step, v, error)) return false;
+        plan.step = int(v);
+    }
+    double d = 0;
+    if (!o.strength.empty()) {
+        if (!parse_real(o.strength, "--strength", 0, 1, d, error)) return false;
+        plan.strength = float(d);
+    }
+    if (!o.theme.empty() && !parse_theme(o.theme, plan.theme, error)) return false;
+    if (!o.font_scale.empty()) {
+        if (!parse_real(o.font_scale, "--font-scale", 1, 3, d, error)) return false;
+        plan.font_scale = float(d);
+    }
+    if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
+    if (!o.layout_out.empty() && o.screenshot.empty()) {
+        error = "--layout-out needs --screenshot: the layout is written for the screenshot's frame";
+        return false;
+    }
+    if (!o.bench_frames.empty()) {
+        if (!o.screenshot.empty()) {
+            error = "--bench-frames and --screenshot cannot be combined; run them one at a time";
+            return false;
+        }
+        if (!parse_int(o.bench_frames, "--bench-frames", 1, 100000, v, error)) return false;
+        plan.bench_frames = int(v);
+    }
+    plan.headless = !o.screenshot.empty() || plan.bench_frames > 0;
+    return true;
+}
+
+// glfwInit failed: say why in one line and how to run without a desktop.
+int no_display() {
+    const char* display = std::getenv("DISPLAY");
+    const char* hint = "run it on a desktop, or headless as: xvfb-run -a attnviz --screenshot out.png";
+    if (!display || !*display) {
+        std::fprintf(stderr, "attnviz: no X display (DISPLAY is not set); %s\n", hint);
+    } else {
+        const char* why = nullptr;
+        glfwGetError(&why);
+        std::fprintf(stderr, "attnviz: cannot open the X display '%s' (%s); %s\n", display, why ? why : "unknown error",
+                     hint);
+    }
+    return 2;
+}
+
+// The GL objects of the window: the heatmap shader and both sets of textures.
+struct Gpu {
+    HeatmapRenderer renderer;
+    TraceTextures tex, base_tex;
+};
+
+// Sends what recompute() marked as changed.
+void sync_textures(AppState& s, Gpu& gpu) {
+    if (s.upload.any()) {
+        upload_trace(gpu.tex, s.trace, s.experiment.weights, s.upload);
+        s.upload = UploadRequest{};
+    }
+    if (s.base_upload) {
+        destroy(gpu.base_tex);
+        if (s.has_base) {
+            UploadRequest all;
+            all.full = true;
+            upload_trace(gpu.base_tex, s.base, s.experiment.weights, all);
+        } else {
+            // Only the output is kept unperturbed at this size.
+            upload(gpu.base_tex.y, s.base_y.data(), int(s.base_y.rows()), int(s.base_y.cols()));
+        }
+        s.base_upload = false;
+    }
+}
+
+// One frame: recompute, upload, panels, draw. The back buffer holds the frame afterwards.
+void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts) {
+    if (s.fonts_dirty) {
+        fonts = load_fonts(s.font_scale);
+        apply_theme(s.theme, s.font_scale);
+        rebuild_font_texture();
+        s.fonts_dirty = false;
+    }
+    recompute(s);
+    sync_textures(s, gpu);
+
+    imgui_backend_new_frame();
+    ImGui::NewFrame();
+    begin_heatmap_frame(gpu.renderer);
+    s.layout.clear();
+    UiContext ui;
+    ui.tex = &gpu.tex;
+    ui.base_tex = &gpu.base_tex;
+    ui.renderer = &gpu.renderer;
+    ui.fonts = &fonts;
+    ui.pal = make_palette(s.theme);
+    ui.scale = s.font_scale;
+    ui.layout = &s.layout;
+    draw_app(s, ui);
+    ImGui::Render();
+
+    int fw = 0, fh = 0;
+    glfwGetFramebufferSize(window, &fw, &fh);
+    clear_frame(fw, fh, ui.pal.clear_rgb[0], ui.pal.clear_rgb[1], ui.pal.clear_rgb[2]);
+    imgui_backend_render();
+}
+
+// --bench-frames: median frame time with nothing changing, and while the strength slider
+// moves every frame (update_row + row uploads + drawing).
+void bench(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts, int n) {
+    auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.empty() ? 0.0 : v[v.size() / 2];
+    };
+    std::vector<double> idle, drag;
+    for (int i = 0; i < 3; ++i) frame(window, s, gpu, fonts); // settle
+    for (int i = 0; i < n; ++i) {
+        const double t0 = glfwGetTime();
+        frame(window, s, gpu, fonts);
+        read_back_buffer(1, 1); // waits for the GPU, so the frame is really done
+        idle.push_back((glfwGetTime() - t0) * 1e3);
+    }
+    for (int i = 0; i < n; ++i) {
+        request_perturbation(s, s.p, float(i % 50 + 1) / 50.f);
+        const double t0 = glfwGetTime();
+        frame(window, s, gpu, fonts);
+        read_back_buffer(1, 1);
+        drag.push_back((glfwGetTime() - t0) * 1e3);
+    }
+    std::printf("{\"frames\": %d, \"seq_len\": %d, \"n_embd\": %d, \"n_head\": %d, \"kernel\": \"%s\", "
+                "\"view\": \"%s\", \"median_idle_ms\": %.3f, \"median_drag_ms\": %.3f}\n",
+                n, s.config.seq_len, s.config.n_embd, s.config.n_head, to_string(s.kernel), to_string(s.view),
+                median(idle), median(drag));
+}
+
+} // namespace
+
+int run_gui(const GuiOptions& o) {
+    // Options: every value is checked before a window opens.
+    GuiPlan plan;
+    std::string error;
+    if (!make_plan(o, plan, error)) return usage_error(error);
+
+    // Window: OpenGL 3.3 core; hidden when headless.
+    if (!glfwInit()) return no_display();
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    glfwWindowHint(GLFW_VISIBLE, plan.headless ? GLFW_FALSE : GLFW_TRUE);
+    GLFWwindow* window = glfwCreateWindow(plan.width, plan.height, "attnviz: causal self-attention", nullptr, nullptr);
+    if (!window) {
+        const char* why = nullptr;
+        glfwGetError(&why);
+        std::fprintf(stderr, "attnviz: could not open an OpenGL 3.3 window (%s); under xvfb-run Mesa's llvmpipe provides one\n",
+                     why ? why : "unknown error");
+        glfwTerminate();
+        return 2;
+    }
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(plan.headless ? 0 : 1);
+    if (!plan.headless) glfwSetWindowSizeLimits(window, 640, 400, GLFW_DONT_CARE, GLFW_DONT_CARE);
+    if (!load_gl(error)) {
+        std::fprintf(stderr, "attnviz: %s\n", error.c_str());
+        glfwDestroyWindow(window);
+        glfwTerminate();
+        return 2;
+    }
+
+    // ImGui: no imgui.ini in the working directory; fonts and theme from theme.cpp.
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;
+    AppState s;
+    s.theme = plan.theme;
+    s.font_scale = plan.font_scale.value_or(1.f);
+    if (!plan.font_scale && !plan.headless) {
+        float sx = 1, sy = 1;
+        glfwGetWindowContentScale(window, &sx, &sy);
+        s.font_scale = std::clamp(sx, 1.f, 3.f);
+    }
+    Fonts fonts = load_fonts(s.font_scale);
+    if (!fonts.warning.empty()) std::fprintf(stderr, "%s\n", fonts.warning.c_str());
+    apply_theme(s.theme, s.font_scale);
+    init_imgui_backend(window);
+    Gpu gpu;
+    if (!create_heatmap_renderer(gpu.renderer, error)) {
+        std::fprintf(stderr, "attnviz: %s\n", error.c_str());
+        return 2;
+    }
+
+    // State: the plan's config and view; the perturbation when asked for.
+    s.auto_kernel = &choose_kernel;
+    s.screenshot_mode = !o.screenshot.empty();
+    init_app_state(s, plan.config, plan.kernel);
+    s.view = plan.view;
+    s.step = plan.step;
+    s.p = plan.perturb.value_or(std::min(2, plan.config.seq_len - 1));
+    s.strength = plan.strength.value_or(plan.perturb ? 1.f : 0.f);
+    s.perturb_dirty = s.strength != 0;
+
+    int status = 0;
+    if (!o.screenshot.empty()) {
+        // Three frames: the first computes and uploads, the next ones let the layout settle.
+        for (int i = 0; i < 3; ++i) {
+            frame(window, s, gpu, fonts);
+            if (i < 2) glfwSwapBuffers(window);
+        }
+        int fw = 0, fh = 0;
+        glfwGetFramebufferSize(window, &fw, &fh);
+        if (!write_screenshot_png(o.screenshot, fw, fh, error) ||
+            (!o.layout_out.empty() && !write_layout_json(o.layout_out, s, fw, fh, error))) {
+            std::fprintf(stderr, "attnviz: %s\n", error.c_str());
+            status = 2;
+        }
+    } else if (plan.bench_frames > 0) {
+        bench(window, s, gpu, fonts, plan.bench_frames);
+    } else {
+        // The loop.
+        double last = glfwGetTime();
+        while (!glfwWindowShouldClose(window)) {
+            glfwPollEvents();
+            frame(window, s, gpu, fonts);
+            glfwSwapBuffers(window);
+            const double now = glfwGetTime();
+            s.frame_ms = float((now - last) * 1e3);
+            last = now;
+        }
+    }
+
+    // Cleanup.
+    destroy(gpu.tex);
+    destroy(gpu.base_tex);
+    destroy_heatmap_renderer(gpu.renderer);
+    shutdown_imgui_backend();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return status;
+}
 
 } // namespace attnviz

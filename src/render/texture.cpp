@@ -1,0 +1,61 @@
+// texture.cpp: see texture.h.
+#include "texture.h"
+#include <glad/gl.h>
+#include <cstddef>
+
+namespace attnviz {
+
+// Rows of the source are `stride` floats apart; GL reads them with UNPACK_ROW_LENGTH.
+static void set_unpack(int stride) {
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, stride);
+}
+
+void upload(Texture& t, const float* data, int rows, int cols, int stride) {
+    if (rows <= 0 || cols <= 0) return;
+    bool fresh = t.id == 0 || t.rows != rows || t.cols != cols;
+    if (t.id == 0) glGenTextures(1, &t.id);
+    glBindTexture(GL_TEXTURE_2D, t.id);
+    set_unpack(stride == cols ? 0 : stride);
+    if (fresh) {
+        // Cells are read with texelFetch: no filtering, no mipmaps.
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, data);
+        t.rows = rows;
+        t.cols = cols;
+    } else {
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, cols, rows, GL_RED, GL_FLOAT, data);
+    }
+    set_unpack(0);
+}
+
+void upload_rows(Texture& t, const float* data, int row0, int row1, int stride) {
+    if (t.id == 0 || row0 >= row1 || row0 < 0 || row1 > t.rows) return;
+    if (stride == 0) stride = t.cols;
+    glBindTexture(GL_TEXTURE_2D, t.id);
+    set_unpack(stride);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, row0, t.cols, row1 - row0, GL_RED, GL_FLOAT,
+                    data + size_t(row0) * size_t(stride));
+    set_unpack(0);
+}
+
+void upload_column(Texture& t, const float* data, int col, int stride) {
+    if (t.id == 0 || col < 0 || col >= t.cols) return;
+    if (stride == 0) stride = t.cols;
+    glBindTexture(GL_TEXTURE_2D, t.id);
+    // A 1-wide sub-image whose rows are `stride` floats apart in memory.
+    set_unpack(stride);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, col, 0, 1, t.rows, GL_RED, GL_FLOAT, data + col);
+    set_unpack(0);
+}
+
+void destroy(Texture& t) {
+    if (t.id != 0) glDeleteTextures(1, &t.id);
+    t = Texture{};
+}
+
+} // namespace attnviz

@@ -1,0 +1,68 @@
+// trace_textures.cpp: see trace_textures.h.
+#include "trace_textures.h"
+
+namespace attnviz {
+
+static void resize(std::vector<Texture>& v, int n) {
+    while (int(v.size()) > n) {
+        destroy(v.back());
+        v.pop_back();
+    }
+    v.resize(size_t(n));
+}
+
+void upload_trace(TraceTextures& tex, const Trace& tr, const Weights& w, const UploadRequest& req) {
+    const int T = tr.T, C = tr.C, H = tr.H;
+    if (T <= 0 || C <= 0) return;
+    const float* qkv = tr.qkv.data(); // (T, 3C): q is columns 0..C-1, k C..2C-1, v 2C..3C-1
+    if (req.full) {
+        upload(tex.x, tr.x.data(), T, C);
+        upload(tex.q, qkv, T, C, 3 * C);
+        upload(tex.k, qkv + C, T, C, 3 * C);
+        upload(tex.v, qkv + 2 * C, T, C, 3 * C);
+        resize(tex.raw_scores, H);
+        resize(tex.probs, H);
+        for (int h = 0; h < H; ++h) {
+            upload(tex.raw_scores[h], tr.raw_scores[h].data(), T, T);
+            upload(tex.probs[h], tr.probs[h].data(), T, T);
+        }
+        upload(tex.concat, tr.concat.data(), T, C);
+        upload(tex.y, tr.y.data(), T, C);
+        if (w.w_qkv.rows() == 3 * C && w.w_proj.rows() == C) {
+            const float* wq = w.w_qkv.data(); // (3C, C)
+            upload(tex.w_q, wq, C, C);
+            upload(tex.w_k, wq + size_t(C) * C, C, C);
+            upload(tex.w_v, wq + size_t(2) * C * C, C, C);
+            upload(tex.w_proj, w.w_proj.data(), C, C);
+        }
+        return;
+    }
+    if (req.row0 >= 0 && req.row0 < T) {
+        // Rows p..T-1 of everything that is indexed by position.
+        const int r0 = req.row0;
+        upload_rows(tex.x, tr.x.data(), r0, T);
+        upload_rows(tex.q, qkv, r0, T, 3 * C);
+        upload_rows(tex.k, qkv + C, r0, T, 3 * C);
+        upload_rows(tex.v, qkv + 2 * C, r0, T, 3 * C);
+        for (int h = 0; h < H && h < int(tex.probs.size()); ++h) {
+            upload_rows(tex.raw_scores[h], tr.raw_scores[h].data(), r0, T);
+            upload_rows(tex.probs[h], tr.probs[h].data(), r0, T);
+        }
+        upload_rows(tex.concat, tr.concat.data(), r0, T);
+        upload_rows(tex.y, tr.y.data(), r0, T);
+    }
+    // Key j's column of q k^T: rows before row0 see the new k_j too (masked or not).
+    for (int j : req.columns)
+        for (int h = 0; h < H && h < int(tex.raw_scores.size()); ++h)
+            upload_column(tex.raw_scores[h], tr.raw_scores[h].data(), j);
+}
+
+void destroy(TraceTextures& tex) {
+    for (Texture* t : {&tex.x, &tex.q, &tex.k, &tex.v, &tex.w_q, &tex.w_k, &tex.w_v, &tex.concat, &tex.y,
+                       &tex.w_proj})
+        destroy(*t);
+    resize(tex.raw_scores, 0);
+    resize(tex.probs, 0);
+}
+
+} // namespace attnviz

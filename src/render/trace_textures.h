@@ -1,0 +1,37 @@
+// trace_textures.h: the trace's tensors as textures, and what to send after a change.
+//
+// One texture per tensor the views draw. Per-head q, k, v and head outputs are column
+// blocks of the (T, C) textures (head h is columns h*head_dim .. (h+1)*head_dim - 1), so
+// they need no textures of their own; the scaled and masked scores are drawn from the raw
+// scores by the shader (value * scale, -inf where masked), as Trace derives them.
+#pragma once
+#include "attention.h"
+#include "texture.h"
+#include <vector>
+
+namespace attnviz {
+
+struct TraceTextures {
+    Texture x;                       // (T, C)  input
+    Texture q, k, v;                 // (T, C)  the three column blocks of qkv
+    Texture w_q, w_k, w_v;           // (C, C)  rows 0..C-1, C..2C-1, 2C..3C-1 of qkv.weight
+    std::vector<Texture> raw_scores; // H x (T, T)  q k^T
+    std::vector<Texture> probs;      // H x (T, T)  softmax weights
+    Texture concat;                  // (T, C)  head outputs side by side
+    Texture y;                       // (T, C)  output
+    Texture w_proj;                  // (C, C)  proj.weight
+};
+
+// What changed since the last upload.
+struct UploadRequest {
+    bool full = false;        // everything (a new config or a new input)
+    int row0 = -1;            // rows row0..T-1 of every per-position tensor, when >= 0
+    std::vector<int> columns; // key positions whose score column changed in every row
+    bool any() const { return full || row0 >= 0 || !columns.empty(); }
+};
+
+// Sends what `req` names. `w` (the weights) is sent only on a full upload.
+void upload_trace(TraceTextures& tex, const Trace& tr, const Weights& w, const UploadRequest& req);
+void destroy(TraceTextures& tex);
+
+} // namespace attnviz

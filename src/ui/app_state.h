@@ -1,0 +1,140 @@
+// app_state.h: everything the window shows and edits, as one plain struct, and the one
+// function that recomputes it.
+//
+// Panels read AppState and, on an edit, change a field and set a dirty flag. Once per
+// frame, before the panels run, recompute() does the work the flags ask for: a full
+// forward() when the config changed, update_row() when only the perturbed position or
+// the strength changed. It also says which texture rows the loop must upload.
+#pragma once
+#include "experiment.h"
+#include "trace_textures.h"
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+enum class View { walk, qkv, scores, causality };
+constexpr int view_count = 4;
+const char* to_string(View v); // "walk", "qkv", "scores", "causality"
+// On failure sets `error` to one sentence naming the value and the allowed names.
+bool parse_view(const std::string& s, View& out, std::string& error);
+
+enum class KernelChoice { automatic, reference, fast };
+enum class Theme { dark, light, high_contrast };
+const char* to_string(Theme t); // "dark", "light", "high-contrast"
+bool parse_theme(const std::string& s, Theme& out, std::string& error);
+
+// The shape walk: step 0 is the input x, the last step is proj.
+constexpr int walk_last_step = 11;
+
+// The window the GUI keeps its traces under: the trace, its unperturbed copy and the
+// textures of both must fit in memory together.
+constexpr int64_t gui_memory_cap = int64_t(512) << 20;
+// Up to this size the unperturbed trace is kept whole, so that every view can outline
+// the cells the perturbation changed; above it only the unperturbed output y is kept.
+constexpr int64_t keep_base_cap = int64_t(256) << 20;
+
+// What one view shows of matrices too big to read whole: a zoom factor and the first
+// query row, key column, channel and head on screen. All panels of a view share it, so
+// heads and steps line up cell for cell.
+struct ViewWindow {
+    float zoom = 1;   // multiplies the cell size chosen to fit
+    int row0 = 0;     // first position shown as a row (query position i, or position t)
+    int key0 = 0;     // first key position j shown as a column
+    int chan0 = 0;    // first channel c shown as a column
+    int head0 = 0;    // first head shown
+};
+
+// Largest |value| of each tensor family, for the colour maps. Shared across heads by
+// default ("all"), per head when the user asks ("head").
+struct RangeSet {
+    float all = 0;
+    std::vector<float> head;
+};
+struct Ranges {
+    RangeSet x;            // input
+    RangeSet q, k, v;      // per head: that head's head_dim columns
+    RangeSet raw;          // q k^T per head (scaled scores: times trace.scale)
+    RangeSet heads;        // head outputs (the column blocks of concat)
+    RangeSet y, w_qkv, w_proj;
+};
+
+// One drawn rectangle, as --layout-out writes it: a heatmap (with its window of cells),
+// a colour bar or a bar of the causality chart.
+struct LayoutItem {
+    std::string kind;  // "heatmap", "colorbar", "bar"
+    std::string name;  // e.g. "scores_masked", "probs", "y", "dy"
+    int head = -1;     // -1: not per head
+    float x = 0, y = 0, w = 0, h = 0;   // screen pixels, origin top-left
+    int rows = 0, cols = 0;             // shape of the whole matrix
+    int row0 = 0, col0 = 0, nrows = 0, ncols = 0; // the cells shown in the rectangle
+    int position = -1; // bars: the position t
+    float value = 0;   // bars: max |dy| at t
+};
+
+struct AppState {
+    // The run in use, and what the controls show (applied on the next recompute).
+    Config config;
+    KernelChoice kernel_choice = KernelChoice::automatic;
+    KernelKind kernel = KernelKind::reference; // in use
+    Config edit;
+    KernelChoice edit_kernel_choice = KernelChoice::automatic;
+    KernelKind (*auto_kernel)(const Config&) = nullptr; // how "auto" chooses; set by the app
+    int64_t memory_cap = gui_memory_cap;
+
+    // The numbers: the lesson's recipe and its traces.
+    Experiment experiment;
+    Trace trace;            // with the perturbation applied (equal to base when strength is 0)
+    Trace base;             // unperturbed; valid only when has_base
+    bool has_base = false;
+    Mat base_y;             // (T, C) unperturbed output, always kept
+    std::vector<float> dy;  // (T) max_c |y[t][c] - base_y[t][c]|
+    Ranges ranges;
+    bool ready = false;     // a trace exists
+
+    // The perturbation: input row p blended toward the lesson's replacement row.
+    int p = 2;
+    float strength = 0;     // 0: the original input, 1: the replacement row
+    int applied_p = -1;     // the row perturbed in `trace` now (-1: none)
+    float applied_strength = 0;
+
+    // What is on screen.
+    View view = View::walk;
+    int step = 0;
+    ViewWindow windows[view_count];
+    bool shared_ranges = true;
+    Theme theme = Theme::dark;
+    float font_scale = 1;
+    bool screenshot_mode = false; // no frame-time text
+    float frame_ms = 0;
+
+    // Messages: what happened last, and why an edit was refused (empty: nothing refused).
+    std::string status;
+    std::string error;
+
+    // Dirty flags, cleared by recompute() and by the loop.
+    bool config_dirty = true;
+    bool perturb_dirty = false;
+    bool fonts_dirty = false;
+    UploadRequest upload;      // the current trace's textures
+    bool base_upload = false;  // the unperturbed textures
+
+    // Rectangles drawn in the last frame (--layout-out).
+    std::vector<LayoutItem> layout;
+};
+
+// The lesson's example: seed 0, C = 8, H = 2, T = 4, causal mask, head_dim scale.
+Config lesson_config();
+// Puts the state on `c` (applied by the first recompute).
+void init_app_state(AppState& s, const Config& c, KernelChoice kernel);
+// Requests a new config from the controls (validated by recompute; a refused one leaves the
+// previous state in place and sets `error`).
+void request_config(AppState& s, const Config& c, KernelChoice kernel);
+void request_perturbation(AppState& s, int p, float strength);
+// Does what the dirty flags ask; see the top of this file.
+void recompute(AppState& s);
+
+// Largest |value| for a family, honouring s.shared_ranges; never 0.
+float range_of(const AppState& s, const RangeSet& r, int head);
+
+} // namespace attnviz

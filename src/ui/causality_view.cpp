@@ -1,0 +1,232 @@
+// causality_view.cpp: the lesson's worked example as an experiment. Pick position p, drag
+// the strength from the original row (0) to the lesson's replacement row (1), and watch
+// which outputs move: a bar per position of max |Δy|, exact zeros said in words.
+#include "format.h"
+#include "specs.h"
+#include "views.h"
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz {
+
+namespace {
+
+// The controls: p and strength. Edits go through request_perturbation (recompute applies them).
+void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) {
+    const int T = s.config.seq_len;
+    int p = s.p;
+    float a = s.strength;
+    ImGui::SetCursorScreenPos(pos);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("position p");
+    ImGui::SameLine();
+    if (T <= 12) {
+        for (int t = 0; t < T; ++t) {
+            ImGui::PushID(t);
+            if (ImGui::RadioButton(std::to_string(t).c_str(), p == t)) p = t;
+            ImGui::PopID();
+            ImGui::SameLine();
+        }
+    } else {
+        ImGui::SetNextItemWidth(std::round(150 * ui.scale));
+        ImGui::SliderInt("##p", &p, 0, T - 1);
+        ImGui::SameLine();
+    }
+    ImGui::SameLine(0, std::round(18 * ui.scale));
+    ImGui::TextUnformatted("strength");
+    ImGui::SameLine();
+    const float rest = pos.x + width - ImGui::GetCursorScreenPos().x;
+    const float lesson_w = text_size(ui.fonts->body, "The lesson: p = 2, strength 1").x + 16 * ui.scale;
+    ImGui::SetNextItemWidth(std::max(80 * ui.scale, rest - lesson_w - 16 * ui.scale));
+    ImGui::SliderFloat("##strength", &a, 0.f, 1.f, "%.2f");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("0: the original input row. 1: the lesson's replacement, x2[0, p] = torch.randn(C).");
+    ImGui::SameLine();
+    if (ImGui::Button("The lesson: p = 2, strength 1")) {
+        p = std::min(2, T - 1);
+        a = 1.f;
+    }
+    request_perturbation(s, p, a);
+}
+
+// The bar chart of max |Δy| per position. Returns its height.
+float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* small = ui.fonts->small;
+    ImFont* body = ui.fonts->body;
+    const Palette& pal = ui.pal;
+    const std::vector<float>& dy = s.dy;
+    const int T = int(dy.size());
+    if (T == 0) return 0;
+    n = std::clamp(n, 1, T - t0);
+    float top_value = 0;
+    for (float d : dy)
+        if (std::isfinite(d)) top_value = std::max(top_value, d);
+
+    const float title_h = body->FontSize + std::round(4 * ui.scale);
+    dl->AddText(body, body->FontSize, p0, pal.text,
+                "max |Δy| per position: how far each output row moved from the unperturbed one");
+    const float label_h = small->FontSize + 2;
+    const float base_y = p1.y - label_h - std::round(4 * ui.scale); // baseline of the bars
+    const float top_y = p0.y + title_h + label_h + std::round(4 * ui.scale);
+    const float plot_h = std::max(base_y - top_y, 4.f);
+    const float left = p0.x + std::round(8 * ui.scale);
+    const float slot = std::min((p1.x - left) / float(n), 150 * ui.scale);
+    const float bar_w = std::max(1.f, std::floor(slot * 0.62f));
+    dl->AddLine(ImVec2(left, base_y), ImVec2(left + slot * float(n), base_y), pal.frame, 1.f);
+    for (int i = 0; i < n; ++i) {
+        const int t = t0 + i;
+        const float d = dy[size_t(t)];
+        const float cx = left + slot * (float(i) + 0.5f);
+        const float x0 = std::round(cx - bar_w * 0.5f), x1 = x0 + bar_w;
+        float h = 0;
+        if (std::isnan(d)) {
+            h = plot_h;
+            draw_swatch(ui, dl, ImVec2(x0, base_y - h), ImVec2(x1, base_y), 2);
+        } else if (d != 0.f) {
+            h = top_value > 0 ? std::max(2.f, std::round(plot_h * d / top_value)) : 2.f;
+            dl->AddRectFilled(ImVec2(x0, base_y - h), ImVec2(x1, base_y), pal.bar);
+        }
+        // Label: the exact value above the bar when there is room.
+        const std::string label = format_diff(d);
+        const ImVec2 ls = text_size(small, label);
+        const bool before_p = t < s.applied_p;
+        if (ls.x <= slot - 2) {
+            const ImU32 col = d == 0.f ? pal.exact_zero : std::isnan(d) ? pal.warning : pal.text;
+            dl->AddText(small, small->FontSize, ImVec2(std::round(cx - ls.x * 0.5f), base_y - h - label_h), col, label.c_str());
+        }
+        if (d == 0.f && bar_w >= 6) // an exact zero: a flat marker on the baseline, no bar
+            dl->AddLine(ImVec2(x0, base_y - 1), ImVec2(x1, base_y - 1), pal.exact_zero, 3.f);
+        const std::string pos = std::to_string(t);
+        const ImVec2 ps = text_size(small, pos);
+        if (slot >= ps.x + 4 || t % 10 == 0)
+            dl->AddText(small, small->FontSize, ImVec2(std::round(cx - ps.x * 0.5f), base_y + 3),
+                        t == s.applied_p ? pal.accent : before_p ? pal.exact_zero : pal.text_dim, pos.c_str());
+        // Hover: the exact value.
+        if (ImGui::IsMouseHoveringRect(ImVec2(cx - slot * 0.5f, top_y), ImVec2(cx + slot * 0.5f, base_y + label_h))) {
+            ImGui::BeginTooltip();
+            ImGui::Text("position %d: max |Δy| = %s", t, format_diff(d).c_str());
+            if (d != 0.f && std::isfinite(d)) ImGui::TextDisabled("exact value %s", format_exact(d).c_str());
+            ImGui::EndTooltip();
+        }
+        if (ui.layout)
+            ui.layout->push_back(LayoutItem{"bar", "dy", -1, x0, base_y - h, bar_w, h, 0, 0, 0, 0, 0, 0, t, d});
+    }
+    const std::string axis = "position t";
+    dl->AddText(small, small->FontSize, ImVec2(left + slot * float(n) + 6, base_y + 3), pal.text_dim, axis.c_str());
+    return p1.y - p0.y;
+}
+
+// One or two sentences on what the chart shows, in the lesson's words.
+std::string verdict(const AppState& s) {
+    const int p = s.applied_p;
+    const Config& c = s.config;
+    if (p < 0) return "Drag the strength: 0 is the original input, 1 is the lesson's replacement row for position " +
+                      std::to_string(s.p) + ".";
+    float before = 0, after = 0;
+    bool nan = false;
+    for (size_t t = 0; t < s.dy.size(); ++t) {
+        const float d = s.dy[t];
+        if (std::isnan(d)) nan = true;
+        else if (int(t) < p) before = std::max(before, d);
+        else after = std::max(after, d);
+    }
+    const std::string earlier = p == 1 ? "Position 0 comes" : "Positions 0 to " + std::to_string(p - 1) + " come";
+    if (c.mask == MaskMode::none) {
+        if (p == 0) return "No mask: every position sees position 0, so every output moves (max " + format_diff(after) + ").";
+        return "No mask: positions before p move too (max " + format_diff(before) +
+               "). Each position could read the very token it must predict: training would silently cheat.";
+    }
+    if (c.mask == MaskMode::off_by_one && nan)
+        return "Off-by-one mask: row 0 sees no key at all, so its softmax is 0 / 0 and its output is NaN whatever the input. The same test catches it.";
+    if (p == 0) return "Every position can see position 0, so every output may move (max " + format_diff(after) + ").";
+    return earlier + " before p = " + std::to_string(p) + ": the mask hides position " + std::to_string(p) +
+           " from them, so their outputs stay exactly 0.0 different. Positions from p on can see it and move (max " +
+           format_diff(after) + ").";
+}
+
+} // namespace
+
+void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    ViewWindow& win = s.windows[int(View::causality)];
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float width = p1.x - p0.x;
+    const float gap = std::round(8 * ui.scale);
+    float y = p0.y;
+
+    ImFont* hf = ui.fonts->heading;
+    const std::string question = "Change position p = " + std::to_string(s.p) + ". Which outputs move?";
+    dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, question.c_str());
+    y += hf->FontSize + gap;
+    draw_perturb_controls(s, ui, ImVec2(p0.x, y), width);
+    y += ImGui::GetFrameHeight() + gap;
+
+    // The verdict, under the controls, where the eye goes after moving them.
+    {
+        const std::string v = verdict(s);
+        const bool warn = s.config.mask != MaskMode::causal && s.applied_p >= 0;
+        ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
+        ImGui::PushTextWrapPos(p1.x);
+        if (warn) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.warning));
+        ImGui::TextUnformatted(v.c_str());
+        if (warn) ImGui::PopStyleColor();
+        ImGui::PopTextWrapPos();
+        y = ImGui::GetCursorScreenPos().y + gap * 0.5f;
+    }
+
+    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
+    const float bars_h = std::round(std::clamp((p1.y - y) * 0.3f, 110 * ui.scale, 190 * ui.scale));
+    const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
+
+    // Input -> weights -> output, with the changed cells outlined.
+    const int H = s.trace.H;
+    const int nh = std::min(H, 2);
+    win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
+    Row r;
+    RowItem x, y_out, arrow, arrow2;
+    x.spec = spec_x(s, ui);
+    x.spec.title = "input x (row p replaced)";
+    x.spec.highlight_row = s.p;
+    x.spec.colorbar = true;
+    arrow.op = "→";
+    arrow.note = "attention";
+    r.items.push_back(x);
+    r.items.push_back(arrow);
+    for (int h = win.head0; h < win.head0 + nh; ++h) {
+        RowItem w;
+        w.spec = spec_probs(s, ui, h);
+        w.spec.title = "weights, head " + std::to_string(h);
+        w.spec.colorbar = true;
+        r.items.push_back(w);
+    }
+    arrow2.op = "→";
+    arrow2.note = "· v, proj";
+    r.items.push_back(arrow2);
+    y_out.spec = spec_y(s, ui);
+    y_out.spec.title = "output y";
+    y_out.spec.colorbar = true;
+    r.items.push_back(y_out);
+    std::vector<Row> rows{r};
+    const float rows_bottom = p1.y - legend_h - bars_h;
+    RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, rows_bottom), 56 * ui.scale);
+    draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
+    if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
+    // Clicking a row of x picks p.
+    if (!rr.panels.empty() && !rr.panels[0].empty() && rr.panels[0][0].clicked)
+        request_perturbation(s, rr.panels[0][0].row, s.strength > 0 ? s.strength : 1.f);
+
+    // The chart: every position when they fit, otherwise the rows y shows.
+    const int T = s.config.seq_len;
+    int t0 = 0, n = T;
+    if (T > 64) {
+        const LayoutItem* yl = nullptr;
+        for (const LayoutItem& it : *ui.layout)
+            if (it.kind == "heatmap" && it.name == "y") yl = &it;
+        if (yl) t0 = yl->row0, n = yl->nrows;
+    }
+    const float bars_top = std::min(rr.bottom, rows_bottom);
+    draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, std::min(p1.y - legend_h, bars_top + bars_h * 1.25f)), t0, n);
+    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, false);
+}
+
+} // namespace attnviz

@@ -1,0 +1,268 @@
+// controls.cpp: the fixed side panel - the model's sizes, the teaching switches, the
+// kernel, "Reset to the lesson", the parameter count - and the whole window's layout.
+#include "format.h"
+#include "specs.h"
+#include "views.h"
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz {
+
+namespace {
+
+void section(UiContext& ui, const char* title) {
+    ImGui::Spacing();
+    ImGui::PushFont(ui.fonts->body);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", title);
+    ImGui::PopFont();
+    ImGui::Separator();
+}
+
+// An integer field applied on Enter (or by its - / + buttons).
+bool int_field(const char* label, const char* id, int& v, int step, int step_fast, float label_w) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(label);
+    ImGui::SameLine(label_w);
+    ImGui::SetNextItemWidth(-1);
+    int tmp = v;
+    bool changed = ImGui::InputInt(id, &tmp, step, step_fast, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (changed) v = tmp;
+    return changed;
+}
+
+// The largest divisor of C that is at most `want` (so a new C keeps H as close as it can).
+int nearest_divisor(int C, int want) {
+    int best = 1;
+    for (int d : divisors(C))
+        if (d <= want) best = d;
+    return best;
+}
+
+} // namespace
+
+void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    Config e = s.edit;
+    KernelChoice k = s.edit_kernel_choice;
+    bool changed = false;
+    const float label_w = std::round(96 * ui.scale);
+
+    ImGui::PushFont(ui.fonts->heading);
+    ImGui::TextUnformatted("attnviz");
+    ImGui::PopFont();
+    ImGui::TextDisabled("causal multi-head self-attention");
+
+    section(ui, "Model");
+    int C = e.n_embd;
+    if (int_field("n_embd  C", "##C", C, 1, 8, label_w)) {
+        e.n_embd = std::clamp(C, 1, max_n_embd);
+        if (e.n_embd % e.n_head != 0) e.n_head = nearest_divisor(e.n_embd, e.n_head);
+        changed = true;
+    }
+    {
+        // Only divisors of C are offered: C must split evenly into heads.
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("n_head  H");
+        ImGui::SameLine(label_w);
+        ImGui::SetNextItemWidth(-1);
+        const std::string current = std::to_string(e.n_head);
+        if (ImGui::BeginCombo("##H", current.c_str())) {
+            for (int d : divisors(e.n_embd)) {
+                if (d > max_n_head) break;
+                if (ImGui::Selectable(std::to_string(d).c_str(), d == e.n_head)) {
+                    e.n_head = d;
+                    changed = true;
+                }
+            }
+            ImGui::EndCombo();
+        }
+    }
+    int T = e.seq_len;
+    if (int_field("seq_len  T", "##T", T, 1, 16, label_w)) {
+        e.seq_len = std::clamp(T, 1, max_seq_len);
+        changed = true;
+    }
+    {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("seed");
+        ImGui::SameLine(label_w);
+        ImGui::SetNextItemWidth(-1);
+        uint64_t seed = e.seed;
+        const uint64_t one = 1;
+        if (ImGui::InputScalar("##seed", ImGuiDataType_U64, &seed, &one, nullptr, "%llu",
+                               ImGuiInputTextFlags_EnterReturnsTrue)) {
+            e.seed = seed;
+            changed = true;
+        }
+    }
+    ImGui::TextDisabled("head_dim = C / H = %d", s.config.head_dim());
+    {
+        const std::string params = "parameters 4C² = " + format_count(s.config.param_count());
+        ImGui::TextUnformatted(params.c_str());
+    }
+
+    section(ui, "Teaching switches");
+    {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("mask");
+        ImGui::SameLine(label_w);
+        ImGui::SetNextItemWidth(-1);
+        const char* masks[] = {"causal (the lesson's)", "none", "off-by-one"};
+        int m = int(e.mask);
+        if (ImGui::Combo("##mask", &m, masks, 3)) {
+            e.mask = MaskMode(m);
+            changed = true;
+        }
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("scale");
+        ImGui::SameLine(label_w);
+        ImGui::SetNextItemWidth(-1);
+        const char* scales[] = {"head_dim^−½ (lesson)", "C^−½", "none"};
+        int sc = int(e.scale);
+        if (ImGui::Combo("##scale", &sc, scales, 3)) {
+            e.scale = ScaleMode(sc);
+            changed = true;
+        }
+    }
+
+    section(ui, "Kernel");
+    {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("kernel");
+        ImGui::SameLine(label_w);
+        ImGui::SetNextItemWidth(-1);
+        const char* kernels[] = {"auto", "reference", "fast"};
+        int ki = int(k);
+        if (ImGui::Combo("##kernel", &ki, kernels, 3)) {
+            k = KernelChoice(ki);
+            changed = true;
+        }
+        ImGui::TextDisabled("in use: %s", to_string(s.kernel));
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(s.kernel == KernelKind::reference
+                                  ? "Plain loops in PyTorch's order: bit-exact with the lesson's numbers."
+                                  : "Eigen products: within 1e-5 of the reference, fast enough for large sizes.");
+    }
+    ImGui::Spacing();
+    if (ImGui::Button("Reset to the lesson", ImVec2(-1, 0))) {
+        e = lesson_config();
+        k = KernelChoice::automatic;
+        changed = true;
+        s.shared_ranges = true;
+        s.strength = 0;
+        s.perturb_dirty = true;
+        s.p = 2;
+        for (ViewWindow& w : s.windows) w = ViewWindow{};
+    }
+
+    section(ui, "Display");
+    {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("theme");
+        ImGui::SameLine(label_w);
+        ImGui::SetNextItemWidth(-1);
+        const char* themes[] = {"dark", "light", "high contrast"};
+        int t = int(s.theme);
+        if (ImGui::Combo("##theme", &t, themes, 3)) {
+            s.theme = Theme(t);
+            s.fonts_dirty = true; // the style is re-applied with the fonts
+        }
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("text size");
+        ImGui::SameLine(label_w);
+        ImGui::SetNextItemWidth(-1);
+        float fs = s.font_scale;
+        ImGui::SliderFloat("##font_scale", &fs, 1.f, 3.f, "%.2f×");
+        // Re-baking the fonts on every drag step would stall; apply on release.
+        if (ImGui::IsItemDeactivatedAfterEdit()) {
+            s.font_scale = std::clamp(fs, 1.f, 3.f);
+            s.fonts_dirty = true;
+        }
+        ImGui::Checkbox("same colour range for all heads", &s.shared_ranges);
+    }
+
+    if (changed) request_config(s, e, k);
+
+    // Messages at the bottom of the panel: a refused edit says why, in the warning colour.
+    ImGui::Spacing();
+    ImGui::Separator();
+    ImGui::PushTextWrapPos(0.f);
+    if (!s.error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.warning));
+        ImGui::TextUnformatted(s.error.c_str());
+        ImGui::PopStyleColor();
+    } else if (!s.status.empty()) {
+        ImGui::TextDisabled("%s", s.status.c_str());
+    }
+    ImGui::PopTextWrapPos();
+    if (!s.screenshot_mode) ImGui::TextDisabled("%.1f ms per frame", double(s.frame_ms));
+    (void)p0;
+    (void)p1;
+}
+
+void draw_app(AppState& s, UiContext& ui) {
+    handle_keys(s);
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(vp->Pos);
+    ImGui::SetNextWindowSize(vp->Size);
+    const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollWithMouse;
+    ImGui::Begin("attnviz", nullptr, fixed);
+    const float W = vp->Size.x, Hh = vp->Size.y;
+    const float panel_w = std::round(std::clamp(W * 0.2f, 215 * ui.scale, 300 * ui.scale));
+
+    // Controls: a fixed child on the left (it scrolls if the window is short).
+    ImGui::SetCursorPos(ImVec2(0, 0));
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(std::round(10 * ui.scale), std::round(8 * ui.scale)));
+    ImGui::BeginChild("controls", ImVec2(panel_w, Hh), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+    draw_controls(s, ui, ImGui::GetWindowPos(), ImVec2(ImGui::GetWindowPos().x + panel_w, Hh));
+    ImGui::EndChild();
+    ImGui::PopStyleVar();
+
+    // The view: tabs on top, then the view in a child that clips it.
+    const float margin = std::round(12 * ui.scale);
+    const ImVec2 v0(vp->Pos.x + panel_w + margin, vp->Pos.y + std::round(8 * ui.scale));
+    ImGui::SetCursorScreenPos(v0);
+    const char* names[view_count] = {"1  Shape walk", "2  QKV split", "3  Scores", "4  Causality"};
+    for (int v = 0; v < view_count; ++v) {
+        const bool on = int(s.view) == v;
+        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
+        if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0, 0, 0, 1));
+        if (ImGui::Button(names[v])) s.view = View(v);
+        if (on) ImGui::PopStyleColor(2);
+        ImGui::SameLine();
+    }
+    {
+        const std::string info = "seed " + std::to_string(s.config.seed) + " · C = " + std::to_string(s.config.n_embd) +
+                                 " · H = " + std::to_string(s.config.n_head) + " · T = " + std::to_string(s.config.seq_len) +
+                                 " · " + to_string(s.config.mask) + " mask";
+        const float tw = text_size(ui.fonts->body, info).x;
+        const float x = vp->Pos.x + W - margin - tw;
+        if (x > ImGui::GetCursorScreenPos().x + 10) {
+            ImGui::SetCursorScreenPos(ImVec2(x, ImGui::GetCursorScreenPos().y));
+            ImGui::AlignTextToFramePadding();
+            ImGui::TextDisabled("%s", info.c_str());
+        }
+    }
+    ImGui::NewLine();
+    const float top = ImGui::GetCursorScreenPos().y + std::round(4 * ui.scale);
+    const ImVec2 area0(v0.x, top), area1(vp->Pos.x + W - margin, vp->Pos.y + Hh - std::round(6 * ui.scale));
+    ImGui::SetCursorScreenPos(area0);
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0, 0, 0, 0));
+    ImGui::BeginChild("view", ImVec2(area1.x - area0.x, area1.y - area0.y), false,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    if (s.ready) {
+        switch (s.view) {
+        case View::walk: draw_walk_view(s, ui, area0, area1); break;
+        case View::qkv: draw_qkv_view(s, ui, area0, area1); break;
+        case View::scores: draw_scores_view(s, ui, area0, area1); break;
+        case View::causality: draw_causality_view(s, ui, area0, area1); break;
+        }
+    }
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+    ImGui::PopStyleVar();
+    ImGui::End();
+}
+
+} // namespace attnviz

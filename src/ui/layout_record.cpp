@@ -1,0 +1,44 @@
+// layout_record.cpp: see layout_record.h.
+#include "layout_record.h"
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace attnviz {
+
+bool write_layout_json(const std::string& path, const AppState& s, int width, int height, std::string& error) {
+    nlohmann::json j;
+    j["width"] = width;
+    j["height"] = height;
+    j["view"] = to_string(s.view);
+    j["step"] = s.step;
+    j["config"] = {{"n_embd", s.config.n_embd}, {"n_head", s.config.n_head}, {"seq_len", s.config.seq_len},
+                   {"seed", s.config.seed},     {"mask", to_string(s.config.mask)},
+                   {"scale", to_string(s.config.scale)}, {"kernel", to_string(s.kernel)}};
+    j["perturb"] = {{"p", s.applied_p}, {"strength", s.applied_strength}};
+    nlohmann::json items = nlohmann::json::array();
+    for (const LayoutItem& it : s.layout) {
+        nlohmann::json o = {{"kind", it.kind}, {"name", it.name}, {"head", it.head}, {"x", it.x}, {"y", it.y},
+                            {"w", it.w},       {"h", it.h}};
+        if (it.kind == "heatmap")
+            o.update({{"rows", it.rows}, {"cols", it.cols}, {"row0", it.row0}, {"col0", it.col0},
+                      {"nrows", it.nrows}, {"ncols", it.ncols}});
+        if (it.kind == "bar") {
+            o["position"] = it.position;
+            // JSON has no NaN: a NaN bar says so in words.
+            if (std::isnan(it.value)) o["value"] = "NaN";
+            else o["value"] = it.value;
+        }
+        items.push_back(o);
+    }
+    j["items"] = items;
+    std::ofstream out(path);
+    if (!out) {
+        error = "could not write the layout to '" + path + "'; check that its folder exists and is writable";
+        return false;
+    }
+    out << j.dump(1) << "\n";
+    return bool(out);
+}
+
+} // namespace attnviz

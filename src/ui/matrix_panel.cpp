@@ -1,0 +1,320 @@
+// matrix_panel.cpp: see matrix_panel.h.
+#include "matrix_panel.h"
+#include "format.h"
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+namespace attnviz {
+
+namespace {
+
+int axis_start(Axis a, const ViewWindow& w) {
+    switch (a) {
+    case Axis::position: return w.row0;
+    case Axis::key: return w.key0;
+    case Axis::channel: return w.chan0;
+    case Axis::fixed: return 0;
+    }
+    return 0;
+}
+
+void move_axis(Axis a, ViewWindow& w, int delta) {
+    switch (a) {
+    case Axis::position: w.row0 = std::max(0, w.row0 + delta); break;
+    case Axis::key: w.key0 = std::max(0, w.key0 + delta); break;
+    case Axis::channel: w.chan0 = std::max(0, w.chan0 + delta); break;
+    case Axis::fixed: break;
+    }
+}
+
+// Every k-th index gets a tick label, k from 1, 2, 5, 10, 20, 50, ... so labels never touch.
+int tick_step(float cell, float label_extent) {
+    const int steps[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000};
+    for (int k : steps)
+        if (cell * float(k) >= label_extent) return k;
+    return 10000;
+}
+
+float line_h(ImFont* f) { return f->FontSize; }
+
+} // namespace
+
+ImVec2 text_size(ImFont* font, const std::string& s) {
+    return font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.f, s.c_str());
+}
+
+void add_text_vertical(ImDrawList* dl, ImFont* font, ImVec2 center, ImU32 color, const char* text) {
+    const ImVec2 ts = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.f, text);
+    const int first = dl->VtxBuffer.Size;
+    // Drawn upright without clipping, then every new vertex is turned about the centre.
+    const ImVec4 no_clip(-1e6f, -1e6f, 1e6f, 1e6f);
+    dl->AddText(font, font->FontSize, ImVec2(center.x - ts.x * 0.5f, center.y - ts.y * 0.5f), color, text,
+                nullptr, 0.f, &no_clip);
+    for (int i = first; i < dl->VtxBuffer.Size; ++i) {
+        ImVec2& p = dl->VtxBuffer[i].pos;
+        const float dx = p.x - center.x, dy = p.y - center.y;
+        p = ImVec2(center.x + dy, center.y - dx);
+    }
+}
+
+void draw_swatch(UiContext& ui, ImDrawList* dl, ImVec2 p0, ImVec2 p1, int kind) {
+    if (!ui.tex || ui.tex->x.id == 0) return;
+    HeatmapDraw d;
+    d.data = &ui.tex->x; // any texture: the swatch ignores the data
+    d.rows = d.cols = 1;
+    d.swatch = kind;
+    d.x0 = p0.x, d.y0 = p0.y, d.x1 = p1.x, d.y1 = p1.y;
+    add_heatmap(dl, *ui.renderer, d);
+    dl->AddRect(p0, p1, ui.pal.frame);
+}
+
+Chrome matrix_chrome(const UiContext& ui, const MatrixSpec& m) {
+    ImFont* small = ui.fonts->small;
+    ImFont* body = ui.fonts->body;
+    const float pad = std::round(3 * ui.scale);
+    Chrome c;
+    if (!m.title.empty()) c.top += line_h(body) + pad;
+    c.top += float(m.band_levels) * (line_h(small) + pad);
+    c.top += line_h(small) + pad; // column ticks
+    if (!m.row_caption.empty()) c.left += line_h(small) + pad;
+    c.left += text_size(small, std::to_string(std::max(m.rows - 1, 0))).x + 2 * pad;
+    if (!m.col_caption.empty()) c.bottom += line_h(small) + pad;
+    if (m.colorbar) c.bottom += std::round(10 * ui.scale) + line_h(small) + 2 * pad;
+    c.right = pad;
+    c.bottom += pad;
+    return c;
+}
+
+MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, ImVec2 pos, float cell, int max_rows,
+                         int max_cols) {
+    MatrixResult res;
+    if (m.rows <= 0 || m.cols <= 0 || m.parts.empty()) return res;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* small = ui.fonts->small;
+    ImFont* body = ui.fonts->body;
+    const Palette& pal = ui.pal;
+    const float pad = std::round(3 * ui.scale);
+    const Chrome ch = matrix_chrome(ui, m);
+
+    // The window of cells.
+    const int nr = std::clamp(max_rows, 1, m.rows), nc = std::clamp(max_cols, 1, m.cols);
+    const int r0 = std::clamp(axis_start(m.row_axis, win), 0, m.rows - nr);
+    const int c0 = std::clamp(axis_start(m.col_axis, win), 0, m.cols - nc);
+    const ImVec2 p0(std::round(pos.x + ch.left), std::round(pos.y + ch.top));
+    const ImVec2 p1(std::round(p0.x + cell * float(nc)), std::round(p0.y + cell * float(nr)));
+    const float cw = (p1.x - p0.x) / float(nc), chh = (p1.y - p0.y) / float(nr);
+    res.size = ImVec2(ch.left + (p1.x - p0.x) + ch.right, ch.top + (p1.y - p0.y) + ch.bottom);
+    const ImVec2 panel_max(pos.x + res.size.x, pos.y + res.size.y);
+
+    // Interaction: an invisible button over the cells.
+    ImGui::SetCursorScreenPos(p0);
+    ImGui::PushID(m.name.c_str());
+    ImGui::PushID(m.head);
+    ImGui::InvisibleButton("cells", ImVec2(std::max(p1.x - p0.x, 1.f), std::max(p1.y - p0.y, 1.f)));
+    const bool hovered = ImGui::IsItemHovered();
+    const bool active = ImGui::IsItemActive();
+    res.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+    ImGui::PopID();
+    ImGui::PopID();
+    ImGuiIO& io = ImGui::GetIO();
+    if (hovered && io.MouseWheel != 0.f) {
+        if (io.KeyCtrl) win.zoom = std::clamp(win.zoom * std::pow(1.15f, io.MouseWheel), 0.25f, 16.f);
+        else if (io.KeyShift) move_axis(m.col_axis, win, -int(io.MouseWheel * 3));
+        else move_axis(m.row_axis, win, -int(io.MouseWheel * 3));
+    }
+    if (hovered && io.MouseWheelH != 0.f) move_axis(m.col_axis, win, -int(io.MouseWheelH * 3));
+    if (active && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.f)) {
+        ImVec2 d = ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 2.f);
+        int dc = int(-d.x / cw), dr = int(-d.y / chh);
+        if (dc != 0 || dr != 0) {
+            move_axis(m.col_axis, win, dc);
+            move_axis(m.row_axis, win, dr);
+            ImGui::ResetMouseDragDelta(ImGuiMouseButton_Left);
+        }
+    }
+
+    // Cells: one shader draw per texture part that overlaps the window.
+    int part_start = 0;
+    for (const MatrixPart& part : m.parts) {
+        const int a = std::max(c0, part_start), b = std::min(c0 + nc, part_start + part.cols);
+        if (part.tex && part.tex->id != 0 && a < b) {
+            HeatmapDraw d;
+            d.data = part.tex;
+            d.base = part.base && part.base->id != 0 ? part.base : nullptr;
+            d.offset_row = part.offset_row;
+            d.offset_col = part.offset_col;
+            d.transpose = part.transpose;
+            d.rows = m.rows;
+            d.cols = part.cols;
+            d.row0 = float(r0);
+            d.col0 = float(a - part_start);
+            d.nrows = float(nr);
+            d.ncols = float(b - a);
+            d.colormap = m.colormap;
+            d.lo = m.lo;
+            d.hi = m.hi;
+            d.scale = m.scale;
+            d.mask = m.mask;
+            d.grid_min_px = 10 * ui.scale;
+            std::copy(pal.grid_rgb, pal.grid_rgb + 3, d.grid_rgb);
+            d.x0 = p0.x + float(a - c0) * cw;
+            d.x1 = p0.x + float(b - c0) * cw;
+            d.y0 = p0.y;
+            d.y1 = p1.y;
+            add_heatmap(dl, *ui.renderer, d);
+        }
+        part_start += part.cols;
+    }
+    if (m.frame_color) dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), m.frame_color, 0, 0, 2.f);
+
+    // Values printed in the cells when they fit.
+    ImFont* value_font = cw >= 58 * ui.scale && chh >= 2.2f * body->FontSize ? body : small;
+    if (m.print_values && m.value && chh >= value_font->FontSize + 2 && cw >= 16 * ui.scale) {
+        for (int r = r0; r < r0 + nr; ++r)
+            for (int c = c0; c < c0 + nc; ++c) {
+                const float v = m.value(r, c);
+                const ImVec2 a(p0.x + float(c - c0) * cw, p0.y + float(r - r0) * chh);
+                std::string s = format_fitting(v, cw - 4, value_font);
+                if (s.empty()) continue;
+                const ImVec2 ts = text_size(value_font, s);
+                const ImVec2 at(std::round(a.x + (cw - ts.x) * 0.5f), std::round(a.y + (chh - ts.y) * 0.5f));
+                ImU32 color;
+                if (std::isnan(v)) {
+                    dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + ts.x + 2, at.y + ts.y), IM_COL32(15, 15, 15, 255));
+                    color = IM_COL32(255, 255, 255, 255);
+                } else if (std::isinf(v) && v < 0) {
+                    color = IM_COL32(20, 20, 20, 255);
+                } else {
+                    const float t = m.hi > m.lo ? (v - m.lo) / (m.hi - m.lo) : 0.5f;
+                    color = text_over(colormap_color(m.colormap, t));
+                }
+                dl->AddText(value_font, value_font->FontSize, at, color, s.c_str());
+            }
+    }
+
+    // Separators between column blocks (heads, Q | K | V).
+    for (int s : m.separators)
+        if (s > c0 && s < c0 + nc) {
+            const float x = std::round(p0.x + float(s - c0) * cw);
+            dl->AddLine(ImVec2(x, p0.y - 1), ImVec2(x, p1.y + 1), m.separator_color ? m.separator_color : pal.background,
+                        std::max(2.f, std::round(2 * ui.scale)));
+        }
+    // The perturbed row.
+    if (m.highlight_row >= r0 && m.highlight_row < r0 + nr) {
+        const float y = p0.y + float(m.highlight_row - r0) * chh;
+        dl->AddRect(ImVec2(p0.x - 3, y - 1), ImVec2(p1.x + 3, y + chh + 1), pal.accent, 0, 0, 2.f);
+    }
+
+    // Title, bands, ticks and captions.
+    const ImVec4 clip(pos.x, pos.y, std::max(panel_max.x, pos.x + 1), panel_max.y);
+    float y = pos.y;
+    if (!m.title.empty()) {
+        dl->AddText(body, body->FontSize, ImVec2(p0.x, y), m.title_color ? m.title_color : pal.text, m.title.c_str(),
+                    nullptr, 0.f, &clip);
+        y += line_h(body) + pad;
+    }
+    for (int level = 0; level < m.band_levels; ++level) {
+        for (const Band& b : m.bands) {
+            if (b.level != level) continue;
+            const int a = std::max(b.c0, c0), e = std::min(b.c1, c0 + nc);
+            if (a >= e) continue;
+            const ImVec2 b0(p0.x + float(a - c0) * cw + 1, y), b1(p0.x + float(e - c0) * cw - 1, y + line_h(small) + 1);
+            dl->AddRectFilled(b0, b1, b.color, 2.f);
+            const ImVec2 ts = text_size(small, b.label);
+            if (ts.x <= b1.x - b0.x - 2) {
+                const ImVec4 bclip(b0.x, b0.y, b1.x, b1.y);
+                dl->AddText(small, small->FontSize, ImVec2(std::round((b0.x + b1.x - ts.x) * 0.5f), y), text_over(ImGui::ColorConvertU32ToFloat4(b.color)),
+                            b.label.c_str(), nullptr, 0.f, &bclip);
+            }
+        }
+        y += line_h(small) + pad;
+    }
+    {
+        // Column ticks.
+        const int k = tick_step(cw, text_size(small, std::to_string(m.cols - 1)).x + 6);
+        for (int c = ((c0 + k - 1) / k) * k; c < c0 + nc; c += k) {
+            std::string s = std::to_string(c);
+            const ImVec2 ts = text_size(small, s);
+            dl->AddText(small, small->FontSize, ImVec2(std::round(p0.x + (float(c - c0) + 0.5f) * cw - ts.x * 0.5f), y),
+                        pal.text_dim, s.c_str());
+        }
+        // Row ticks.
+        const int kr = tick_step(chh, small->FontSize * 1.1f);
+        for (int r = ((r0 + kr - 1) / kr) * kr; r < r0 + nr; r += kr) {
+            std::string s = std::to_string(r);
+            const ImVec2 ts = text_size(small, s);
+            dl->AddText(small, small->FontSize,
+                        ImVec2(p0.x - pad - ts.x, std::round(p0.y + (float(r - r0) + 0.5f) * chh - ts.y * 0.5f)),
+                        pal.text_dim, s.c_str());
+        }
+    }
+    if (!m.row_caption.empty())
+        add_text_vertical(dl, small, ImVec2(pos.x + line_h(small) * 0.5f, (p0.y + p1.y) * 0.5f), pal.text_dim,
+                          m.row_caption.c_str());
+    float yb = p1.y + pad;
+    if (!m.col_caption.empty()) {
+        std::string cap = m.col_caption;
+        const ImVec2 ts = text_size(small, cap);
+        dl->AddText(small, small->FontSize, ImVec2(std::round(std::max(p0.x, (p0.x + p1.x - ts.x) * 0.5f)), yb), pal.text_dim,
+                    cap.c_str(), nullptr, 0.f, &clip);
+        yb += line_h(small) + pad;
+    }
+    if (m.colorbar) {
+        const float bar_h = std::round(10 * ui.scale);
+        HeatmapDraw d;
+        d.data = m.parts.front().tex;
+        d.colorbar = true;
+        d.colormap = m.colormap;
+        d.lo = m.lo;
+        d.hi = m.hi;
+        d.x0 = p0.x, d.x1 = p1.x, d.y0 = yb, d.y1 = yb + bar_h;
+        if (d.data && d.data->id) add_heatmap(dl, *ui.renderer, d);
+        dl->AddRect(ImVec2(p0.x - 1, yb - 1), ImVec2(p1.x + 1, yb + bar_h + 1), pal.frame);
+        const float ty = yb + bar_h + pad * 0.5f;
+        const std::string lo = format_value(m.lo, 2), hi = format_value(m.hi, 2);
+        const ImVec2 lo_s = text_size(small, lo), hi_s = text_size(small, hi);
+        dl->AddText(small, small->FontSize, ImVec2(p0.x, ty), pal.text_dim, lo.c_str());
+        dl->AddText(small, small->FontSize, ImVec2(p1.x - hi_s.x, ty), pal.text_dim, hi.c_str());
+        const std::string mid = format_value(0.5f * (m.lo + m.hi), 2);
+        const ImVec2 mid_s = text_size(small, mid);
+        if (p1.x - p0.x > lo_s.x + hi_s.x + mid_s.x + 16)
+            dl->AddText(small, small->FontSize, ImVec2(std::round((p0.x + p1.x - mid_s.x) * 0.5f), ty), pal.text_dim, mid.c_str());
+        if (ui.layout)
+            ui.layout->push_back(LayoutItem{"colorbar", m.name, m.head, p0.x, yb, p1.x - p0.x, bar_h, 0, 0, 0, 0, 0, 0, -1, 0});
+    }
+
+    // Hover: outline and tooltip.
+    if (hovered) {
+        const ImVec2 mp = io.MousePos;
+        const int c = std::clamp(c0 + int((mp.x - p0.x) / cw), c0, c0 + nc - 1);
+        const int r = std::clamp(r0 + int((mp.y - p0.y) / chh), r0, r0 + nr - 1);
+        res.hovered = true;
+        res.row = r;
+        res.col = c;
+        const ImVec2 a(p0.x + float(c - c0) * cw, p0.y + float(r - r0) * chh);
+        dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(a.x + cw + 1, a.y + chh + 1), pal.hover, 0, 0, 2.f);
+        if (m.value) {
+            const float v = m.value(r, c);
+            ImGui::BeginTooltip();
+            ImGui::TextUnformatted(m.describe ? m.describe(r, c, v).c_str() : format_exact(v).c_str());
+            ImGui::TextDisabled("row %d, column %d; exact value %s", r, c, format_exact(v).c_str());
+            if (m.base_value) {
+                const float b = m.base_value(r, c);
+                const bool same = (std::isnan(b) && std::isnan(v)) || b == v;
+                if (!same)
+                    ImGui::Text("changed by the perturbation: was %s", format_exact(b).c_str());
+            }
+            ImGui::EndTooltip();
+        }
+    }
+
+    if (ui.layout)
+        ui.layout->push_back(LayoutItem{"heatmap", m.name, m.head, p0.x, p0.y, p1.x - p0.x, p1.y - p0.y, m.rows, m.cols,
+                                        r0, c0, nr, nc, -1, 0});
+    ImGui::SetCursorScreenPos(pos);
+    ImGui::Dummy(res.size);
+    return res;
+}
+
+} // namespace attnviz

@@ -1,0 +1,184 @@
+// qkv_view.cpp: one projection, three views. The (T, 3C) output of the single qkv matmul
+// is drawn as one matrix under W_qkvᵀ (the textbook layout of a product: x on the left,
+// W_qkvᵀ on top, qkv where their rows and columns meet), cut into Q | K | V and each of
+// those into H heads of head_dim columns; underneath, each head's own q, k and v with
+// ribbons from the columns they are taken from.
+#include "format.h"
+#include "specs.h"
+#include "views.h"
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz {
+
+namespace {
+
+// A translucent ribbon from a column span of one matrix down to the top of another.
+void ribbon(ImDrawList* dl, ImVec2 a0, ImVec2 a1, ImVec2 b0, ImVec2 b1, ImU32 color) {
+    const ImU32 fill = (color & 0x00FFFFFF) | (IM_COL32_A_MASK & IM_COL32(0, 0, 0, 60));
+    dl->AddQuadFilled(a0, a1, b1, b0, fill);
+    dl->AddLine(a0, b0, color, 1.5f);
+    dl->AddLine(a1, b1, color, 1.5f);
+}
+
+MatrixSpec small_head_block(const AppState& s, const UiContext& ui, Part which, int h, bool bar) {
+    MatrixSpec m = spec_head_part(s, ui, which, h);
+    m.title = std::string(part_name(which)) + " h" + std::to_string(h);
+    m.row_caption.clear();
+    m.col_caption.clear();
+    m.colorbar = bar;
+    return m;
+}
+
+} // namespace
+
+void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    ViewWindow& win = s.windows[int(View::qkv)];
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const Config& c = s.config;
+    const int T = c.seq_len, C = c.n_embd, H = c.n_head, hd = c.head_dim();
+    const float width = p1.x - p0.x;
+    const float gap = std::round(8 * ui.scale);
+    float y = p0.y;
+
+    ImFont* hf = ui.fonts->heading;
+    dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, "One projection, three views:  qkv = x · W_qkvᵀ");
+    y += hf->FontSize + std::round(4 * ui.scale);
+    {
+        const std::string shapes = "(T, C) · (C, 3C) → (T, 3C) = (" + std::to_string(T) + ", " + std::to_string(C) + ") · (" +
+                                   std::to_string(C) + ", " + std::to_string(3 * C) + ") → (" + std::to_string(T) + ", " +
+                                   std::to_string(3 * C) + "):  one matmul instead of three.";
+        dl->AddText(ui.fonts->body, ui.fonts->body->FontSize, ImVec2(p0.x, y), ui.pal.accent, shapes.c_str());
+        y += ui.fonts->body->FontSize + gap;
+    }
+    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
+    const float note_h = 2 * (ui.fonts->body->FontSize + std::round(4 * ui.scale)) + gap;
+    const float bottom = p1.y - legend_h - note_h;
+
+    MatrixSpec sx = spec_x(s, ui), sw = spec_w_qkv_t(s, ui), sq = spec_qkv(s, ui);
+    sx.colorbar = true;
+    sq.colorbar = true;
+    sw.title = "W_qkvᵀ   (C, 3C): qkv.weight, transposed";
+    const Chrome cx = matrix_chrome(ui, sx), cw = matrix_chrome(ui, sw), cq = matrix_chrome(ui, sq);
+    const int nh = std::min(H, 4); // heads shown under qkv
+    std::vector<MatrixSpec> blocks;
+    for (int h = 0; h < nh; ++h)
+        for (int p = 0; p < 3; ++p) blocks.push_back(small_head_block(s, ui, Part(p), std::min(h + win.head0, H - 1), false));
+    const Chrome cb = blocks.empty() ? Chrome{} : matrix_chrome(ui, blocks.front());
+    const float block_gap = std::round(4 * ui.scale), group_gap = std::round(18 * ui.scale);
+    const float connector_h = std::round(44 * ui.scale);
+
+    // One cell size for the product layout: widths x + qkv, and the head blocks; heights W
+    // over qkv over the blocks.
+    const float fixed_w_top = cx.left + cx.right + cq.left + cq.right + 3 * gap;
+    const float fixed_w_blocks = float(3 * nh) * (cb.left + cb.right + block_gap) + float(nh - 1) * group_gap;
+    const float fixed_h = cw.top + cw.bottom + cq.top + cq.bottom + connector_h + cb.top + cb.bottom + gap;
+    float cell = 64 * ui.scale;
+    cell = std::min(cell, (width - fixed_w_top) / float(4 * C));
+    cell = std::min(cell, (width - fixed_w_blocks) / float(3 * nh * hd));
+    cell = std::min(cell, (bottom - y - fixed_h) / float(C + 2 * T));
+    const bool product_layout = cell >= readable_cell(ui) && win.zoom == 1.f;
+
+    if (product_layout) {
+        cell = std::floor(cell);
+        // qkv's cells start where W_qkvᵀ's do, so each column of W lines up with its column of qkv.
+        const float qkv_cells_x = p0.x + std::floor((width - (cx.left + C * cell + cx.right + 3 * gap + cq.left + 3 * C * cell + cq.right)) * 0.5f) +
+                                  cx.left + C * cell + cx.right + 3 * gap + cq.left;
+        const ImVec2 w_pos(qkv_cells_x - cw.left, y);
+        MatrixResult rw = draw_matrix(ui, sw, win, w_pos, cell, C, 3 * C);
+        const float qkv_top = y + rw.size.y + gap;
+        const float qkv_cells_y = qkv_top + cq.top;
+        const ImVec2 q_pos(qkv_cells_x - cq.left, qkv_top);
+        MatrixResult rq = draw_matrix(ui, sq, win, q_pos, cell, T, 3 * C);
+        const ImVec2 x_pos(qkv_cells_x - cq.left - 3 * gap - cx.right - C * cell - cx.left, qkv_cells_y - cx.top);
+        MatrixResult rx = draw_matrix(ui, sx, win, x_pos, cell, T, C);
+        // "·" between x and W's corner, "=" implied by the layout: a caption says it.
+        {
+            ImFont* bf = ui.fonts->body;
+            const char* hint = "row t of x  ·  column j of W_qkvᵀ  =  cell (t, j) of qkv";
+            const ImVec2 hs = text_size(bf, hint);
+            const float hx = std::max(p0.x, x_pos.x + cx.left + C * cell - hs.x);
+            dl->AddText(bf, bf->FontSize, ImVec2(hx, std::max(y + gap, qkv_cells_y - cx.top - 2.5f * hs.y)), ui.pal.text_dim, hint);
+        }
+        // Hovering a cell of qkv outlines the row of x and the column of W it comes from.
+        if (rq.hovered) {
+            const float xr = x_pos.x + cx.left, yr = qkv_cells_y + float(rq.row) * cell;
+            dl->AddRect(ImVec2(xr - 2, yr - 1), ImVec2(xr + C * cell + 2, yr + cell + 1), ui.pal.hover, 0, 0, 2.f);
+            const float wx = qkv_cells_x + float(rq.col) * cell, wy = w_pos.y + cw.top;
+            dl->AddRect(ImVec2(wx - 1, wy - 2), ImVec2(wx + cell + 1, wy + C * cell + 2), ui.pal.hover, 0, 0, 2.f);
+        }
+        (void)rx;
+
+        // The head blocks, grouped by head, with ribbons from their qkv columns.
+        const float blocks_top = qkv_top + rq.size.y + connector_h;
+        float total = float(nh - 1) * group_gap;
+        for (const MatrixSpec& b : blocks) total += matrix_chrome(ui, b).left + b.cols * cell + matrix_chrome(ui, b).right + block_gap;
+        float bx = p0.x + std::max(0.f, std::floor((width - total) * 0.5f));
+        const float qkv_bottom = qkv_cells_y + T * cell;
+        for (int g = 0; g < nh; ++g) {
+            const int h = std::min(g + win.head0, H - 1);
+            const float group_x = bx;
+            for (int p = 0; p < 3; ++p) {
+                MatrixSpec& b = blocks[size_t(g * 3 + p)];
+                b.colorbar = false;
+                const Chrome bc = matrix_chrome(ui, b);
+                MatrixResult rb = draw_matrix(ui, b, win, ImVec2(bx, blocks_top), cell, T, hd);
+                const float c0 = qkv_cells_x + float(p * C + h * hd) * cell;
+                ribbon(dl, ImVec2(c0, qkv_bottom + 2), ImVec2(c0 + hd * cell, qkv_bottom + 2),
+                       ImVec2(bx + bc.left, blocks_top + 2), ImVec2(bx + bc.left + hd * cell, blocks_top + 2),
+                       part_color(ui, Part(p)));
+                bx += rb.size.x + block_gap;
+            }
+            // "head h" under its three blocks.
+            const std::string label = "head " + std::to_string(h) + ": q, k, v";
+            ImFont* sf = ui.fonts->small;
+            const ImVec2 ls = text_size(sf, label);
+            const float lx = std::round((group_x + bx - block_gap - ls.x) * 0.5f);
+            dl->AddText(sf, sf->FontSize, ImVec2(lx, blocks_top + cb.top + T * cell + 4), ui.pal.text, label.c_str());
+            bx += group_gap;
+        }
+        y = blocks_top + cb.top + T * cell + cb.bottom + ui.fonts->small->FontSize + gap;
+        draw_window_bar(s, ui, win, ImVec2(p1.x - 190 * ui.scale, p0.y), 190 * ui.scale, false);
+        if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p1.x - 190 * ui.scale, p0.y + ImGui::GetFrameHeight() + 4));
+    } else {
+        // Too big for the product layout: x → qkv, then a window of heads' blocks.
+        const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
+        std::vector<Row> rows;
+        Row top;
+        RowItem ix, iop, iq;
+        ix.spec = sx;
+        iop.op = "→";
+        iop.note = "· W_qkvᵀ";
+        iq.spec = sq;
+        top.items = {ix, iop, iq};
+        rows.push_back(top);
+        const int shown = std::min(H, 2);
+        win.head0 = std::clamp(win.head0, 0, std::max(0, H - shown));
+        Row heads;
+        heads.caption = "each head takes its own head_dim columns of Q, K and V:";
+        for (int h = win.head0; h < win.head0 + shown; ++h)
+            for (int p = 0; p < 3; ++p) {
+                RowItem b;
+                b.spec = small_head_block(s, ui, Part(p), h, p == 2);
+                heads.items.push_back(b);
+            }
+        rows.push_back(heads);
+        RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, bottom), 48 * ui.scale);
+        draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
+        if (H > shown) draw_head_pager(s, ui, win, shown, ImVec2(p0.x + width * 0.64f, y));
+        y = rr.bottom;
+    }
+
+    // What to take away, in the lesson's words.
+    ImGui::SetCursorScreenPos(ImVec2(p0.x, std::min(y, bottom) + 2));
+    ImGui::PushTextWrapPos(p1.x);
+    const std::string takeaway =
+        "Multi-head splits channels, not compute: head h takes columns h·head_dim … (h+1)·head_dim − 1 of each of Q, K "
+        "and V (head_dim = C / H = " + std::to_string(hd) + "). The " + std::to_string(H) + " heads together use each of the 3C = " +
+        std::to_string(3 * C) + " columns exactly once: the same matmul, whatever H is.";
+    ImGui::TextUnformatted(takeaway.c_str());
+    ImGui::PopTextWrapPos();
+    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, false);
+}
+
+} // namespace attnviz

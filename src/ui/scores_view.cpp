@@ -1,0 +1,90 @@
+// scores_view.cpp: per head, one row of three panels - the scaled scores before the mask,
+// after the mask (−∞ above the diagonal), and the softmax weights - with the lesson's axis
+// words: rows are "query position i", columns "key position j".
+#include "format.h"
+#include "specs.h"
+#include "views.h"
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz {
+
+namespace {
+
+std::vector<Row> score_rows(AppState& s, UiContext& ui, int h0, int nh) {
+    std::vector<Row> rows;
+    const int H = s.trace.H;
+    const int last = std::min(H, h0 + nh) - 1;
+    const char* mask_note = s.config.mask == MaskMode::causal       ? "mask (tril)"
+                            : s.config.mask == MaskMode::off_by_one ? "mask (off by one)"
+                                                                     : "no mask";
+    for (int h = h0; h <= last; ++h) {
+        const bool bars = !s.shared_ranges || h == last;
+        Row r;
+        r.caption = "head " + std::to_string(h);
+        RowItem before, after, probs, op1, op2;
+        before.spec = spec_scores(s, ui, h, ScoreStage::scaled);
+        before.spec.title = "before the mask";
+        before.spec.name = "scores_scaled";
+        after.spec = spec_scores(s, ui, h, ScoreStage::masked);
+        after.spec.title = "after the mask";
+        probs.spec = spec_probs(s, ui, h);
+        probs.spec.title = "softmax weights";
+        for (RowItem* it : {&before, &after, &probs}) it->spec.colorbar = bars;
+        op1.op = "→";
+        op1.note = mask_note;
+        op2.op = "→";
+        op2.note = "softmax";
+        r.items = {before, op1, after, op2, probs};
+        rows.push_back(std::move(r));
+    }
+    return rows;
+}
+
+} // namespace
+
+void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    ViewWindow& win = s.windows[int(View::scores)];
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float width = p1.x - p0.x;
+    const float gap = std::round(8 * ui.scale);
+    float y = p0.y;
+    const Config& c = s.config;
+
+    {
+        ImFont* hf = ui.fonts->heading;
+        const std::string scale = c.scale == ScaleMode::head_dim ? "q·kᵀ × head_dim^−½ = q·kᵀ × " + format_value(s.trace.scale, 4)
+                                  : c.scale == ScaleMode::n_embd ? "q·kᵀ × C^−½ = q·kᵀ × " + format_value(s.trace.scale, 4)
+                                                                 : "q·kᵀ, not scaled";
+        dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, ("Scores: " + scale).c_str());
+        y += hf->FontSize + std::round(4 * ui.scale);
+        ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
+        ImGui::PushTextWrapPos(p1.x);
+        const char* what = c.mask == MaskMode::causal
+                               ? "Query i may look at keys j ≤ i. The mask sets every later key to −∞ (hatched), and softmax turns −∞ into a weight of exactly 0."
+                           : c.mask == MaskMode::none
+                               ? "No mask: every query sees every key, the future included. Each row's weights spread over later positions too."
+                               : "Off-by-one mask, tril(diagonal=−1): the diagonal is hidden too, so row 0 has no visible key and its softmax is 0 / 0 = NaN.";
+        ImGui::TextUnformatted(what);
+        ImGui::PopTextWrapPos();
+        y = ImGui::GetCursorScreenPos().y + std::round(2 * ui.scale);
+    }
+
+    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
+    const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
+    const int H = s.trace.H;
+    const ImVec2 area(width, p1.y - y - bar_h - legend_h);
+    int nh = std::min(H, 4);
+    while (nh > 1 && fit_cell(ui, score_rows(s, ui, 0, nh), area, 72 * ui.scale) < 34 * ui.scale) --nh;
+    if (c.seq_len > 16) nh = std::min(H, 2);
+    win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
+    // Keys follow queries unless the user moved them apart: the diagonal stays in view.
+    std::vector<Row> rows = score_rows(s, ui, win.head0, nh);
+    RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, p1.y - legend_h), 72 * ui.scale);
+    draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
+    if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
+    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, true);
+    (void)gap;
+}
+
+} // namespace attnviz

@@ -1,0 +1,22 @@
+// ui_context.h: what every panel draws with this frame (textures, the heatmap renderer,
+// fonts and colours) and where it records the rectangles it drew.
+#pragma once
+#include "app_state.h"
+#include "heatmap_renderer.h"
+#include "theme.h"
+#include "trace_textures.h"
+#include <vector>
+
+namespace attnviz {
+
+struct UiContext {
+    const TraceTextures* tex = nullptr;      // the current trace
+    const TraceTextures* base_tex = nullptr; // the unperturbed trace (ids 0 where not kept)
+    HeatmapRenderer* renderer = nullptr;
+    const Fonts* fonts = nullptr;
+    Palette pal{};
+    float scale = 1;                         // font scale
+    std::vector<LayoutItem>* layout = nullptr;
+};
+
+} // namespace attnviz

@@ -1,0 +1,145 @@
+// view_common.cpp: pieces every view uses - the colour legend, the head pager, the zoom and
+// window bar - and the keyboard.
+#include "format.h"
+#include "specs.h"
+#include "views.h"
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz {
+
+namespace {
+
+// A small colour-bar sample drawn by the heatmap shader.
+void mini_bar(UiContext& ui, ImDrawList* dl, ImVec2 a, ImVec2 b, Colormap m, float lo, float hi) {
+    if (!ui.tex || ui.tex->x.id == 0) return;
+    HeatmapDraw d;
+    d.data = &ui.tex->x;
+    d.colorbar = true;
+    d.colormap = m;
+    d.lo = lo, d.hi = hi;
+    d.x0 = a.x, d.y0 = a.y, d.x1 = b.x, d.y1 = b.y;
+    add_heatmap(dl, *ui.renderer, d);
+    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), ui.pal.frame);
+}
+
+} // namespace
+
+float draw_legend(AppState& s, UiContext& ui, ImVec2 p0, float width, bool with_scores) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* f = ui.fonts->small;
+    const float h = f->FontSize;
+    const float sw = std::round(34 * ui.scale), gap = std::round(6 * ui.scale), big_gap = std::round(16 * ui.scale);
+    float x = p0.x;
+    const float y = p0.y;
+    const ImVec4 clip(p0.x, p0.y - 2, p0.x + width, p0.y + h + 4);
+    auto text = [&](const std::string& t, ImU32 c) {
+        dl->AddText(f, f->FontSize, ImVec2(x, y), c, t.c_str(), nullptr, 0.f, &clip);
+        x += text_size(f, t).x;
+    };
+    auto room = [&](float w) { return x + w <= p0.x + width; };
+    mini_bar(ui, dl, ImVec2(x, y + 2), ImVec2(x + sw, y + h - 2), Colormap::diverging, -1, 1);
+    x += sw + gap;
+    text("signed: − blue, 0 white, + red", ui.pal.text_dim);
+    x += big_gap;
+    if (room(sw + 120 * ui.scale)) {
+        mini_bar(ui, dl, ImVec2(x, y + 2), ImVec2(x + sw, y + h - 2), Colormap::viridis, 0, 1);
+        x += sw + gap;
+        text("weights 0 … 1", ui.pal.text_dim);
+        x += big_gap;
+    }
+    if (with_scores && room(h * 1.6f + 150 * ui.scale)) {
+        draw_swatch(ui, dl, ImVec2(x, y), ImVec2(x + h * 1.6f, y + h), 1);
+        x += h * 1.6f + gap;
+        text("masked (−∞)", ui.pal.text_dim);
+        x += big_gap;
+        draw_swatch(ui, dl, ImVec2(x, y), ImVec2(x + h * 1.6f, y + h), 2);
+        x += h * 1.6f + gap;
+        text("NaN", ui.pal.text_dim);
+        x += big_gap;
+    }
+    if (perturbed(s) && room(170 * ui.scale)) {
+        dl->AddRect(ImVec2(x, y), ImVec2(x + h * 1.6f, y + h), IM_COL32(0, 0, 0, 255), 0, 0, 3.f);
+        dl->AddRect(ImVec2(x + 2, y + 2), ImVec2(x + h * 1.6f - 2, y + h - 2), IM_COL32(240, 228, 66, 255), 0, 0, 2.f);
+        x += h * 1.6f + gap;
+        text("changed by the perturbation", ui.pal.text_dim);
+        x += big_gap;
+    }
+    const std::string ranges = s.shared_ranges ? "colour ranges shared across heads" : "colour ranges per head";
+    if (room(text_size(f, ranges).x)) text(ranges, ui.pal.text_dim);
+    return h;
+}
+
+void draw_head_pager(AppState& s, UiContext& ui, ViewWindow& win, int shown, ImVec2 pos) {
+    const int H = s.trace.H;
+    ImGui::SetCursorScreenPos(pos);
+    ImGui::BeginDisabled(win.head0 <= 0);
+    if (ImGui::ArrowButton("##heads_prev", ImGuiDir_Left)) win.head0 = std::max(0, win.head0 - shown);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(win.head0 + shown >= H);
+    if (ImGui::ArrowButton("##heads_next", ImGuiDir_Right)) win.head0 = std::min(H - shown, win.head0 + shown);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    const int last = std::min(H, win.head0 + shown) - 1;
+    std::string t = shown == 1 ? "head " + std::to_string(win.head0) : "heads " + std::to_string(win.head0) + "–" + std::to_string(last);
+    t += " of " + std::to_string(H);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(t.c_str());
+}
+
+void draw_window_bar(AppState& s, UiContext& ui, ViewWindow& win, ImVec2 pos, float width, bool windowed) {
+    ImGui::SetCursorScreenPos(pos);
+    ImGui::PushID(&win);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("Zoom");
+    ImGui::SameLine();
+    if (ImGui::Button(" − ")) win.zoom = std::max(0.25f, win.zoom / 1.25f);
+    ImGui::SameLine();
+    if (ImGui::Button(" + ")) win.zoom = std::min(16.f, win.zoom * 1.25f);
+    ImGui::SameLine();
+    if (ImGui::Button("Fit")) {
+        win.zoom = 1;
+        win.row0 = win.key0 = win.chan0 = 0;
+    }
+    if (windowed) {
+        ImGui::SameLine();
+        const float start = ImGui::GetCursorScreenPos().x;
+        const float left = pos.x + width - start;
+        const float field = std::round(std::min(70 * ui.scale, left / 3 - 40 * ui.scale));
+        const int T = s.config.seq_len, C = 3 * s.config.n_embd;
+        if (field > 30) {
+            ImGui::TextDisabled("from row");
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(field);
+            ImGui::DragInt("##row0", &win.row0, 0.25f, 0, T - 1);
+            ImGui::SameLine();
+            ImGui::TextDisabled("key");
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(field);
+            ImGui::DragInt("##key0", &win.key0, 0.25f, 0, T - 1);
+            ImGui::SameLine();
+            ImGui::TextDisabled("channel");
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(field);
+            ImGui::DragInt("##chan0", &win.chan0, 0.25f, 0, C - 1);
+        }
+        if (ImGui::IsItemHovered() || ImGui::IsItemActive())
+            ImGui::SetTooltip("Wheel scrolls rows, Shift+wheel columns, Ctrl+wheel zooms; drag a heatmap to pan.");
+    }
+    ImGui::PopID();
+}
+
+void handle_keys(AppState& s) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (io.WantTextInput) return;
+    // ImGui 1.86: keys are the backend's (GLFW) key codes, via the ImGuiKey_ map.
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) && s.view == View::walk)
+        s.step = std::min(walk_last_step, s.step + 1);
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow)) && s.view == View::walk)
+        s.step = std::max(0, s.step - 1);
+    for (int v = 0; v < view_count; ++v)
+        if (ImGui::IsKeyPressed('1' + v, false) && !io.KeyCtrl) s.view = View(v);
+}
+
+} // namespace attnviz

@@ -1,0 +1,182 @@
+// view_layout.cpp: see view_layout.h.
+#include "view_layout.h"
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz {
+
+namespace {
+
+float op_width(const UiContext& ui, const RowItem& it) {
+    const float gap = std::round(10 * ui.scale);
+    float w = text_size(ui.fonts->heading, it.op).x;
+    if (!it.note.empty()) w = std::max(w, text_size(ui.fonts->small, it.note).x);
+    return w + 2 * gap;
+}
+
+float row_gap(const UiContext& ui) { return std::round(10 * ui.scale); }
+float item_gap(const UiContext& ui) { return std::round(6 * ui.scale); }
+
+// Fixed pixels and cell counts of one row: width = fixed_w + cells_w * cell; the height is
+// the largest of the panels' chrome + rows * cell.
+struct RowNeeds {
+    float fixed_w = 0, cells_w = 0;
+    std::vector<std::pair<float, float>> heights; // (fixed, cells) per panel
+};
+
+float caption_h(const UiContext& ui, const Row& row) {
+    return row.caption.empty() ? 0.f : ui.fonts->body->FontSize + std::round(4 * ui.scale);
+}
+
+RowNeeds needs(const UiContext& ui, const Row& row) {
+    RowNeeds n;
+    const float cap = caption_h(ui, row);
+    for (const RowItem& it : row.items) {
+        if (!it.op.empty()) {
+            n.fixed_w += op_width(ui, it);
+            continue;
+        }
+        const Chrome c = matrix_chrome(ui, it.spec);
+        n.fixed_w += c.left + c.right + item_gap(ui);
+        n.cells_w += float(it.spec.cols);
+        n.heights.push_back({cap + c.top + c.bottom, float(it.spec.rows)});
+    }
+    return n;
+}
+
+} // namespace
+
+float readable_cell(const UiContext& ui) { return std::round(12 * ui.scale); }
+
+float fit_cell(const UiContext& ui, const std::vector<Row>& rows, ImVec2 size, float max_cell) {
+    float cell = max_cell;
+    // Width: each row on its own.
+    for (const Row& r : rows) {
+        RowNeeds n = needs(ui, r);
+        if (n.cells_w > 0) cell = std::min(cell, (size.x - n.fixed_w) / n.cells_w);
+    }
+    // Height: the rows stacked. The tallest panel of each row decides; try the cell size
+    // found so far and shrink it until the stack fits (heights are monotone in the cell).
+    auto stack_h = [&](float c) {
+        float h = 0;
+        for (const Row& r : rows) {
+            RowNeeds n = needs(ui, r);
+            float tallest = 0;
+            for (auto& [fixed, cells] : n.heights) tallest = std::max(tallest, fixed + cells * c);
+            h += tallest + row_gap(ui);
+        }
+        return h;
+    };
+    if (stack_h(cell) > size.y) {
+        float lo = 0, hi = cell;
+        for (int i = 0; i < 30; ++i) {
+            float mid = 0.5f * (lo + hi);
+            (stack_h(mid) > size.y ? hi : lo) = mid;
+        }
+        cell = lo;
+    }
+    return std::max(cell, 0.5f);
+}
+
+RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& rows, ImVec2 p0, ImVec2 p1,
+                     float max_cell) {
+    RowsResult out;
+    const ImVec2 size(p1.x - p0.x, p1.y - p0.y);
+    const float fit = fit_cell(ui, rows, size, max_cell);
+    float cell = fit * win.zoom;
+    const float readable = readable_cell(ui);
+    if (fit < readable) cell = readable * win.zoom;
+    if (cell >= 4) cell = std::floor(cell);
+    out.cell = cell;
+
+    // Heights: when the stack does not fit at this cell size, each row gets a share of the
+    // height in proportion to its cells, and its matrices show that many rows.
+    std::vector<float> row_cells_h, row_fixed_h;
+    float total_fixed = 0, total_cells = 0;
+    for (const Row& r : rows) {
+        RowNeeds n = needs(ui, r);
+        float fixed = 0, cells = 0;
+        for (auto& [f, c] : n.heights) {
+            fixed = std::max(fixed, f);
+            cells = std::max(cells, c);
+        }
+        row_fixed_h.push_back(fixed);
+        row_cells_h.push_back(cells);
+        total_fixed += fixed + row_gap(ui);
+        total_cells += cells;
+    }
+    const float free_h = std::max(size.y - total_fixed, cell);
+    const bool tall = total_cells * cell > free_h + 0.5f;
+
+    float y = p0.y;
+    out.panels.resize(rows.size());
+    out.origins.resize(rows.size());
+    for (size_t ri = 0; ri < rows.size(); ++ri) {
+        const Row& row = rows[ri];
+        RowNeeds n = needs(ui, row);
+        const float free_w = std::max(size.x - n.fixed_w, cell);
+        const bool wide = n.cells_w * cell > free_w + 0.5f;
+        const int max_rows_here =
+            tall ? std::max(1, int(std::floor(free_h * row_cells_h[ri] / std::max(total_cells, 1.f) / cell)))
+                 : 1 << 30;
+        // Centre the row when it is narrower than the area.
+        float used_w = n.fixed_w;
+        for (const RowItem& it : row.items)
+            if (it.op.empty()) {
+                int mc = wide ? std::max(1, int(std::floor(free_w * float(it.spec.cols) / n.cells_w / cell))) : it.spec.cols;
+                used_w += float(std::min(mc, it.spec.cols)) * cell;
+            }
+        float x = p0.x + std::max(0.f, std::floor((size.x - used_w) * 0.5f));
+        if (!row.caption.empty()) {
+            ImGui::GetWindowDrawList()->AddText(ui.fonts->body, ui.fonts->body->FontSize, ImVec2(x, y),
+                                                row.caption_color ? row.caption_color : ui.pal.text_dim,
+                                                row.caption.c_str());
+            y += caption_h(ui, row);
+        }
+        float row_h = 0;
+        float cells_top = 0; // y offset of the first panel's cells, to centre operators on
+        for (const RowItem& it : row.items)
+            if (it.op.empty()) {
+                cells_top = matrix_chrome(ui, it.spec).top;
+                break;
+            }
+        for (const RowItem& it : row.items) {
+            out.origins[ri].push_back(ImVec2(x, y));
+            if (!it.op.empty()) {
+                const float w = op_width(ui, it);
+                // Centred on the cells of the row's panels.
+                int rows_shown = 1;
+                for (const RowItem& o : row.items)
+                    if (o.op.empty()) rows_shown = std::max(rows_shown, std::min(o.spec.rows, max_rows_here));
+                const float cy = y + cells_top + std::min(float(rows_shown) * cell, free_h) * 0.5f;
+                ImDrawList* dl = ImGui::GetWindowDrawList();
+                ImFont* hf = ui.fonts->heading;
+                const ImVec2 ts = text_size(hf, it.op);
+                dl->AddText(hf, hf->FontSize, ImVec2(std::round(x + (w - ts.x) * 0.5f), std::round(cy - ts.y * 0.5f)),
+                            ui.pal.text, it.op.c_str());
+                if (!it.note.empty()) {
+                    ImFont* sf = ui.fonts->small;
+                    const ImVec2 ns = text_size(sf, it.note);
+                    dl->AddText(sf, sf->FontSize, ImVec2(std::round(x + (w - ns.x) * 0.5f), std::round(cy + ts.y * 0.5f + 2)),
+                                ui.pal.text_dim, it.note.c_str());
+                }
+                out.panels[ri].push_back(MatrixResult{});
+                x += w;
+                continue;
+            }
+            const int max_cols =
+                wide ? std::max(1, int(std::floor(free_w * float(it.spec.cols) / n.cells_w / cell))) : it.spec.cols;
+            MatrixResult r = draw_matrix(ui, it.spec, win, ImVec2(x, y), cell, max_rows_here, max_cols);
+            out.windowed = out.windowed || wide || (tall && max_rows_here < it.spec.rows) ||
+                           max_cols < it.spec.cols;
+            out.panels[ri].push_back(r);
+            x += r.size.x + item_gap(ui);
+            row_h = std::max(row_h, r.size.y);
+        }
+        y += row_h + row_gap(ui);
+    }
+    out.bottom = y;
+    return out;
+}
+
+} // namespace attnviz

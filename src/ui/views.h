@@ -1,0 +1,35 @@
+// views.h: the panels, as free functions over AppState (Dear ImGui demo style).
+//
+//   draw_app          the whole window: the controls on the left, view tabs, the view
+//   draw_controls     config, kernel, reset, parameter count, theme; refused edits say why
+//   draw_walk_view    the shape walk: code line, shapes, why, tensors; step N of 11
+//   draw_qkv_view     the one (T, 3C) projection cut into Q | K | V and heads
+//   draw_scores_view  per head: scores before the mask, after it, softmax weights
+//   draw_causality_view  perturb position p, watch which outputs move
+//
+// Panels only arrange widgets and heatmaps and set dirty flags; recompute() does the math.
+#pragma once
+#include "ui_context.h"
+#include "view_layout.h"
+
+namespace attnviz {
+
+void draw_app(AppState& s, UiContext& ui);
+void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+
+// Keys: Left/Right step the walk, 1-4 pick a view. Ignored while a text field has focus.
+void handle_keys(AppState& s);
+
+// One line of the colour legend (signed map, weights map, masked, NaN, shared ranges) at
+// the bottom of a view; returns its height.
+float draw_legend(AppState& s, UiContext& ui, ImVec2 p0, float width, bool with_scores);
+// "◀ ▶ heads 0–1 of 8": buttons that move the view's head window by `shown` heads.
+void draw_head_pager(AppState& s, UiContext& ui, ViewWindow& win, int shown, ImVec2 pos);
+// Zoom and window controls for a view whose matrices show only a window of cells.
+void draw_window_bar(AppState& s, UiContext& ui, ViewWindow& win, ImVec2 pos, float width, bool windowed);
+
+} // namespace attnviz

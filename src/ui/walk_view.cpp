@@ -1,0 +1,328 @@
+// walk_view.cpp: the shape walk, the spine of the lesson. Every step puts the same things
+// in the same places: the step counter and buttons, the lesson's code with this step's
+// part highlighted, the shapes before and after, one sentence of why, then the tensors.
+#include "format.h"
+#include "specs.h"
+#include "views.h"
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz {
+
+namespace {
+
+// The lesson's forward(), as printed (one indent level less).
+std::vector<std::string> code_lines(const Config& c) {
+    std::vector<std::string> lines = {
+        "def forward(self, x):",
+        "    B, T, C = x.shape",
+        "    q, k, v = self.qkv(x).split(C, dim=2)",
+        "    q, k, v = (t.view(B, T, self.n_head, self.head_dim).transpose(1, 2) for t in (q, k, v))",
+        "    att = (q @ k.transpose(-2, -1)) * self.head_dim ** -0.5",
+        "    mask = torch.tril(torch.ones(T, T, dtype=torch.bool))",
+        "    att = F.softmax(att.masked_fill(~mask, float(\"-inf\")), dim=-1)",
+        "    y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)",
+        "    return self.proj(y)",
+    };
+    // The teaching switches change the code the way one would change it to try them.
+    if (c.scale == ScaleMode::n_embd) lines[4] = "    att = (q @ k.transpose(-2, -1)) * C ** -0.5";
+    if (c.scale == ScaleMode::none) lines[4] = "    att = (q @ k.transpose(-2, -1))";
+    if (c.mask == MaskMode::off_by_one) lines[5] = "    mask = torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)";
+    if (c.mask == MaskMode::none) lines[5] = "    mask = torch.ones(T, T, dtype=torch.bool)";
+    return lines;
+}
+
+struct Span {
+    int line;
+    std::string text; // found in the line; empty: the whole line after its indent
+};
+
+struct WalkStep {
+    const char* title;
+    std::vector<Span> spans;
+    std::string before, after; // shapes, filled per config
+    std::string why;
+};
+
+WalkStep walk_step(int step, const Config& c) {
+    auto sh = [&](const char* s) { return format_shape(s, c); };
+    const std::string scale_code = c.scale == ScaleMode::head_dim ? "* self.head_dim ** -0.5"
+                                   : c.scale == ScaleMode::n_embd ? "* C ** -0.5"
+                                                                  : "";
+    switch (step) {
+    case 0:
+        return {"the input x", {{1, ""}}, sh("(B, T, C)"), sh("(B, T, C)"),
+                "The module takes T positions of C channels each (B = 1 sequence); the lesson's x is torch.randn(1, 4, 8)."};
+    case 1:
+        return {"x → qkv", {{2, "self.qkv(x)"}}, sh("(B, T, C)"), sh("(B, T, 3C)"),
+                "One Linear(C, 3C) makes queries, keys and values together: one matmul instead of three."};
+    case 2:
+        return {"split into q, k, v", {{2, ".split(C, dim=2)"}}, sh("(B, T, 3C)"), "q, k, v: 3 × " + sh("(B, T, C)"),
+                "Cutting the last dimension into three blocks of C columns moves no data: q, k and v are views of qkv."};
+    case 3:
+        return {"view into H heads", {{3, "t.view(B, T, self.n_head, self.head_dim)"}}, sh("(B, T, C)"),
+                sh("(B, T, H, head_dim)"),
+                "Each head gets its own head_dim = C / H channels: multi-head splits channels, not compute."};
+    case 4:
+        return {"transpose", {{3, ".transpose(1, 2)"}}, sh("(B, T, H, head_dim)"), sh("(B, H, T, head_dim)"),
+                "Heads move in front of positions, so one batched matmul runs all H heads in parallel."};
+    case 5:
+        return {"q · kᵀ", {{4, "(q @ k.transpose(-2, -1))"}}, sh("(B, H, T, head_dim)") + " · kᵀ", sh("(B, H, T, T)"),
+                "Row i, column j says how well query i matches key j: every position scores every position."};
+    case 6:
+        return {c.scale == ScaleMode::head_dim ? "× head_dim^−½" : c.scale == ScaleMode::n_embd ? "× C^−½" : "no scaling",
+                {{4, scale_code}}, sh("(B, H, T, T)"), sh("(B, H, T, T)"),
+                c.scale == ScaleMode::head_dim
+                    ? "Each head divides by √head_dim, its own width (not √C), so scores stay near unit size and softmax does not saturate."
+                : c.scale == ScaleMode::n_embd
+                    ? "Scaled by √C instead of √head_dim: the scores come out √H times too small and softmax flattens."
+                    : "Unscaled: the scores grow with √head_dim and softmax saturates toward one key."};
+    case 7:
+        return {"mask", {{5, ""}, {6, "att.masked_fill(~mask, float(\"-inf\"))"}}, sh("(B, H, T, T)"), sh("(B, H, T, T)"),
+                c.mask == MaskMode::causal
+                    ? "torch.tril keeps keys j ≤ i: every future key is set to −∞, so it can get no weight."
+                : c.mask == MaskMode::none
+                    ? "No mask: every query sees every key, the future included; training would silently cheat."
+                    : "Off-by-one: tril(diagonal=−1) also hides the diagonal, so row 0 sees no key at all."};
+    case 8:
+        return {"softmax", {{6, "F.softmax("}, {6, ", dim=-1)"}}, sh("(B, H, T, T)"), sh("(B, H, T, T)"),
+                c.mask == MaskMode::off_by_one
+                    ? "Each row becomes weights that sum to 1, except row 0: all −∞ gives 0 / 0 = NaN."
+                    : "Each row becomes weights that sum to 1; e^−∞ = 0, so masked keys get exactly 0."};
+    case 9:
+        return {"att · v", {{7, "(att @ v)"}}, sh("(B, H, T, T)") + " · v", sh("(B, H, T, head_dim)"),
+                "Each query's output is a weighted average of the values it is allowed to see."};
+    case 10:
+        return {"transpose back, concatenate", {{7, ".transpose(1, 2).contiguous().view(B, T, C)"}},
+                sh("(B, H, T, head_dim)"), sh("(B, T, C)"),
+                "The heads' outputs are laid side by side again: H × head_dim = C channels per position."};
+    default:
+        return {"proj", {{8, "self.proj(y)"}}, sh("(B, T, C)"), sh("(B, T, C)"),
+                "Linear(C, C) mixes the heads' channels: tensor in, same-shape tensor out."};
+    }
+}
+
+// The code box: the lesson's code in the largest mono font that fits, this step's
+// spans highlighted. Returns its height.
+float draw_code(AppState& s, UiContext& ui, const WalkStep& st, ImVec2 p0, float width) {
+    const std::vector<std::string> lines = code_lines(s.config);
+    size_t longest = 0;
+    for (const std::string& l : lines) longest = std::max(longest, l.size());
+    const float pad = std::round(8 * ui.scale);
+    ImFont* font = ui.fonts->mono[2];
+    for (ImFont* f : ui.fonts->mono) {
+        if (text_size(f, std::string(longest, 'm')).x + 2 * pad <= width) {
+            font = f;
+            break;
+        }
+    }
+    const float lh = font->FontSize + std::round(3 * ui.scale);
+    const float h = float(lines.size()) * lh + 2 * pad;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + h), ui.pal.panel, 4.f);
+    const float char_w = text_size(font, "m").x;
+    const ImVec4 clip(p0.x, p0.y, p0.x + width, p0.y + h);
+    for (size_t i = 0; i < lines.size(); ++i) {
+        const std::string& line = lines[i];
+        const ImVec2 at(p0.x + pad, p0.y + pad + float(i) * lh);
+        bool lit = false;
+        for (const Span& sp : st.spans) {
+            if (sp.line != int(i)) continue;
+            size_t start, len;
+            if (sp.text.empty()) {
+                start = line.find_first_not_of(' ');
+                len = line.size() - start;
+            } else {
+                start = line.find(sp.text);
+                if (start == std::string::npos) continue;
+                len = sp.text.size();
+            }
+            lit = true;
+            const ImVec2 a(at.x + float(start) * char_w - 2, at.y - 1), b(at.x + float(start + len) * char_w + 2, at.y + lh - 2);
+            dl->AddRectFilled(a, b, ui.pal.code_highlight, 3.f);
+            dl->AddLine(ImVec2(a.x, b.y), b, ui.pal.accent, 2.f);
+        }
+        if (lit) dl->AddRectFilled(ImVec2(p0.x + 2, at.y), ImVec2(p0.x + 5, at.y + lh - 3), ui.pal.accent);
+        dl->AddText(font, font->FontSize, at, lit ? ui.pal.text : ui.pal.text_dim, line.c_str(), nullptr, 0.f, &clip);
+    }
+    return h;
+}
+
+// The tensors of each step, before and after.
+std::vector<Row> walk_rows(AppState& s, UiContext& ui, int step, int h0, int nh) {
+    std::vector<Row> rows;
+    const int H = s.trace.H;
+    const bool shared = s.shared_ranges;
+    auto with_bar = [](MatrixSpec m) {
+        m.colorbar = true;
+        return m;
+    };
+    auto op = [](const std::string& text, const std::string& note = "") {
+        RowItem it;
+        it.op = text;
+        it.note = note;
+        return it;
+    };
+    auto mat = [](MatrixSpec m) {
+        RowItem it;
+        it.spec = std::move(m);
+        return it;
+    };
+    // Per-head rows: colour bars under the last row when ranges are shared across heads.
+    auto per_head = [&](auto make_row) {
+        for (int h = h0; h < std::min(H, h0 + nh); ++h) {
+            Row r;
+            const bool bars = !shared || h == std::min(H, h0 + nh) - 1;
+            make_row(r, h, bars);
+            rows.push_back(std::move(r));
+        }
+    };
+    auto bar_if = [](MatrixSpec m, bool b) {
+        m.colorbar = b;
+        return m;
+    };
+    switch (step) {
+    case 0: rows.push_back(Row{"", 0, {mat(with_bar(spec_x(s, ui)))}}); break;
+    case 1:
+        rows.push_back(Row{"", 0, {mat(with_bar(spec_x(s, ui)))}});
+        rows.push_back(Row{"↓  qkv = x · W_qkvᵀ: one Linear(C, 3C)", 0, {mat(with_bar(spec_qkv(s, ui)))}});
+        break;
+    case 2:
+        rows.push_back(Row{"", 0, {mat(spec_qkv(s, ui))}});
+        rows.push_back(Row{"↓  split(C, dim=2): three views of the same numbers", 0,
+                           {mat(with_bar(spec_part(s, ui, Part::q))), mat(with_bar(spec_part(s, ui, Part::k))),
+                            mat(with_bar(spec_part(s, ui, Part::v)))}});
+        break;
+    case 3: {
+        rows.push_back(Row{"view(B, T, H, head_dim): each block of head_dim channels belongs to one head", 0,
+                           {mat(with_bar(spec_part(s, ui, Part::q))), mat(with_bar(spec_part(s, ui, Part::k))),
+                            mat(with_bar(spec_part(s, ui, Part::v)))}});
+        break;
+    }
+    case 4:
+        per_head([&](Row& r, int h, bool bars) {
+            r.caption = "head " + std::to_string(h) + ": its own (T, head_dim) q, k and v";
+            r.items = {mat(bar_if(spec_head_part(s, ui, Part::q, h), bars)), mat(bar_if(spec_head_part(s, ui, Part::k, h), bars)),
+                       mat(bar_if(spec_head_part(s, ui, Part::v, h), bars))};
+        });
+        break;
+    case 5:
+        per_head([&](Row& r, int h, bool bars) {
+            r.items = {mat(bar_if(spec_head_part(s, ui, Part::q, h), bars)), op("·"),
+                       mat(bar_if(spec_head_k_transposed(s, ui, h), bars)), op("="),
+                       mat(bar_if(spec_scores(s, ui, h, ScoreStage::raw), bars))};
+        });
+        break;
+    case 6:
+        per_head([&](Row& r, int h, bool bars) {
+            r.items = {mat(bar_if(spec_scores(s, ui, h, ScoreStage::raw), bars)),
+                       op("→", s.config.scale == ScaleMode::head_dim ? "× " + format_value(s.trace.scale, 4) : ""),
+                       mat(bar_if(spec_scores(s, ui, h, ScoreStage::scaled), bars))};
+        });
+        break;
+    case 7:
+        per_head([&](Row& r, int h, bool bars) {
+            r.items = {mat(bar_if(spec_scores(s, ui, h, ScoreStage::scaled), bars)), op("→", "mask"),
+                       mat(bar_if(spec_scores(s, ui, h, ScoreStage::masked), bars))};
+        });
+        break;
+    case 8:
+        per_head([&](Row& r, int h, bool bars) {
+            r.items = {mat(bar_if(spec_scores(s, ui, h, ScoreStage::masked), bars)), op("→", "softmax"),
+                       mat(bar_if(spec_probs(s, ui, h), bars))};
+        });
+        break;
+    case 9:
+        per_head([&](Row& r, int h, bool bars) {
+            r.items = {mat(bar_if(spec_probs(s, ui, h), bars)), op("·"), mat(bar_if(spec_head_part(s, ui, Part::v, h), bars)),
+                       op("="), mat(bar_if(spec_head_out(s, ui, h), bars))};
+        });
+        break;
+    case 10: {
+        Row r;
+        r.caption = "each head's (T, head_dim) output …";
+        for (int h = h0; h < std::min(H, h0 + nh); ++h) r.items.push_back(mat(spec_head_out(s, ui, h)));
+        rows.push_back(std::move(r));
+        rows.push_back(Row{"↓  … side by side: transpose(1, 2).contiguous().view(B, T, C)", 0, {mat(with_bar(spec_concat(s, ui)))}});
+        break;
+    }
+    default:
+        rows.push_back(Row{"", 0,
+                           {mat(with_bar(spec_concat(s, ui))), op("·"), mat(with_bar(spec_w_proj_t(s, ui))), op("="),
+                            mat(with_bar(spec_y(s, ui)))}});
+        break;
+    }
+    return rows;
+}
+
+bool step_is_per_head(int step) { return step >= 4 && step <= 10; }
+
+} // namespace
+
+void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    const int step = std::clamp(s.step, 0, walk_last_step);
+    const WalkStep st = walk_step(step, s.config);
+    ViewWindow& win = s.windows[int(View::walk)];
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float width = p1.x - p0.x;
+    const float gap = std::round(8 * ui.scale);
+    float y = p0.y;
+
+    // Header: "Step 4 of 11: transpose", Previous / Next.
+    {
+        ImFont* hf = ui.fonts->heading;
+        const std::string counter = "Step " + std::to_string(step) + " of " + std::to_string(walk_last_step) + ":  ";
+        dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text_dim, counter.c_str());
+        dl->AddText(hf, hf->FontSize, ImVec2(p0.x + text_size(hf, counter).x, y), ui.pal.text, st.title);
+        const float bw = std::round(92 * ui.scale);
+        ImGui::SetCursorScreenPos(ImVec2(p1.x - 2 * bw - gap, y - 2));
+        ImGui::BeginDisabled(step == 0);
+        if (ImGui::Button("← Previous", ImVec2(bw, 0))) s.step = step - 1;
+        ImGui::EndDisabled();
+        ImGui::SameLine(0, gap);
+        ImGui::BeginDisabled(step == walk_last_step);
+        if (ImGui::Button("Next →", ImVec2(bw, 0))) s.step = step + 1;
+        ImGui::EndDisabled();
+        y += hf->FontSize + gap;
+    }
+    // The code, the shapes, the why.
+    y += draw_code(s, ui, st, ImVec2(p0.x, y), width) + gap;
+    {
+        ImFont* bf = ui.fonts->body;
+        const std::string shapes = st.before == st.after ? st.after + "   (shape unchanged)" : st.before + "  →  " + st.after;
+        const ImVec4 clip(p0.x, y, p1.x, p1.y);
+        dl->AddText(bf, bf->FontSize, ImVec2(p0.x, y), ui.pal.accent, shapes.c_str(), nullptr, 0.f, &clip);
+        y += bf->FontSize + std::round(4 * ui.scale);
+        ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
+        ImGui::PushTextWrapPos(p1.x);
+        ImGui::TextUnformatted(("Why: " + st.why).c_str());
+        ImGui::PopTextWrapPos();
+        y = ImGui::GetCursorScreenPos().y + gap;
+    }
+
+    // The tensors, above the legend.
+    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
+    const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
+    const int H = s.trace.H;
+    int nh = 1;
+    if (step_is_per_head(step)) {
+        nh = std::min(H, 4);
+        // As many heads as fit with readable cells.
+        while (nh > 1) {
+            std::vector<Row> trial = walk_rows(s, ui, step, 0, nh);
+            if (fit_cell(ui, trial, ImVec2(width, p1.y - y - legend_h - bar_h), 64 * ui.scale) >= 30 * ui.scale) break;
+            --nh;
+        }
+        if (step == 10) nh = std::min(H, 4);
+        win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
+    }
+    const int h0 = step_is_per_head(step) ? win.head0 : 0;
+    std::vector<Row> rows = walk_rows(s, ui, step, h0, nh);
+    const float top = y + bar_h;
+    RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - legend_h), 64 * ui.scale);
+    draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.6f, rr.windowed);
+    if (step_is_per_head(step) && H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.62f, y));
+    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, step >= 5 && step <= 8);
+}
+
+} // namespace attnviz
