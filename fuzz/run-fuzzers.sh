@@ -11,6 +11,7 @@ for target in fuzz_safetensors fuzz_config; do
   bin=$build/fuzz/$target
   work=$build/fuzz-work/$target
   crashes=$build/fuzz-crashes/$target
+  rm -rf "$crashes"   # count only what this run finds; the working corpus is kept and grows
   mkdir -p "$work" "$crashes"
   cp -n "$root/fuzz/corpus/$target/"* "$work/" 2>/dev/null
   dict=""

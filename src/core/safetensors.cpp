@@ -425,6 +425,7 @@ static bool write_all(int fd, const uint8_t* p, size_t n) {
     while (n > 0) {
         ssize_t put = ::write(fd, p, n);
         if (put < 0 && errno == EINTR) continue;
+        if (put == 0) errno = EIO;
         if (put <= 0) return false;
         p += put;
         n -= size_t(put);
@@ -499,17 +500,21 @@ bool write_safetensors(const std::string& path, const std::vector<TensorOut>& te
         return fail(error, path, std::string("cannot create the file (") + std::strerror(e) + ")");
     }
 
-    bool ok = true;
+    // The first failing call's errno is the one reported (e.g. ENOSPC).
+    int failed_errno = 0;
+    auto check = [&failed_errno](bool ok) {
+        if (!ok && failed_errno == 0) failed_errno = errno ? errno : EIO;
+        return failed_errno == 0;
+    };
     uint8_t len[8];
     for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(text.size()) >> (8 * i));
-    ok = ok && write_all(f.fd, len, 8);
-    ok = ok && write_all(f.fd, (const uint8_t*)text.data(), text.size());
+    check(write_all(f.fd, len, 8)) && check(write_all(f.fd, (const uint8_t*)text.data(), text.size()));
     std::vector<uint8_t> buffer;
     for (const TensorOut* t : order) {
         uint64_t numel = 1;
         for (uint64_t d : t->shape) numel *= d;
         const uint64_t chunk = 1 << 16;
-        for (uint64_t i = 0; ok && i < numel; i += chunk) {
+        for (uint64_t i = 0; failed_errno == 0 && i < numel; i += chunk) {
             uint64_t m = std::min(chunk, numel - i);
             buffer.resize(size_t(4 * m));
             for (uint64_t k = 0; k < m; ++k) {
@@ -517,16 +522,15 @@ bool write_safetensors(const std::string& path, const std::vector<TensorOut>& te
                 std::memcpy(&bits, &t->data[i + k], 4);
                 for (int b = 0; b < 4; ++b) buffer[4 * k + b] = uint8_t(bits >> (8 * b));
             }
-            ok = write_all(f.fd, buffer.data(), buffer.size());
+            check(write_all(f.fd, buffer.data(), buffer.size()));
         }
     }
-    int write_errno = errno;
-    ok = ok && ::fsync(f.fd) == 0;
-    ok = (::close(f.fd) == 0) && ok;
+    if (failed_errno == 0) check(::fsync(f.fd) == 0);
+    check(::close(f.fd) == 0);
     f.fd = -1;
-    if (!ok) {
+    if (failed_errno != 0) {
         ::unlink(tmp.c_str());
-        return fail(error, path, std::string("writing the file failed (") + std::strerror(write_errno ? write_errno : errno) + ")");
+        return fail(error, path, std::string("writing the file failed (") + std::strerror(failed_errno) + ")");
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         int e = errno;

@@ -264,8 +264,12 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
     }
     if (!read_checked(file, read, *proj, v, error)) return false;
     w.w_proj.resize(c, c);
-    std::copy(v.begin(), v.end(), w.w_proj.data());
-    if (out.conv1d) w.w_proj.transposeInPlace();
+    if (out.conv1d) {
+        for (int i = 0; i < c; ++i) // file [C][C] = [in][out]
+            for (int o = 0; o < c; ++o) w.w_proj(o, i) = v[size_t(i) * c + o];
+    } else {
+        std::copy(v.begin(), v.end(), w.w_proj.data());
+    }
     if (qkv_bias) {
         if (!read_checked(file, read, *qkv_bias, v, error)) return false;
         w.b_qkv = Eigen::Map<const Vec>(v.data(), 3 * c);
