@@ -131,7 +131,9 @@ std::string verdict(const AppState& s) {
         else if (int(t) < p) before = std::max(before, d);
         else after = std::max(after, d);
     }
-    const std::string earlier = p == 1 ? "Position 0 comes" : "Positions 0 to " + std::to_string(p - 1) + " come";
+    const std::string earlier = p == 1   ? "Position 0 comes"
+                                : p == 2 ? "Positions 0 and 1 come"
+                                         : "Positions 0 to " + std::to_string(p - 1) + " come";
     if (c.mask == MaskMode::none) {
         if (p == 0) return "No mask: every position sees position 0, so every output moves (max " + format_diff(after) + ").";
         return "No mask: positions before p move too (max " + format_diff(before) +
@@ -166,7 +168,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         const std::string v = verdict(s);
         const bool warn = s.config.mask != MaskMode::causal && s.applied_p >= 0;
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
-        ImGui::PushTextWrapPos(p1.x);
+        ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
         if (warn) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.warning));
         ImGui::TextUnformatted(v.c_str());
         if (warn) ImGui::PopStyleColor();
@@ -178,39 +180,48 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float bars_h = std::round(std::clamp((p1.y - y) * 0.3f, 110 * ui.scale, 190 * ui.scale));
     const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
 
-    // Input -> weights -> output, with the changed cells outlined.
+    // Input -> weights -> output, with the changed cells outlined. The weights show why
+    // (row p and column p change); they are left out when they would make cells unreadable.
     const int H = s.trace.H;
     const int nh = std::min(H, 2);
     win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
-    Row r;
-    RowItem x, y_out, arrow, arrow2;
-    x.spec = spec_x(s, ui);
-    x.spec.title = "input x (row p replaced)";
-    x.spec.highlight_row = s.p;
-    x.spec.colorbar = true;
-    arrow.op = "→";
-    arrow.note = "attention";
-    r.items.push_back(x);
-    r.items.push_back(arrow);
-    for (int h = win.head0; h < win.head0 + nh; ++h) {
-        RowItem w;
-        w.spec = spec_probs(s, ui, h);
-        w.spec.title = "weights, head " + std::to_string(h);
-        w.spec.colorbar = true;
-        r.items.push_back(w);
-    }
-    arrow2.op = "→";
-    arrow2.note = "· v, proj";
-    r.items.push_back(arrow2);
-    y_out.spec = spec_y(s, ui);
-    y_out.spec.title = "output y";
-    y_out.spec.colorbar = true;
-    r.items.push_back(y_out);
-    std::vector<Row> rows{r};
+    auto make_row = [&](bool with_weights) {
+        Row r;
+        RowItem x, y_out, arrow, arrow2;
+        x.spec = spec_x(s, ui);
+        x.spec.title = "input x";
+        x.spec.highlight_row = s.p;
+        x.spec.colorbar = true;
+        arrow.op = "→";
+        arrow.note = with_weights ? "attention" : "attention, proj";
+        r.items.push_back(x);
+        r.items.push_back(arrow);
+        if (with_weights) {
+            for (int h = win.head0; h < win.head0 + nh; ++h) {
+                RowItem w;
+                w.spec = spec_probs(s, ui, h);
+                w.spec.title = "weights h" + std::to_string(h);
+                w.spec.colorbar = true;
+                r.items.push_back(w);
+            }
+            arrow2.op = "→";
+            arrow2.note = "· v, proj";
+            r.items.push_back(arrow2);
+        }
+        y_out.spec = spec_y(s, ui);
+        y_out.spec.title = "output y";
+        y_out.spec.colorbar = true;
+        r.items.push_back(y_out);
+        return std::vector<Row>{r};
+    };
     const float rows_bottom = p1.y - legend_h - bars_h;
+    std::vector<Row> rows = make_row(true);
+    const bool with_weights =
+        fit_cell(ui, rows, ImVec2(width, rows_bottom - y - bar_h), 56 * ui.scale) >= 26 * ui.scale;
+    if (!with_weights) rows = make_row(false);
     RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, rows_bottom), 56 * ui.scale);
     draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
-    if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
+    if (with_weights && H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
     // Clicking a row of x picks p.
     if (!rr.panels.empty() && !rr.panels[0].empty() && rr.panels[0][0].clicked)
         request_perturbation(s, rr.panels[0][0].row, s.strength > 0 ? s.strength : 1.f);
@@ -225,7 +236,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (yl) t0 = yl->row0, n = yl->nrows;
     }
     const float bars_top = std::min(rr.bottom, rows_bottom);
-    draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, std::min(p1.y - legend_h, bars_top + bars_h * 1.25f)), t0, n);
+    draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, std::min(p1.y - legend_h, bars_top + 300 * ui.scale)), t0, n);
     draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, false);
 }
 

@@ -44,7 +44,7 @@ void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     Config e = s.edit;
     KernelChoice k = s.edit_kernel_choice;
     bool changed = false;
-    const float label_w = std::round(96 * ui.scale);
+    const float label_w = std::round(86 * ui.scale);
 
     ImGui::PushFont(ui.fonts->heading);
     ImGui::TextUnformatted("attnviz");
@@ -96,8 +96,11 @@ void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     }
     ImGui::TextDisabled("head_dim = C / H = %d", s.config.head_dim());
     {
+        // 3C² for qkv plus C² for proj.
         const std::string params = "parameters 4C² = " + format_count(s.config.param_count());
+        ImGui::PushTextWrapPos(0.f);
         ImGui::TextUnformatted(params.c_str());
+        ImGui::PopTextWrapPos();
     }
 
     section(ui, "Teaching switches");
@@ -106,21 +109,30 @@ void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::TextUnformatted("mask");
         ImGui::SameLine(label_w);
         ImGui::SetNextItemWidth(-1);
-        const char* masks[] = {"causal (the lesson's)", "none", "off-by-one"};
-        int m = int(e.mask);
-        if (ImGui::Combo("##mask", &m, masks, 3)) {
-            e.mask = MaskMode(m);
-            changed = true;
+        // Short names in the field, the lesson's words in the list.
+        const char* mask_short[] = {"causal", "none", "off-by-one"};
+        const char* mask_long[] = {"causal: tril (the lesson's)", "none: every key visible", "off-by-one: tril(diagonal=-1)"};
+        if (ImGui::BeginCombo("##mask", mask_short[int(e.mask)])) {
+            for (int m = 0; m < 3; ++m)
+                if (ImGui::Selectable(mask_long[m], int(e.mask) == m)) {
+                    e.mask = MaskMode(m);
+                    changed = true;
+                }
+            ImGui::EndCombo();
         }
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("scale");
         ImGui::SameLine(label_w);
         ImGui::SetNextItemWidth(-1);
-        const char* scales[] = {"head_dim^−½ (lesson)", "C^−½", "none"};
-        int sc = int(e.scale);
-        if (ImGui::Combo("##scale", &sc, scales, 3)) {
-            e.scale = ScaleMode(sc);
-            changed = true;
+        const char* scale_short[] = {"÷ √head_dim", "÷ √C", "none"};
+        const char* scale_long[] = {"÷ √head_dim (the lesson's)", "÷ √C", "none"};
+        if (ImGui::BeginCombo("##scale", scale_short[int(e.scale)])) {
+            for (int m = 0; m < 3; ++m)
+                if (ImGui::Selectable(scale_long[m], int(e.scale) == m)) {
+                    e.scale = ScaleMode(m);
+                    changed = true;
+                }
+            ImGui::EndCombo();
         }
     }
 
@@ -177,7 +189,8 @@ void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
             s.font_scale = std::clamp(fs, 1.f, 3.f);
             s.fonts_dirty = true;
         }
-        ImGui::Checkbox("same colour range for all heads", &s.shared_ranges);
+        ImGui::Checkbox("same range for all heads", &s.shared_ranges);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("On: one colour scale for every head, so heads compare. Off: each head uses its own range.");
     }
 
     if (changed) request_config(s, e, k);
@@ -208,7 +221,7 @@ void draw_app(AppState& s, UiContext& ui) {
                                    ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollWithMouse;
     ImGui::Begin("attnviz", nullptr, fixed);
     const float W = vp->Size.x, Hh = vp->Size.y;
-    const float panel_w = std::round(std::clamp(W * 0.2f, 215 * ui.scale, 300 * ui.scale));
+    const float panel_w = std::round(std::clamp(W * 0.2f, 232 * ui.scale, 300 * ui.scale));
 
     // Controls: a fixed child on the left (it scrolls if the window is short).
     ImGui::SetCursorPos(ImVec2(0, 0));

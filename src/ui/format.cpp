@@ -23,16 +23,38 @@ std::string format_value(float v, int decimals) {
     if (std::isinf(v)) return v < 0 ? std::string(minus) + "\xE2\x88\x9E" : "\xE2\x88\x9E";
     if (v == 0.f) return "0";
     char buf[64];
+    // Exact whole numbers are printed whole: a softmax weight of exactly 1 reads "1".
+    if (v == std::round(v) && std::fabs(v) < 1e6f) {
+        std::snprintf(buf, sizeof buf, "%.0f", double(v));
+        return with_minus(buf);
+    }
+    // A number that would round to zero is printed with one significant digit ("4e−4"),
+    // so that only an exact zero reads "0".
+    if (std::fabs(v) < 0.5f * std::pow(10.f, float(-decimals))) {
+        std::snprintf(buf, sizeof buf, "%.0e", double(v));
+        std::string s = buf; // "4e-04"
+        const size_t e = s.find('e');
+        std::string mant = s.substr(0, e), ex = s.substr(e + 1);
+        const bool neg_ex = ex[0] == '-';
+        ex = ex.substr(1);
+        while (ex.size() > 1 && ex[0] == '0') ex.erase(ex.begin());
+        return with_minus(mant.c_str()) + "e" + (neg_ex ? minus : "") + ex;
+    }
     std::snprintf(buf, sizeof buf, "%.*f", decimals, double(v));
-    // "-0.00": a tiny negative number; keep the sign so it is not read as an exact zero.
     return with_minus(buf);
 }
 
 std::string format_fitting(float v, float width, ImFont* font) {
-    for (int d = 3; d >= 0; --d) {
+    auto fits = [&](const std::string& s) { return font->CalcTextSizeA(font->FontSize, 1e9f, 0.f, s.c_str()).x <= width; };
+    if (std::isnan(v) || std::isinf(v) || v == 0.f) {
+        std::string s = format_value(v, 0);
+        return fits(s) ? s : "";
+    }
+    // At least one decimal: "0" and "−0" are kept for exact zeros, so a rounded small
+    // number is never printed as one. Numbers of 10 or more may lose their decimals.
+    for (int d = 3; d >= (std::fabs(v) >= 9.95f ? 0 : 1); --d) {
         std::string s = format_value(v, d);
-        if (font->CalcTextSizeA(font->FontSize, 1e9f, 0.f, s.c_str()).x <= width) return s;
-        if (std::isnan(v) || std::isinf(v) || v == 0.f) return "";
+        if (fits(s)) return s;
     }
     return "";
 }
@@ -58,14 +80,14 @@ std::string format_count(int64_t n) {
         if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
         grouped += digits[i];
     }
-    if (n < 100000) return grouped;
+    if (n < 10000) return grouped;
     const char* unit = "K";
     double v = double(n) / 1e3;
     if (n >= 1000000000) unit = "B", v = double(n) / 1e9;
     else if (n >= 1000000) unit = "M", v = double(n) / 1e6;
     char buf[64];
     std::snprintf(buf, sizeof buf, " (about %.1f%s)", v, unit);
-    return grouped + buf;
+    return grouped + buf; // "16,777,216 (about 16.8M)"
 }
 
 std::string format_shape(const char* symbols, const Config& c) {

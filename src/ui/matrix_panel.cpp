@@ -47,15 +47,16 @@ ImVec2 text_size(ImFont* font, const std::string& s) {
 void add_text_vertical(ImDrawList* dl, ImFont* font, ImVec2 center, ImU32 color, const char* text) {
     const ImVec2 ts = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.f, text);
     const int first = dl->VtxBuffer.Size;
-    // Drawn upright without clipping, then every new vertex is turned about the centre.
-    const ImVec4 no_clip(-1e6f, -1e6f, 1e6f, 1e6f);
-    dl->AddText(font, font->FontSize, ImVec2(center.x - ts.x * 0.5f, center.y - ts.y * 0.5f), color, text,
-                nullptr, 0.f, &no_clip);
+    // Drawn upright without clipping (upright, its ends may stick out of the window), then
+    // every new vertex is turned about the centre.
+    dl->PushClipRectFullScreen();
+    dl->AddText(font, font->FontSize, ImVec2(center.x - ts.x * 0.5f, center.y - ts.y * 0.5f), color, text);
     for (int i = first; i < dl->VtxBuffer.Size; ++i) {
         ImVec2& p = dl->VtxBuffer[i].pos;
         const float dx = p.x - center.x, dy = p.y - center.y;
         p = ImVec2(center.x + dy, center.y - dx);
     }
+    dl->PopClipRect();
 }
 
 void draw_swatch(UiContext& ui, ImDrawList* dl, ImVec2 p0, ImVec2 p1, int kind) {
@@ -168,15 +169,25 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
     }
     if (m.frame_color) dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), m.frame_color, 0, 0, 2.f);
 
-    // Values printed in the cells when they fit.
+    // Values printed in the cells when they fit, with one number of decimals for the whole
+    // panel (the most that fits every visible cell), so that no cell is silently left blank.
     ImFont* value_font = cw >= 58 * ui.scale && chh >= 2.2f * body->FontSize ? body : small;
-    if (m.print_values && m.value && chh >= value_font->FontSize + 2 && cw >= 16 * ui.scale) {
+    int decimals = -1;
+    if (m.print_values && m.value && chh >= value_font->FontSize + 2 && cw >= 16 * ui.scale && nr * nc <= 4096) {
+        for (int d = 3; d >= 1 && decimals < 0; --d) {
+            bool all = true;
+            for (int r = r0; r < r0 + nr && all; ++r)
+                for (int c = c0; c < c0 + nc && all; ++c)
+                    all = text_size(value_font, format_value(m.value(r, c), d)).x <= cw - 4;
+            if (all) decimals = d;
+        }
+    }
+    if (decimals >= 1) {
         for (int r = r0; r < r0 + nr; ++r)
             for (int c = c0; c < c0 + nc; ++c) {
                 const float v = m.value(r, c);
                 const ImVec2 a(p0.x + float(c - c0) * cw, p0.y + float(r - r0) * chh);
-                std::string s = format_fitting(v, cw - 4, value_font);
-                if (s.empty()) continue;
+                const std::string s = format_value(v, decimals);
                 const ImVec2 ts = text_size(value_font, s);
                 const ImVec2 at(std::round(a.x + (cw - ts.x) * 0.5f), std::round(a.y + (chh - ts.y) * 0.5f));
                 ImU32 color;
@@ -184,6 +195,8 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
                     dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + ts.x + 2, at.y + ts.y), IM_COL32(15, 15, 15, 255));
                     color = IM_COL32(255, 255, 255, 255);
                 } else if (std::isinf(v) && v < 0) {
+                    // A light pill keeps "−∞" readable over the hatch.
+                    dl->AddRectFilled(ImVec2(at.x - 3, at.y), ImVec2(at.x + ts.x + 3, at.y + ts.y), IM_COL32(225, 225, 225, 255), 3.f);
                     color = IM_COL32(20, 20, 20, 255);
                 } else {
                     const float t = m.hi > m.lo ? (v - m.lo) / (m.hi - m.lo) : 0.5f;

@@ -15,14 +15,18 @@ namespace {
 
 // A translucent ribbon from a column span of one matrix down to the top of another.
 void ribbon(ImDrawList* dl, ImVec2 a0, ImVec2 a1, ImVec2 b0, ImVec2 b1, ImU32 color) {
-    const ImU32 fill = (color & 0x00FFFFFF) | (IM_COL32_A_MASK & IM_COL32(0, 0, 0, 60));
+    const ImU32 fill = (color & 0x00FFFFFF) | (IM_COL32_A_MASK & IM_COL32(0, 0, 0, 45));
     dl->AddQuadFilled(a0, a1, b1, b0, fill);
     dl->AddLine(a0, b0, color, 1.5f);
     dl->AddLine(a1, b1, color, 1.5f);
 }
 
+// Head h's q, k or v as a small block, on qkv's colour range (one bar serves them all).
 MatrixSpec small_head_block(const AppState& s, const UiContext& ui, Part which, int h, bool bar) {
     MatrixSpec m = spec_head_part(s, ui, which, h);
+    const MatrixSpec whole = spec_qkv(s, ui);
+    m.lo = whole.lo;
+    m.hi = whole.hi;
     m.title = std::string(part_name(which)) + " h" + std::to_string(h);
     m.row_caption.clear();
     m.col_caption.clear();
@@ -58,6 +62,7 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     MatrixSpec sx = spec_x(s, ui), sw = spec_w_qkv_t(s, ui), sq = spec_qkv(s, ui);
     sx.colorbar = true;
     sq.colorbar = true;
+    sq.col_caption.clear(); // the bands say which columns are Q, K and V; the ribbons start below
     sw.title = "W_qkvᵀ   (C, 3C): qkv.weight, transposed";
     const Chrome cx = matrix_chrome(ui, sx), cw = matrix_chrome(ui, sw), cq = matrix_chrome(ui, sq);
     const int nh = std::min(H, 4); // heads shown under qkv
@@ -66,7 +71,7 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         for (int p = 0; p < 3; ++p) blocks.push_back(small_head_block(s, ui, Part(p), std::min(h + win.head0, H - 1), false));
     const Chrome cb = blocks.empty() ? Chrome{} : matrix_chrome(ui, blocks.front());
     const float block_gap = std::round(4 * ui.scale), group_gap = std::round(18 * ui.scale);
-    const float connector_h = std::round(44 * ui.scale);
+    const float connector_h = std::round(64 * ui.scale);
 
     // One cell size for the product layout: widths x + qkv, and the head blocks; heights W
     // over qkv over the blocks.
@@ -92,13 +97,18 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         MatrixResult rq = draw_matrix(ui, sq, win, q_pos, cell, T, 3 * C);
         const ImVec2 x_pos(qkv_cells_x - cq.left - 3 * gap - cx.right - C * cell - cx.left, qkv_cells_y - cx.top);
         MatrixResult rx = draw_matrix(ui, sx, win, x_pos, cell, T, C);
-        // "·" between x and W's corner, "=" implied by the layout: a caption says it.
+        // The empty corner above x explains the layout.
         {
             ImFont* bf = ui.fonts->body;
-            const char* hint = "row t of x  ·  column j of W_qkvᵀ  =  cell (t, j) of qkv";
-            const ImVec2 hs = text_size(bf, hint);
-            const float hx = std::max(p0.x, x_pos.x + cx.left + C * cell - hs.x);
-            dl->AddText(bf, bf->FontSize, ImVec2(hx, std::max(y + gap, qkv_cells_y - cx.top - 2.5f * hs.y)), ui.pal.text_dim, hint);
+            const char* lines[] = {"Row t of x times column j of W_qkvᵀ", "gives cell (t, j) of qkv.",
+                                   "Hover a cell of qkv to see both."};
+            const float right = w_pos.x + cw.left - 3 * gap;
+            float ly = w_pos.y + cw.top + std::max(0.f, (C * cell - 3 * (bf->FontSize + 4)) * 0.5f);
+            for (const char* l : lines) {
+                const float lw = text_size(bf, l).x;
+                if (right - lw >= p0.x) dl->AddText(bf, bf->FontSize, ImVec2(right - lw, ly), ui.pal.text_dim, l);
+                ly += bf->FontSize + 4;
+            }
         }
         // Hovering a cell of qkv outlines the row of x and the column of W it comes from.
         if (rq.hovered) {
@@ -114,7 +124,7 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         float total = float(nh - 1) * group_gap;
         for (const MatrixSpec& b : blocks) total += matrix_chrome(ui, b).left + b.cols * cell + matrix_chrome(ui, b).right + block_gap;
         float bx = p0.x + std::max(0.f, std::floor((width - total) * 0.5f));
-        const float qkv_bottom = qkv_cells_y + T * cell;
+        const float qkv_bottom = qkv_top + rq.size.y; // under qkv's colour bar
         for (int g = 0; g < nh; ++g) {
             const int h = std::min(g + win.head0, H - 1);
             const float group_x = bx;
@@ -124,7 +134,7 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
                 const Chrome bc = matrix_chrome(ui, b);
                 MatrixResult rb = draw_matrix(ui, b, win, ImVec2(bx, blocks_top), cell, T, hd);
                 const float c0 = qkv_cells_x + float(p * C + h * hd) * cell;
-                ribbon(dl, ImVec2(c0, qkv_bottom + 2), ImVec2(c0 + hd * cell, qkv_bottom + 2),
+                ribbon(dl, ImVec2(c0, qkv_bottom), ImVec2(c0 + hd * cell, qkv_bottom),
                        ImVec2(bx + bc.left, blocks_top + 2), ImVec2(bx + bc.left + hd * cell, blocks_top + 2),
                        part_color(ui, Part(p)));
                 bx += rb.size.x + block_gap;
@@ -159,7 +169,7 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         for (int h = win.head0; h < win.head0 + shown; ++h)
             for (int p = 0; p < 3; ++p) {
                 RowItem b;
-                b.spec = small_head_block(s, ui, Part(p), h, p == 2);
+                b.spec = small_head_block(s, ui, Part(p), h, p == 2 && h == win.head0 + shown - 1);
                 heads.items.push_back(b);
             }
         rows.push_back(heads);
@@ -171,7 +181,7 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
 
     // What to take away, in the lesson's words.
     ImGui::SetCursorScreenPos(ImVec2(p0.x, std::min(y, bottom) + 2));
-    ImGui::PushTextWrapPos(p1.x);
+    ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
     const std::string takeaway =
         "Multi-head splits channels, not compute: head h takes columns h·head_dim … (h+1)·head_dim − 1 of each of Q, K "
         "and V (head_dim = C / H = " + std::to_string(hd) + "). The " + std::to_string(H) + " heads together use each of the 3C = " +

@@ -59,7 +59,7 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, ("Scores: " + scale).c_str());
         y += hf->FontSize + std::round(4 * ui.scale);
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
-        ImGui::PushTextWrapPos(p1.x);
+        ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
         const char* what = c.mask == MaskMode::causal
                                ? "Query i may look at keys j ≤ i. The mask sets every later key to −∞ (hatched), and softmax turns −∞ into a weight of exactly 0."
                            : c.mask == MaskMode::none

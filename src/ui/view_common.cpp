@@ -38,31 +38,35 @@ float draw_legend(AppState& s, UiContext& ui, ImVec2 p0, float width, bool with_
         x += text_size(f, t).x;
     };
     auto room = [&](float w) { return x + w <= p0.x + width; };
+    const float swatch_w = h * 1.6f + gap;
     mini_bar(ui, dl, ImVec2(x, y + 2), ImVec2(x + sw, y + h - 2), Colormap::diverging, -1, 1);
     x += sw + gap;
     text("signed: − blue, 0 white, + red", ui.pal.text_dim);
     x += big_gap;
-    if (room(sw + 120 * ui.scale)) {
+    const std::string weights = "weights 0 … 1";
+    if (room(sw + gap + text_size(f, weights).x)) {
         mini_bar(ui, dl, ImVec2(x, y + 2), ImVec2(x + sw, y + h - 2), Colormap::viridis, 0, 1);
         x += sw + gap;
-        text("weights 0 … 1", ui.pal.text_dim);
+        text(weights, ui.pal.text_dim);
         x += big_gap;
     }
-    if (with_scores && room(h * 1.6f + 150 * ui.scale)) {
+    const std::string masked = "masked (−∞)", nan = "NaN";
+    if (with_scores && room(2 * swatch_w + big_gap + text_size(f, masked + nan).x)) {
         draw_swatch(ui, dl, ImVec2(x, y), ImVec2(x + h * 1.6f, y + h), 1);
-        x += h * 1.6f + gap;
-        text("masked (−∞)", ui.pal.text_dim);
+        x += swatch_w;
+        text(masked, ui.pal.text_dim);
         x += big_gap;
         draw_swatch(ui, dl, ImVec2(x, y), ImVec2(x + h * 1.6f, y + h), 2);
-        x += h * 1.6f + gap;
-        text("NaN", ui.pal.text_dim);
+        x += swatch_w;
+        text(nan, ui.pal.text_dim);
         x += big_gap;
     }
-    if (perturbed(s) && room(170 * ui.scale)) {
+    const std::string changed = "changed by the perturbation";
+    if (perturbed(s) && room(swatch_w + text_size(f, changed).x)) {
         dl->AddRect(ImVec2(x, y), ImVec2(x + h * 1.6f, y + h), IM_COL32(0, 0, 0, 255), 0, 0, 3.f);
         dl->AddRect(ImVec2(x + 2, y + 2), ImVec2(x + h * 1.6f - 2, y + h - 2), IM_COL32(240, 228, 66, 255), 0, 0, 2.f);
-        x += h * 1.6f + gap;
-        text("changed by the perturbation", ui.pal.text_dim);
+        x += swatch_w;
+        text(changed, ui.pal.text_dim);
         x += big_gap;
     }
     const std::string ranges = s.shared_ranges ? "colour ranges shared across heads" : "colour ranges per head";

@@ -208,7 +208,7 @@ std::vector<Row> walk_rows(AppState& s, UiContext& ui, int step, int h0, int nh)
         break;
     case 5:
         per_head([&](Row& r, int h, bool bars) {
-            r.items = {mat(bar_if(spec_head_part(s, ui, Part::q, h), bars)), op("·"),
+            r.items = {mat(bar_if(spec_head_part(s, ui, Part::q, h), bars)), op("@"),
                        mat(bar_if(spec_head_k_transposed(s, ui, h), bars)), op("="),
                        mat(bar_if(spec_scores(s, ui, h, ScoreStage::raw), bars))};
         });
@@ -234,21 +234,21 @@ std::vector<Row> walk_rows(AppState& s, UiContext& ui, int step, int h0, int nh)
         break;
     case 9:
         per_head([&](Row& r, int h, bool bars) {
-            r.items = {mat(bar_if(spec_probs(s, ui, h), bars)), op("·"), mat(bar_if(spec_head_part(s, ui, Part::v, h), bars)),
+            r.items = {mat(bar_if(spec_probs(s, ui, h), bars)), op("@"), mat(bar_if(spec_head_part(s, ui, Part::v, h), bars)),
                        op("="), mat(bar_if(spec_head_out(s, ui, h), bars))};
         });
         break;
     case 10: {
         Row r;
-        r.caption = "each head's (T, head_dim) output …";
-        for (int h = h0; h < std::min(H, h0 + nh); ++h) r.items.push_back(mat(spec_head_out(s, ui, h)));
+        for (int h = h0; h < std::min(H, h0 + nh); ++h) r.items.push_back(mat(with_bar(spec_head_out(s, ui, h))));
+        r.items.push_back(op("→", "side by side"));
+        r.items.push_back(mat(with_bar(spec_concat(s, ui))));
         rows.push_back(std::move(r));
-        rows.push_back(Row{"↓  … side by side: transpose(1, 2).contiguous().view(B, T, C)", 0, {mat(with_bar(spec_concat(s, ui)))}});
         break;
     }
     default:
         rows.push_back(Row{"", 0,
-                           {mat(with_bar(spec_concat(s, ui))), op("·"), mat(with_bar(spec_w_proj_t(s, ui))), op("="),
+                           {mat(with_bar(spec_concat(s, ui))), op("@"), mat(with_bar(spec_w_proj_t(s, ui))), op("="),
                             mat(with_bar(spec_y(s, ui)))}});
         break;
     }
@@ -294,7 +294,7 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         dl->AddText(bf, bf->FontSize, ImVec2(p0.x, y), ui.pal.accent, shapes.c_str(), nullptr, 0.f, &clip);
         y += bf->FontSize + std::round(4 * ui.scale);
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
-        ImGui::PushTextWrapPos(p1.x);
+        ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
         ImGui::TextUnformatted(("Why: " + st.why).c_str());
         ImGui::PopTextWrapPos();
         y = ImGui::GetCursorScreenPos().y + gap;
@@ -313,7 +313,6 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
             if (fit_cell(ui, trial, ImVec2(width, p1.y - y - legend_h - bar_h), 64 * ui.scale) >= 30 * ui.scale) break;
             --nh;
         }
-        if (step == 10) nh = std::min(H, 4);
         win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
     }
     const int h0 = step_is_per_head(step) ? win.head0 : 0;
