@@ -139,7 +139,9 @@ static void expect_refused(const std::string& path, const std::string& expect, s
     EXPECT_FALSE(load_weights(path, n_head, layer, w, error)) << path;
     EXPECT_NE(error.find(path), std::string::npos) << "error does not name the file: " << error;
     EXPECT_EQ(error.find('\n'), std::string::npos) << "error is not one line: " << error;
-    if (!expect.empty()) EXPECT_NE(error.find(expect), std::string::npos) << "error lacks '" << expect << "': " << error;
+    if (!expect.empty()) {
+        EXPECT_NE(error.find(expect), std::string::npos) << "error lacks '" << expect << "': " << error;
+    }
     // and the same bytes from memory give the same sentence
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) < (1u << 20)) {

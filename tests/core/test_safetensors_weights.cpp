@@ -206,8 +206,12 @@ static void expect_same_weights(const Weights& a, const Weights& b) {
     ASSERT_EQ(a.b_proj.size(), b.b_proj.size());
     EXPECT_EQ(0, std::memcmp(a.w_qkv.data(), b.w_qkv.data(), 4 * a.w_qkv.size()));
     EXPECT_EQ(0, std::memcmp(a.w_proj.data(), b.w_proj.data(), 4 * a.w_proj.size()));
-    if (a.b_qkv.size()) EXPECT_EQ(0, std::memcmp(a.b_qkv.data(), b.b_qkv.data(), 4 * a.b_qkv.size()));
-    if (a.b_proj.size()) EXPECT_EQ(0, std::memcmp(a.b_proj.data(), b.b_proj.data(), 4 * a.b_proj.size()));
+    if (a.b_qkv.size()) {
+        EXPECT_EQ(0, std::memcmp(a.b_qkv.data(), b.b_qkv.data(), 4 * a.b_qkv.size()));
+    }
+    if (a.b_proj.size()) {
+        EXPECT_EQ(0, std::memcmp(a.b_proj.data(), b.b_proj.data(), 4 * a.b_proj.size()));
+    }
 }
 
 TEST(SafetensorsSave, RoundTripIsBitExact) {
@@ -231,7 +235,9 @@ TEST(SafetensorsSave, RoundTripIsBitExact) {
             EXPECT_EQ(raw["qkv.weight"].shape, (std::vector<uint64_t>{uint64_t(3 * C), uint64_t(C)}));
             EXPECT_EQ(raw["qkv.weight"].dtype, "F32");
             expect_bits(w.w_qkv.data(), raw_f32(raw["qkv.weight"]), "qkv.weight");
-            if (biases) expect_bits(w.b_proj.data(), raw_f32(raw["proj.bias"]), "proj.bias");
+            if (biases) {
+                expect_bits(w.b_proj.data(), raw_f32(raw["proj.bias"]), "proj.bias");
+            }
         }
     }
     // nothing but the files themselves is left behind
