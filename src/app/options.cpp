@@ -20,8 +20,7 @@ void add_config_options(CLI::App& app, ConfigOptions& o, bool with_kernel, bool 
         ->type_name("SCALE");
     if (with_kernel)
         app.add_option("--kernel", o.kernel,
-                       "reference (bit-exact with PyTorch) or fast (default: reference up to about "
-                       "T = C = 256, fast above)")
+                       "reference (bit-exact with PyTorch) or fast (default: fast above about T = C = 256)")
             ->type_name("KERNEL");
     if (with_perturb)
         app.add_option("--perturb", o.perturb, "position P (0 to T-1) whose input row is replaced")
