@@ -12,10 +12,11 @@ and prints a table of medians:
   GFLOP/s        useful causal FLOPs (2TC*3C + 2C*T(T+1)/2 * 2 + 2TC*C) per forward time,
                  the same count for both, although torch computes the full T x T
   peak RSS MB    the process's maximum resident set (torch's includes the library itself)
-  vs torch       attnviz forward time / torch forward time (below 1: attnviz is faster)
+  vs torch       forward time / torch's best forward time (below 1: faster than torch)
 
-torch runs in inference mode (no autograd graph), with its thread count and OpenBLAS's set
-to attnviz's. Which BLAS torch really loaded is read from the worker's /proc/self/maps.
+torch runs in inference mode (no autograd graph), once with its thread count and OpenBLAS's
+set to attnviz's and once with one thread (on a busy machine torch's OpenMP regions can
+cost milliseconds each); the faster of the two is the one compared against. Which BLAS torch really loaded is read from the worker's /proc/self/maps.
 
 Options: --bin PATH (default build/attnviz), --quick (the two small sizes only), --rounds N
 (multiply the rounds), --json FILE (save all results), --gui-frames N (if the app has
@@ -230,23 +231,33 @@ def main():
         rounds = max(1, int(round(rounds * args.rounds)))
         kernels = ["fast", "reference"] if with_reference else ["fast"]
         ours = {k: [] for k in kernels}
-        theirs = []
-        worker = TorchWorker(T, C, H, threads)
+        # torch with attnviz's thread count, and with one thread: on a busy machine torch's
+        # OpenMP regions can cost milliseconds each, so its best of the two is the fair one.
+        torch_threads = sorted({threads, 1}, reverse=True)
+        theirs = {n: [] for n in torch_threads}
+        torch_info = {}
+        workers = {n: TorchWorker(T, C, H, n) for n in torch_threads}
         try:
             # Interleaved: each round runs every kernel and then torch, the same number of times.
             for _ in range(rounds):
                 for k in kernels:
                     ours[k].append(attnviz_bench(args.bin, T, C, H, k, runs))
-                theirs.append(worker.ask(f"run {runs}")["forward_ms"])
-            torch_info = worker.ask("info")
+                for n, w in workers.items():
+                    theirs[n].append(w.ask(f"run {runs}")["forward_ms"])
+            for n, w in workers.items():
+                torch_info[n] = w.ask("info")
         finally:
-            worker.close()
+            for w in workers.values():
+                w.close()
 
         flops = useful_flops(T, C)
-        torch_ms = statistics.median(theirs)
+        torch_ms_by_threads = {n: statistics.median(v) for n, v in theirs.items()}
+        torch_ms = min(torch_ms_by_threads.values())
         row = {"T": T, "C": C, "H": H, "rounds": rounds, "runs_per_round": runs,
-               "torch": {"forward_ms": torch_ms, "gflops": flops / (torch_ms * 1e6),
-                         "peak_rss_mb": torch_info["peak_rss_mb"], "import_rss_mb": torch_info["import_rss_mb"]}}
+               "torch": {str(n): {"threads": n, "forward_ms": ms, "gflops": flops / (ms * 1e6),
+                                  "peak_rss_mb": torch_info[n]["peak_rss_mb"],
+                                  "import_rss_mb": torch_info[n]["import_rss_mb"]}
+                         for n, ms in torch_ms_by_threads.items()}}
         for k in kernels:
             fwd = statistics.median(r["forward_ms"] for r in ours[k])
             upd = statistics.median(r["update_ms"] for r in ours[k])
@@ -255,8 +266,10 @@ def main():
                       "vs_torch": fwd / torch_ms}
             print(f"{T:>5} {C:>5} {H:>3}  {'attnviz ' + k:<17} {fmt(fwd):>10} {fmt(upd):>10} {fmt(upd / fwd, 2):>8} "
                   f"{fmt(flops / (fwd * 1e6)):>8} {fmt(rss):>11} {fmt(fwd / torch_ms, 2):>8}")
-        print(f"{'':>17}{'torch (OpenBLAS)' if 'openblas' in alt else 'torch':<17} {fmt(torch_ms):>10} {'-':>10} "
-              f"{'-':>8} {fmt(flops / (torch_ms * 1e6)):>8} {fmt(torch_info['peak_rss_mb']):>11} {'1':>8}")
+        for n, ms in torch_ms_by_threads.items():
+            label = f"torch {n} thr" + (" (best)" if ms == torch_ms and len(torch_threads) > 1 else "")
+            print(f"{'':>17}{label:<17} {fmt(ms):>10} {'-':>10} {'-':>8} {fmt(flops / (ms * 1e6)):>8} "
+                  f"{fmt(torch_info[n]['peak_rss_mb']):>11} {fmt(ms / torch_ms, 2):>8}")
         sys.stdout.flush()
         results.append(row)
 
