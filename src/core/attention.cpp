@@ -6,6 +6,9 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 namespace attnviz {
 
@@ -41,6 +44,33 @@ float score_scale(const Config& c) {
 
 namespace detail {
 
+namespace {
+
+// Ask Linux for 2 MiB pages under a large buffer before it is first written: a T x T
+// matrix per head then costs a few hundred page faults instead of a few hundred
+// thousand, and walking it misses the TLB far less. Only advice; harmless elsewhere.
+void advise_huge_pages(Mat& m) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const size_t huge = size_t(2) << 20;
+    const size_t bytes = size_t(m.size()) * sizeof(float);
+    if (bytes < 2 * huge) return;
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(m.data()) + huge - 1) & ~(huge - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(m.data()) + bytes) & ~(huge - 1);
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+    (void)m;
+#endif
+}
+
+// Resize, keeping the buffer when the size is unchanged, and advise a new large one.
+void resize(Mat& m, int rows, int cols) {
+    if (m.rows() == rows && m.cols() == cols) return;
+    m.resize(rows, cols);
+    advise_huge_pages(m);
+}
+
+} // namespace
+
 int first_affected_row(MaskMode mask, int p) { return mask == MaskMode::none ? 0 : p; }
 
 int visible_count(MaskMode mask, int T, int i) {
@@ -61,21 +91,21 @@ void prepare_trace(const Config& c, KernelKind kernel, ConstMatRef x, Trace& tr)
     tr.H = H;
     tr.head_dim = hd;
     tr.scale = score_scale(c);
-    // Eigen's resize keeps the buffer when the size is unchanged: repeated forwards of
-    // one configuration allocate nothing.
-    tr.x.resize(T, C);
+    // Buffers are kept when their size is unchanged: repeated forwards of one
+    // configuration allocate nothing.
+    resize(tr.x, T, C);
     tr.x = x;
-    tr.qkv.resize(T, 3 * C);
+    resize(tr.qkv, T, 3 * C);
     for (PerHead* ph : {&tr.q, &tr.k, &tr.v, &tr.heads}) {
         ph->resize(size_t(H));
-        for (Mat& m : *ph) m.resize(T, hd);
+        for (Mat& m : *ph) resize(m, T, hd);
     }
     for (PerHead* ph : {&tr.raw_scores, &tr.probs}) {
         ph->resize(size_t(H));
-        for (Mat& m : *ph) m.resize(T, T);
+        for (Mat& m : *ph) resize(m, T, T);
     }
-    tr.concat.resize(T, C);
-    tr.y.resize(T, C);
+    resize(tr.concat, T, C);
+    resize(tr.y, T, C);
 }
 
 } // namespace detail

@@ -1,15 +1,15 @@
 // kernel_fast.cpp: the forward pass with Eigen products and OpenMP, agreeing with the
 // reference kernel within 1e-5 and skipping what the causal mask throws away.
 //
-// Work per head runs in row blocks: raw = q_block k^T (full rows: the scores are shown
-// before the mask), the softmax over the visible prefix of each row, and
-// heads_block = probs_block[:, :keys] v[:keys], where keys is the last visible key of the
-// block, so the masked upper triangle is neither exponentiated nor multiplied.
+// Per head: raw = q k^T as one product (every score: the GUI shows them before the
+// mask), then in blocks of rows the softmax over each row's visible prefix and
+// heads_block = probs_block[:, :keys] v[:keys], where keys is the block's last visible
+// key, so the masked upper triangle is neither exponentiated nor multiplied.
 //
 // Threads: one OpenMP region per call. The (T, C) products are split by rows between
-// the threads, each running Eigen's product on its own rows; the row blocks of all heads
-// are handed out as tasks. Small problems run on the calling thread alone. No T x T
-// temporary exists beyond the trace itself.
+// the threads, each running Eigen's product on its own rows; the heads are handed out
+// as tasks (cut into parts when there are fewer heads than threads). Small problems run
+// on the calling thread alone. No T x T temporary exists beyond the trace itself.
 #include "kernels.h"
 #include <algorithm>
 #include <limits>
@@ -21,7 +21,7 @@ namespace attnviz::detail {
 
 namespace {
 
-constexpr int block_rows = 64;                 // rows of one task: 64 x T scores stay in L2
+constexpr int block_rows = 64;                 // rows per softmax + probs v step: 64 x T stays in L2
 constexpr int64_t parallel_work = 4 << 20;      // multiply-adds below which one thread is faster
 constexpr int64_t reference_loop_work = 1 << 14;
 
@@ -47,48 +47,53 @@ std::pair<int, int> my_rows(const Team& team, int r0, int T) {
     return {r0 + int(n * team.id / team.size), r0 + int(n * (team.id + 1) / team.size)};
 }
 
-// probs row from raw row over the n visible keys (a prefix); 0 beyond. With no visible
-// key the row is NaN, as torch's softmax of an all -inf row.
-void softmax_row(const float* raw, float scale, int n, int T, float* p) {
+// probs row from raw row over the n visible keys (a prefix); 0 beyond, unless the zeros
+// are known to be there already (an update keeps the mask). With no visible key the row
+// is NaN, as torch's softmax of an all -inf row.
+void softmax_row(const float* raw, float scale, int n, int T, float* p, bool zero_rest) {
     if (n == 0) {
         std::fill(p, p + T, std::numeric_limits<float>::quiet_NaN());
         return;
     }
     Eigen::Map<const Eigen::ArrayXf> r(raw, n);
     Eigen::Map<Eigen::ArrayXf> e(p, n);
-    e = r * scale;
-    const float m = e.maxCoeff();
-    e = (e - m).exp();
+    // scale > 0 and rounding is monotonic, so max_j(raw_j * scale) = max_j(raw_j) * scale.
+    const float m = r.maxCoeff() * scale;
+    e = (r * scale - m).exp();
     e *= 1.f / e.sum();
-    std::fill(p + n, p + T, 0.f);
+    if (zero_rest) std::fill(p + n, p + T, 0.f);
 }
 
-// Rows i0 .. i1-1 of head h: raw scores (if asked), softmax, head outputs.
-void attend_block(Trace& tr, int h, int i0, int i1, bool with_raw) {
+// Softmax and head outputs for rows i0 .. i1-1 of head h (raw scores already there).
+// `fresh`: the probs buffer may hold anything, so the masked part is zeroed too.
+void attend_block(Trace& tr, int h, int i0, int i1, bool fresh) {
     const int T = tr.T, n = i1 - i0;
     const MaskMode mask = tr.config.mask;
-    Mat& raw = tr.raw_scores[h];
+    const Mat& raw = tr.raw_scores[h];
     Mat& probs = tr.probs[h];
-    if (with_raw) raw.middleRows(i0, n).noalias() = tr.q[h].middleRows(i0, n) * tr.k[h].transpose();
     for (int i = i0; i < i1; ++i)
         softmax_row(raw.data() + int64_t(i) * T, tr.scale, visible_count(mask, T, i), T,
-                    probs.data() + int64_t(i) * T);
+                    probs.data() + int64_t(i) * T, fresh);
     // Keys beyond the last row's visible prefix have probability 0 in every row of the
     // block. At least one key, so a NaN row (off-by-one row 0) still gives NaN outputs.
     const int keys = std::max(1, visible_count(mask, T, i1 - 1));
     tr.heads[h].middleRows(i0, n).noalias() = probs.block(i0, 0, n, keys) * tr.v[h].topRows(keys);
 }
 
-// Scores (if asked), softmax and heads for rows r0 .. T-1 of every head, shared among
-// the team. Later blocks see more keys: they are handed out first so threads finish together.
-void attend_rows(Trace& tr, int r0, bool with_raw) {
-    const int T = tr.T, H = tr.H;
-    const int n_blocks = (T - r0 + block_rows - 1) / block_rows;
+// Rows r0 .. T-1 of every head, shared among the team: raw scores (if asked: a full
+// forward rather than an update) as one
+// product per head, or per part of a head when there are fewer heads than threads; then
+// the softmax and head outputs in row blocks. Parts and blocks that see more keys go first.
+void attend_rows(Trace& tr, int r0, bool with_raw, const Team& team) {
+    const int T = tr.T, H = tr.H, n = T - r0;
+    const int parts = H >= 2 * team.size ? 1 : std::min(n, (4 * team.size + H - 1) / H);
 #pragma omp for schedule(dynamic, 1)
-    for (int task = 0; task < H * n_blocks; ++task) {
-        const int b = n_blocks - 1 - task / H, h = task % H;
-        const int i0 = r0 + b * block_rows, i1 = std::min(T, i0 + block_rows);
-        attend_block(tr, h, i0, i1, with_raw);
+    for (int task = 0; task < H * parts; ++task) {
+        const int h = task % H, part = parts - 1 - task / H;
+        const int a = r0 + int(int64_t(n) * part / parts), b = r0 + int(int64_t(n) * (part + 1) / parts);
+        if (with_raw) // (rows, head_dim) x (head_dim, T): every key, the mask comes later
+            tr.raw_scores[h].middleRows(a, b - a).noalias() = tr.q[h].middleRows(a, b - a) * tr.k[h].transpose();
+        for (int i0 = a; i0 < b; i0 += block_rows) attend_block(tr, h, i0, std::min(b, i0 + block_rows), with_raw);
     }
 }
 
@@ -134,7 +139,7 @@ void fast_forward(const Weights& w, Trace& tr) {
         const auto [a, b] = my_rows(team, 0, tr.T);
         qkv_rows(w, tr, a, b); // (T, C) x (C, 3C)
 #pragma omp barrier
-        attend_rows(tr, 0, true); // ends with a barrier
+        attend_rows(tr, 0, true, team); // ends with a barrier
         project_rows(w, tr, a, b); // (T, C) x (C, C)
     }
 }
@@ -156,7 +161,7 @@ void fast_update(const Weights& w, int p, Trace& tr) {
 #pragma omp parallel if (parallel)
     {
         const Team team = join_team(parallel);
-        attend_rows(tr, r0, false);
+        attend_rows(tr, r0, false, team);
         const auto [a, b] = my_rows(team, r0, tr.T);
         project_rows(w, tr, a, b);
     }
