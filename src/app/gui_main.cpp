@@ -173,7 +173,11 @@ void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts) {
     ui.pal = make_palette(s.theme);
     ui.scale = s.font_scale;
     ui.layout = &s.layout;
+    Minimap overview; // offered by this frame's panels, drawn by the side panel next frame
+    ui.minimap = &overview;
+    ui.view = int(s.view);
     draw_app(s, ui);
+    s.minimap = overview;
     ImGui::Render();
 
     int fw = 0, fh = 0;

@@ -7,6 +7,7 @@
 // the strength changed. It also says which texture rows the loop must upload.
 #pragma once
 #include "experiment.h"
+#include "heatmap_renderer.h"
 #include "trace_textures.h"
 #include <string>
 #include <vector>
@@ -43,6 +44,7 @@ struct ViewWindow {
     int key0 = 0;     // first key position j shown as a column
     int chan0 = 0;    // first channel c shown as a column
     int head0 = 0;    // first head shown
+    int centred_p = -1; // the perturbed position the window last scrolled to (causality)
 };
 
 // Largest |value| of each tensor family, for the colour maps. Shared across heads by
@@ -57,6 +59,18 @@ struct Ranges {
     RangeSet raw;          // q k^T per head (scaled scores: times trace.scale)
     RangeSet heads;        // head outputs (the column blocks of concat)
     RangeSet y, w_qkv, w_proj;
+};
+
+// A matrix that shows only a window of its cells, as the overview (minimap) in the side
+// panel draws it: the whole matrix, with the window outlined; a click moves the window.
+struct Minimap {
+    bool active = false;
+    HeatmapDraw whole;       // the heatmap draw for every cell (screen rectangle set when drawn)
+    std::string title;
+    int rows = 0, cols = 0;
+    int row0 = 0, col0 = 0, nrows = 0, ncols = 0;
+    int row_axis = 0, col_axis = 0; // the matrix_panel Axis of rows and columns
+    int view = 0;                   // the view whose window it moves
 };
 
 // One drawn rectangle, as --layout-out writes it: a heatmap (with its window of cells),
@@ -119,8 +133,9 @@ struct AppState {
     UploadRequest upload;      // the current trace's textures
     bool base_upload = false;  // the unperturbed textures
 
-    // Rectangles drawn in the last frame (--layout-out).
+    // Rectangles drawn in the last frame (--layout-out), and the overview to draw next frame.
     std::vector<LayoutItem> layout;
+    Minimap minimap;
 };
 
 // The lesson's example: seed 0, C = 8, H = 2, T = 4, causal mask, head_dim scale.

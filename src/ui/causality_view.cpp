@@ -74,6 +74,9 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
     const float slot = std::min((p1.x - left) / float(n), 150 * ui.scale);
     const float bar_w = std::max(1.f, std::floor(slot * 0.62f));
     dl->AddLine(ImVec2(left, base_y), ImVec2(left + slot * float(n), base_y), pal.frame, 1.f);
+    // Labels for every bar or for none, so a missing label never hides a value.
+    bool labels_fit = true;
+    for (int i = 0; i < n && labels_fit; ++i) labels_fit = text_size(small, format_diff(dy[size_t(t0 + i)])).x <= slot - 2;
     for (int i = 0; i < n; ++i) {
         const int t = t0 + i;
         const float d = dy[size_t(t)];
@@ -91,7 +94,7 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
         const std::string label = format_diff(d);
         const ImVec2 ls = text_size(small, label);
         const bool before_p = t < s.applied_p;
-        if (ls.x <= slot - 2) {
+        if (labels_fit) {
             const ImU32 col = d == 0.f ? pal.exact_zero : std::isnan(d) ? pal.warning : pal.text;
             dl->AddText(small, small->FontSize, ImVec2(std::round(cx - ls.x * 0.5f), base_y - h - label_h), col, label.c_str());
         }
@@ -114,10 +117,21 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
     }
     const std::string axis = "position t";
     dl->AddText(small, small->FontSize, ImVec2(left + slot * float(n) + 6, base_y + 3), pal.text_dim, axis.c_str());
+    // Too many bars for their labels: say the exact zeros in one line instead.
+    if (!labels_fit && s.applied_p > 0) {
+        int zeros = 0;
+        for (int t = 0; t < s.applied_p && t < T; ++t) zeros += dy[size_t(t)] == 0.f;
+        std::string line = zeros == s.applied_p ? "positions 0–" + std::to_string(s.applied_p - 1) + ": 0.0 (exactly)"
+                                                : std::to_string(s.applied_p - zeros) + " positions before p moved";
+        line += "   ·   largest change " + format_diff(top_value);
+        dl->AddText(small, small->FontSize, ImVec2(left, p0.y + title_h), zeros == s.applied_p ? pal.exact_zero : pal.warning,
+                    line.c_str());
+    }
     return p1.y - p0.y;
 }
 
-// One or two sentences on what the chart shows, in the lesson's words.
+// One or two sentences on what the chart shows, in the lesson's words. Every claim is
+// read off the numbers: "exactly 0.0" is said only when every earlier difference is 0.
 std::string verdict(const AppState& s) {
     const int p = s.applied_p;
     const Config& c = s.config;
@@ -134,14 +148,15 @@ std::string verdict(const AppState& s) {
     const std::string earlier = p == 1   ? "Position 0 comes"
                                 : p == 2 ? "Positions 0 and 1 come"
                                          : "Positions 0 to " + std::to_string(p - 1) + " come";
-    if (c.mask == MaskMode::none) {
-        if (p == 0) return "No mask: every position sees position 0, so every output moves (max " + format_diff(after) + ").";
-        return "No mask: positions before p move too (max " + format_diff(before) +
-               "). Each position could read the very token it must predict: training would silently cheat.";
-    }
     if (c.mask == MaskMode::off_by_one && nan)
         return "Off-by-one mask: row 0 sees no key at all, so its softmax is 0 / 0 and its output is NaN whatever the input. The same test catches it.";
     if (p == 0) return "Every position can see position 0, so every output may move (max " + format_diff(after) + ").";
+    if (before != 0.f)
+        return std::string(c.mask == MaskMode::none ? "No mask: " : "") + "positions before p move too (max " +
+               format_diff(before) + ")." +
+               (c.mask == MaskMode::none
+                    ? " Each position could read the very token it must predict: training would silently cheat."
+                    : "");
     return earlier + " before p = " + std::to_string(p) + ": the mask hides position " + std::to_string(p) +
            " from them, so their outputs stay exactly 0.0 different. Positions from p on can see it and move (max " +
            format_diff(after) + ").";
@@ -178,6 +193,11 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
 
     const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
     const float bars_h = std::round(std::clamp((p1.y - y) * 0.3f, 110 * ui.scale, 190 * ui.scale));
+    // When p changes, a window of positions scrolls to show a few rows before p and the rows from p on.
+    if (win.centred_p != s.p) {
+        win.row0 = std::max(0, s.p - 4);
+        win.centred_p = s.p;
+    }
     const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
 
     // Input -> weights -> output, with the changed cells outlined. The weights show why
@@ -210,6 +230,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         }
         y_out.spec = spec_y(s, ui);
         y_out.spec.title = "output y";
+        y_out.spec.minimap = true;
         y_out.spec.colorbar = true;
         r.items.push_back(y_out);
         return std::vector<Row>{r};

@@ -166,6 +166,27 @@ void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         for (ViewWindow& w : s.windows) w = ViewWindow{};
     }
 
+    // A refused edit says why, right under the settings it refused.
+    if (!s.error.empty()) {
+        ImGui::PushTextWrapPos(0.f);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.warning));
+        ImGui::TextUnformatted(s.error.c_str());
+        ImGui::PopStyleColor();
+        ImGui::PopTextWrapPos();
+    }
+
+    // The overview of a matrix that shows only a window of its cells.
+    if (s.minimap.active && s.minimap.view == int(s.view)) {
+        section(ui, "Overview");
+        const Minimap& m = s.minimap;
+        ImGui::TextDisabled("%d × %d, showing rows %d–%d", m.rows, m.cols, m.row0, m.row0 + m.nrows - 1);
+        const float w = ImGui::GetContentRegionAvail().x;
+        const float h = std::min(w * float(m.rows) / float(m.cols), 120 * ui.scale);
+        const float mw = h * float(m.cols) / float(m.rows);
+        const ImVec2 a = ImGui::GetCursorScreenPos();
+        draw_minimap(ui, m, s.windows[m.view], a, ImVec2(a.x + mw, a.y + h));
+    }
+
     section(ui, "Display");
     {
         ImGui::AlignTextToFramePadding();
@@ -195,17 +216,11 @@ void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
 
     if (changed) request_config(s, e, k);
 
-    // Messages at the bottom of the panel: a refused edit says why, in the warning colour.
+    // What happened last.
     ImGui::Spacing();
     ImGui::Separator();
     ImGui::PushTextWrapPos(0.f);
-    if (!s.error.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.warning));
-        ImGui::TextUnformatted(s.error.c_str());
-        ImGui::PopStyleColor();
-    } else if (!s.status.empty()) {
-        ImGui::TextDisabled("%s", s.status.c_str());
-    }
+    if (!s.status.empty()) ImGui::TextDisabled("%s", s.status.c_str());
     ImGui::PopTextWrapPos();
     if (!s.screenshot_mode) ImGui::TextDisabled("%.1f ms per frame", double(s.frame_ms));
     (void)p0;
@@ -226,7 +241,7 @@ void draw_app(AppState& s, UiContext& ui) {
     // Controls: a fixed child on the left (it scrolls if the window is short).
     ImGui::SetCursorPos(ImVec2(0, 0));
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(std::round(10 * ui.scale), std::round(8 * ui.scale)));
-    ImGui::BeginChild("controls", ImVec2(panel_w, Hh), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+    ImGui::BeginChild("controls", ImVec2(panel_w, Hh), false, ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
     draw_controls(s, ui, ImGui::GetWindowPos(), ImVec2(ImGui::GetWindowPos().x + panel_w, Hh));
     ImGui::EndChild();
     ImGui::PopStyleVar();

@@ -28,6 +28,42 @@ void move_axis(Axis a, ViewWindow& w, int delta) {
     }
 }
 
+} // namespace
+
+void set_axis_start(Axis a, ViewWindow& w, int start) {
+    switch (a) {
+    case Axis::position: w.row0 = std::max(0, start); break;
+    case Axis::key: w.key0 = std::max(0, start); break;
+    case Axis::channel: w.chan0 = std::max(0, start); break;
+    case Axis::fixed: break;
+    }
+}
+
+void draw_minimap(UiContext& ui, const Minimap& m, ViewWindow& win, ImVec2 p0, ImVec2 p1) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    HeatmapDraw d = m.whole;
+    d.x0 = p0.x, d.y0 = p0.y, d.x1 = p1.x, d.y1 = p1.y;
+    d.grid_min_px = 1e9f;
+    add_heatmap(dl, *ui.renderer, d);
+    dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), ui.pal.frame);
+    const float sx = (p1.x - p0.x) / float(m.cols), sy = (p1.y - p0.y) / float(m.rows);
+    const ImVec2 a(p0.x + float(m.col0) * sx, p0.y + float(m.row0) * sy);
+    const ImVec2 b(std::max(a.x + 3, p0.x + float(m.col0 + m.ncols) * sx), std::max(a.y + 3, p0.y + float(m.row0 + m.nrows) * sy));
+    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 255), 0, 0, 3.f);
+    dl->AddRect(a, b, ui.pal.accent, 0, 0, 2.f);
+    ImGui::SetCursorScreenPos(p0);
+    ImGui::InvisibleButton("##minimap", ImVec2(std::max(p1.x - p0.x, 1.f), std::max(p1.y - p0.y, 1.f)));
+    if (ImGui::IsItemActive()) {
+        const ImVec2 mp = ImGui::GetIO().MousePos;
+        const int c = int((mp.x - p0.x) / sx) - m.ncols / 2, r = int((mp.y - p0.y) / sy) - m.nrows / 2;
+        set_axis_start(Axis(m.row_axis), win, std::clamp(r, 0, std::max(0, m.rows - m.nrows)));
+        set_axis_start(Axis(m.col_axis), win, std::clamp(c, 0, std::max(0, m.cols - m.ncols)));
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The whole matrix; the outlined part is on screen. Click to move there.");
+}
+
+namespace {
+
 // Every k-th index gets a tick label, k from 1, 2, 5, 10, 20, 50, ... so labels never touch.
 int tick_step(float cell, float label_extent) {
     const int steps[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000};
@@ -325,6 +361,23 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
     if (ui.layout)
         ui.layout->push_back(LayoutItem{"heatmap", m.name, m.head, p0.x, p0.y, p1.x - p0.x, p1.y - p0.y, m.rows, m.cols,
                                         r0, c0, nr, nc, -1, 0});
+    // The first windowed matrix that offers an overview gets one (single-texture matrices).
+    if (m.minimap && ui.minimap && !ui.minimap->active && (nr < m.rows || nc < m.cols) && m.parts.size() == 1) {
+        Minimap& mm = *ui.minimap;
+        mm.active = true;
+        mm.title = m.title;
+        mm.rows = m.rows, mm.cols = m.cols, mm.row0 = r0, mm.col0 = c0, mm.nrows = nr, mm.ncols = nc;
+        mm.row_axis = int(m.row_axis), mm.col_axis = int(m.col_axis);
+        mm.view = ui.view;
+        HeatmapDraw& d = mm.whole;
+        const MatrixPart& part = m.parts.front();
+        d = HeatmapDraw{};
+        d.data = part.tex;
+        d.offset_row = part.offset_row, d.offset_col = part.offset_col, d.transpose = part.transpose;
+        d.rows = m.rows, d.cols = m.cols;
+        d.row0 = 0, d.col0 = 0, d.nrows = float(m.rows), d.ncols = float(m.cols);
+        d.colormap = m.colormap, d.lo = m.lo, d.hi = m.hi, d.scale = m.scale, d.mask = m.mask;
+    }
     ImGui::SetCursorScreenPos(pos);
     ImGui::Dummy(res.size);
     return res;

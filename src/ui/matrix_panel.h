@@ -60,6 +60,7 @@ struct MatrixSpec {
     std::string colorbar_note;     // e.g. "shared by all heads"
     int highlight_row = -1;        // outlined row (the perturbed position)
     bool print_values = true;
+    bool minimap = false;          // offer an overview when only a window of cells is shown
 };
 
 // Chrome around the cells, in pixels, for this spec.
@@ -79,6 +80,12 @@ struct MatrixResult {
 // max_rows x max_cols cells. Wheel and drag over the cells move `win`.
 MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, ImVec2 pos, float cell,
                          int max_rows, int max_cols);
+
+// Moves the window start of an axis (used by the overview).
+void set_axis_start(Axis a, ViewWindow& w, int start);
+// The overview: the whole matrix of `m` in [p0, p1] with the window outlined; a click or a
+// drag moves the window there.
+void draw_minimap(UiContext& ui, const Minimap& m, ViewWindow& win, ImVec2 p0, ImVec2 p1);
 
 // Text turned 90 degrees counter-clockwise (read from bottom to top), centred on `center`.
 void add_text_vertical(ImDrawList* dl, ImFont* font, ImVec2 center, ImU32 color, const char* text);

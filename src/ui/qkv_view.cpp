@@ -157,6 +157,7 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         Row top;
         RowItem ix, iop, iq;
         ix.spec = sx;
+        ix.spec.minimap = true;
         iop.op = "→";
         iop.note = "· W_qkvᵀ";
         iq.spec = sq;

@@ -28,8 +28,10 @@ std::vector<Row> score_rows(AppState& s, UiContext& ui, int h0, int nh) {
         before.spec.name = "scores_scaled";
         after.spec = spec_scores(s, ui, h, ScoreStage::masked);
         after.spec.title = "after the mask";
+        after.spec.minimap = true; // the overview shows the masked triangle
         probs.spec = spec_probs(s, ui, h);
         probs.spec.title = "softmax weights";
+
         for (RowItem* it : {&before, &after, &probs}) it->spec.colorbar = bars;
         op1.op = "→";
         op1.note = mask_note;

@@ -17,6 +17,8 @@ struct UiContext {
     Palette pal{};
     float scale = 1;                         // font scale
     std::vector<LayoutItem>* layout = nullptr;
+    Minimap* minimap = nullptr;              // filled by the first windowed matrix that offers one
+    int view = 0;                            // the view being drawn
 };
 
 } // namespace attnviz

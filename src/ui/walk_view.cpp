@@ -317,6 +317,12 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     }
     const int h0 = step_is_per_head(step) ? win.head0 : 0;
     std::vector<Row> rows = walk_rows(s, ui, step, h0, nh);
+    // The step's result (the last matrix) gets the overview when it shows only a window.
+    for (auto it = rows.back().items.rbegin(); it != rows.back().items.rend(); ++it)
+        if (it->op.empty()) {
+            it->spec.minimap = true;
+            break;
+        }
     const float top = y + bar_h;
     RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - legend_h), 64 * ui.scale);
     draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.6f, rr.windowed);
