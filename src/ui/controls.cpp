@@ -254,7 +254,7 @@ void draw_app(AppState& s, UiContext& ui) {
     for (int v = 0; v < view_count; ++v) {
         const bool on = int(s.view) == v;
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
-        if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0, 0, 0, 1));
+        if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(text_over(ImGui::ColorConvertU32ToFloat4(ui.pal.accent))));
         if (ImGui::Button(names[v])) s.view = View(v);
         if (on) ImGui::PopStyleColor(2);
         ImGui::SameLine();

@@ -142,6 +142,8 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
     const ImVec2 p1(std::round(p0.x + cell * float(nc)), std::round(p0.y + cell * float(nr)));
     const float cw = (p1.x - p0.x) / float(nc), chh = (p1.y - p0.y) / float(nr);
     res.size = ImVec2(ch.left + (p1.x - p0.x) + ch.right, ch.top + (p1.y - p0.y) + ch.bottom);
+    // A title wider than the cells widens the panel rather than being cut.
+    if (!m.title.empty()) res.size.x = std::max(res.size.x, ch.left + text_size(body, m.title).x + pad);
     const ImVec2 panel_max(pos.x + res.size.x, pos.y + res.size.y);
 
     // Interaction: an invisible button over the cells.
@@ -259,8 +261,7 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
     const ImVec4 clip(pos.x, pos.y, std::max(panel_max.x, pos.x + 1), panel_max.y);
     float y = pos.y;
     if (!m.title.empty()) {
-        dl->AddText(body, body->FontSize, ImVec2(p0.x, y), m.title_color ? m.title_color : pal.text, m.title.c_str(),
-                    nullptr, 0.f, &clip);
+        dl->AddText(body, body->FontSize, ImVec2(p0.x, y), m.title_color ? m.title_color : pal.text, m.title.c_str());
         y += line_h(body) + pad;
     }
     for (int level = 0; level < m.band_levels; ++level) {

@@ -1,6 +1,7 @@
 // specs.cpp: see specs.h.
 #include "specs.h"
 #include "format.h"
+#include <algorithm>
 #include <cmath>
 
 namespace attnviz {
@@ -28,6 +29,15 @@ void add_head_separators(std::vector<int>& seps, int c0, int H, int hd) {
 }
 
 std::string val(float v) { return format_value(v, 3); }
+
+// q, k and v are three views of one qkv matrix: with shared ranges they share one colour
+// scale, so a block looks the same in qkv and on its own. Per-head ranges are per part.
+float part_range(const AppState& s, Part which, int h) {
+    const RangeSet* ranges[3] = {&s.ranges.q, &s.ranges.k, &s.ranges.v};
+    if (s.shared_ranges)
+        return std::max({range_of(s, s.ranges.q, -1), range_of(s, s.ranges.k, -1), range_of(s, s.ranges.v, -1)});
+    return range_of(s, *ranges[int(which)], h);
+}
 
 } // namespace
 
@@ -79,7 +89,7 @@ MatrixSpec spec_qkv(const AppState& s, const UiContext& ui) {
     m.row_caption = "position t";
     m.col_caption = "column of qkv: Q is 0…C−1, K is C…2C−1, V is 2C…3C−1";
     const float r = std::max({range_of(s, s.ranges.q, -1), range_of(s, s.ranges.k, -1), range_of(s, s.ranges.v, -1)});
-    m.lo = -r, m.hi = r;
+    m.lo = -r, m.hi = r; // the whole matrix: one scale for all three blocks
     m.value = [&tr](int t, int c) { return tr.qkv(t, c); };
     if (s.has_base && perturbed(s)) m.base_value = [&s](int t, int c) { return s.base.qkv(t, c); };
     m.describe = [C, hd](int t, int c, float v) {
@@ -105,7 +115,6 @@ MatrixSpec spec_part(const AppState& s, const UiContext& ui, Part which) {
     const int C = tr.C, H = tr.H, hd = tr.head_dim, p = int(which);
     const Texture* tex[3] = {&ui.tex->q, &ui.tex->k, &ui.tex->v};
     const Texture* btex[3] = {&ui.base_tex->q, &ui.base_tex->k, &ui.base_tex->v};
-    const RangeSet* ranges[3] = {&s.ranges.q, &s.ranges.k, &s.ranges.v};
     MatrixSpec m;
     m.name = part_name(which);
     m.title = std::string(part_name(which)) + "   " + shape_text("(T, C)", s.config);
@@ -118,7 +127,7 @@ MatrixSpec spec_part(const AppState& s, const UiContext& ui, Part which) {
     m.col_axis = Axis::channel;
     m.row_caption = "position t";
     m.col_caption = "channel c";
-    const float r = range_of(s, *ranges[p], -1);
+    const float r = part_range(s, which, -1);
     m.lo = -r, m.hi = r;
     m.value = [&tr, p, C](int t, int c) { return tr.qkv(t, p * C + c); };
     if (s.has_base && perturbed(s)) m.base_value = [&s, p, C](int t, int c) { return s.base.qkv(t, p * C + c); };
@@ -140,7 +149,6 @@ MatrixSpec spec_head_part(const AppState& s, const UiContext& ui, Part which, in
     const int hd = tr.head_dim, p = int(which), C = tr.C;
     const Texture* tex[3] = {&ui.tex->q, &ui.tex->k, &ui.tex->v};
     const Texture* btex[3] = {&ui.base_tex->q, &ui.base_tex->k, &ui.base_tex->v};
-    const RangeSet* ranges[3] = {&s.ranges.q, &s.ranges.k, &s.ranges.v};
     MatrixSpec m;
     m.name = std::string(part_name(which)) + "_head";
     m.head = h;
@@ -156,7 +164,7 @@ MatrixSpec spec_head_part(const AppState& s, const UiContext& ui, Part which, in
     m.col_axis = Axis::channel;
     m.row_caption = "position t";
     m.col_caption = "channel of the head";
-    const float r = range_of(s, *ranges[p], h);
+    const float r = part_range(s, which, h);
     m.lo = -r, m.hi = r;
     const PerHead* per[3] = {&tr.q, &tr.k, &tr.v};
     const PerHead* mats = per[p];
@@ -188,7 +196,7 @@ MatrixSpec spec_head_k_transposed(const AppState& s, const UiContext& ui, int h)
     m.col_axis = Axis::key;
     m.row_caption = "channel";
     m.col_caption = "key position j";
-    const float r = range_of(s, s.ranges.k, h);
+    const float r = part_range(s, Part::k, h);
     m.lo = -r, m.hi = r;
     m.value = [&tr, h](int c, int j) { return tr.k[size_t(h)](j, c); };
     if (s.has_base && perturbed(s)) m.base_value = [&s, C, h, hd](int c, int j) { return s.base.qkv(j, C + h * hd + c); };

@@ -84,8 +84,10 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
     const ImVec2 size(p1.x - p0.x, p1.y - p0.y);
     const float fit = fit_cell(ui, rows, size, max_cell);
     float cell = fit * win.zoom;
+    // Cells smaller than this are switched to a window of readable ones (a few pixels are
+    // still fine for a whole small matrix; a window of a 4 x 8 matrix would only confuse).
     const float readable = readable_cell(ui);
-    if (fit < readable) cell = readable * win.zoom;
+    if (fit < std::round(7 * ui.scale)) cell = readable * win.zoom;
     if (cell >= 4) cell = std::floor(cell);
     out.cell = cell;
 

@@ -102,29 +102,41 @@ WalkStep walk_step(int step, const Config& c) {
     }
 }
 
-// The code box: the lesson's code in the largest mono font that fits, this step's
-// spans highlighted. Returns its height.
-float draw_code(AppState& s, UiContext& ui, const WalkStep& st, ImVec2 p0, float width) {
-    const std::vector<std::string> lines = code_lines(s.config);
+// The largest mono font in which the lesson's longest line fits `width`.
+ImFont* code_font(const UiContext& ui, const std::vector<std::string>& lines, float width) {
     size_t longest = 0;
     for (const std::string& l : lines) longest = std::max(longest, l.size());
     const float pad = std::round(8 * ui.scale);
-    ImFont* font = ui.fonts->mono[2];
-    for (ImFont* f : ui.fonts->mono) {
-        if (text_size(f, std::string(longest, 'm')).x + 2 * pad <= width) {
-            font = f;
-            break;
-        }
+    for (ImFont* f : ui.fonts->mono)
+        if (text_size(f, std::string(longest, 'm')).x + 2 * pad <= width) return f;
+    return ui.fonts->mono[2];
+}
+
+float code_line_h(const UiContext& ui, ImFont* font) { return font->FontSize + std::round(3 * ui.scale); }
+
+// The code box: the lesson's code in the largest mono font that fits, this step's
+// spans highlighted. Compact (when the tensors need the room): only the highlighted
+// lines and one line around them. Returns its height.
+float draw_code(AppState& s, UiContext& ui, const WalkStep& st, ImVec2 p0, float width, bool compact) {
+    std::vector<std::string> lines = code_lines(s.config);
+    const float pad = std::round(8 * ui.scale);
+    ImFont* font = code_font(ui, lines, width);
+    int first = 0, last = int(lines.size()) - 1;
+    if (compact) {
+        int lo = last, hi = 0;
+        for (const Span& sp : st.spans) lo = std::min(lo, sp.line), hi = std::max(hi, sp.line);
+        first = std::max(0, lo - 1);
+        last = std::min(int(lines.size()) - 1, hi + 1);
     }
-    const float lh = font->FontSize + std::round(3 * ui.scale);
-    const float h = float(lines.size()) * lh + 2 * pad;
+    const float lh = code_line_h(ui, font);
+    const float h = float(last - first + 1) * lh + 2 * pad;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + h), ui.pal.panel, 4.f);
     const float char_w = text_size(font, "m").x;
     const ImVec4 clip(p0.x, p0.y, p0.x + width, p0.y + h);
-    for (size_t i = 0; i < lines.size(); ++i) {
+    for (size_t i = size_t(first); i <= size_t(last); ++i) {
         const std::string& line = lines[i];
-        const ImVec2 at(p0.x + pad, p0.y + pad + float(i) * lh);
+        const ImVec2 at(p0.x + pad, p0.y + pad + float(int(i) - first) * lh);
         bool lit = false;
         for (const Span& sp : st.spans) {
             if (sp.line != int(i)) continue;
@@ -285,8 +297,14 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::EndDisabled();
         y += hf->FontSize + gap;
     }
-    // The code, the shapes, the why.
-    y += draw_code(s, ui, st, ImVec2(p0.x, y), width) + gap;
+    // The code, the shapes, the why. The whole code unless the tensors would get too little room.
+    {
+        const std::vector<std::string> lines = code_lines(s.config);
+        const float full_h = float(lines.size()) * code_line_h(ui, code_font(ui, lines, width)) + 16 * ui.scale;
+        const float rest = p1.y - y - full_h - 3 * ui.fonts->body->FontSize - 4 * ImGui::GetFrameHeight();
+        const bool compact = rest < 0.45f * (p1.y - p0.y);
+        y += draw_code(s, ui, st, ImVec2(p0.x, y), width, compact) + gap;
+    }
     {
         ImFont* bf = ui.fonts->body;
         const std::string shapes = st.before == st.after ? st.after + "   (shape unchanged)" : st.before + "  →  " + st.after;
@@ -317,6 +335,19 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     }
     const int h0 = step_is_per_head(step) ? win.head0 : 0;
     std::vector<Row> rows = walk_rows(s, ui, step, h0, nh);
+    // Before over after, or side by side with an arrow: whichever gives bigger cells.
+    if (rows.size() == 2 && !step_is_per_head(step)) {
+        Row side;
+        side.items = rows[0].items;
+        RowItem arrow;
+        arrow.op = "→";
+        arrow.note = step == 1 ? "x · W_qkvᵀ" : "split";
+        side.items.push_back(arrow);
+        for (const RowItem& it : rows[1].items) side.items.push_back(it);
+        const ImVec2 area(width, p1.y - y - legend_h - bar_h);
+        const std::vector<Row> one{side};
+        if (fit_cell(ui, one, area, 64 * ui.scale) > fit_cell(ui, rows, area, 64 * ui.scale)) rows = one;
+    }
     // The step's result (the last matrix) gets the overview when it shows only a window.
     for (auto it = rows.back().items.rbegin(); it != rows.back().items.rend(); ++it)
         if (it->op.empty()) {
