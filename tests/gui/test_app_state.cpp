@@ -1,0 +1,151 @@
+// test_app_state.cpp: recompute() - the one place the window does math - against a fresh
+// forward pass of the same input, and the upload requests it leaves for the textures.
+#include "app_state.h"
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace attnviz;
+
+namespace {
+
+bool same_bits(const Mat& a, const Mat& b) {
+    return a.rows() == b.rows() && a.cols() == b.cols() &&
+           std::memcmp(a.data(), b.data(), sizeof(float) * size_t(a.size())) == 0;
+}
+
+AppState lesson_state() {
+    AppState s;
+    init_app_state(s, lesson_config(), KernelChoice::reference);
+    recompute(s);
+    return s;
+}
+
+} // namespace
+
+TEST(AppStateRecompute, StartsOnTheLessonUnperturbed) {
+    AppState s = lesson_state();
+    ASSERT_TRUE(s.ready);
+    EXPECT_TRUE(s.error.empty());
+    EXPECT_TRUE(s.upload.full);
+    EXPECT_EQ(s.applied_p, -1);
+    EXPECT_TRUE(same_bits(s.trace.y, s.base_y));
+    // The lesson's y1 (PyTorch), to the last bit of float32.
+    std::ifstream in(std::string(ATTNVIZ_TEST_DATA) + "/lesson_example.json");
+    const auto ref = nlohmann::json::parse(in);
+    for (int t = 0; t < 4; ++t)
+        for (int c = 0; c < 8; ++c) EXPECT_EQ(s.trace.y(t, c), float(ref["y1"][0][t][c])) << t << "," << c;
+}
+
+TEST(AppStateRecompute, SliderMoveEqualsAFreshForwardAndUploadsRowsFromP) {
+    AppState s = lesson_state();
+    s.upload = UploadRequest{};
+    request_perturbation(s, 2, 0.5f);
+    recompute(s);
+    EXPECT_EQ(s.applied_p, 2);
+    EXPECT_FALSE(s.upload.full);
+    EXPECT_EQ(s.upload.row0, 2);
+    ASSERT_FALSE(s.upload.columns.empty());
+    EXPECT_EQ(s.upload.columns.front(), 2);
+    // Same as running the whole forward pass on the blended input.
+    Trace fresh;
+    forward(s.config, s.experiment.weights, perturbed_input(s.experiment, 2, 0.5f), KernelKind::reference, fresh);
+    EXPECT_TRUE(same_bits(s.trace.y, fresh.y));
+    for (int h = 0; h < 2; ++h) EXPECT_TRUE(same_bits(s.trace.probs[size_t(h)], fresh.probs[size_t(h)]));
+    // Rows before p did not move, exactly.
+    ASSERT_EQ(s.dy.size(), 4u);
+    EXPECT_EQ(s.dy[0], 0.f);
+    EXPECT_EQ(s.dy[1], 0.f);
+    EXPECT_GT(s.dy[2], 0.f);
+}
+
+TEST(AppStateRecompute, LessonStrengthOneGivesTheLessonsNumbers) {
+    AppState s = lesson_state();
+    request_perturbation(s, 2, 1.f);
+    recompute(s);
+    std::ifstream in(std::string(ATTNVIZ_TEST_DATA) + "/lesson_example.json");
+    const auto ref = nlohmann::json::parse(in);
+    for (int t = 0; t < 4; ++t)
+        for (int c = 0; c < 8; ++c) EXPECT_EQ(s.trace.y(t, c), float(ref["y2"][0][t][c])) << t << "," << c;
+    for (int t = 0; t < 4; ++t) EXPECT_EQ(s.dy[size_t(t)], float(ref["max_abs_diff_per_position"][t])) << t;
+}
+
+TEST(AppStateRecompute, MovingPRestoresTheOldRowFirst) {
+    AppState s = lesson_state();
+    request_perturbation(s, 1, 1.f);
+    recompute(s);
+    s.upload = UploadRequest{};
+    request_perturbation(s, 3, 1.f);
+    recompute(s);
+    EXPECT_EQ(s.upload.row0, 1); // rows from the old p must be sent again
+    Trace fresh;
+    forward(s.config, s.experiment.weights, perturbed_input(s.experiment, 3, 1.f), KernelKind::reference, fresh);
+    EXPECT_TRUE(same_bits(s.trace.y, fresh.y));
+    EXPECT_TRUE(same_bits(s.trace.x, fresh.x));
+    // Back to strength 0: exactly the unperturbed trace.
+    request_perturbation(s, 3, 0.f);
+    recompute(s);
+    EXPECT_EQ(s.applied_p, -1);
+    EXPECT_TRUE(same_bits(s.trace.y, s.base_y));
+    for (float d : s.dy) EXPECT_EQ(d, 0.f);
+}
+
+TEST(AppStateRecompute, OtherMasksUploadEverything) {
+    AppState s;
+    Config c = lesson_config();
+    c.mask = MaskMode::none;
+    init_app_state(s, c, KernelChoice::reference);
+    recompute(s);
+    s.upload = UploadRequest{};
+    request_perturbation(s, 2, 1.f);
+    recompute(s);
+    EXPECT_TRUE(s.upload.full);
+    EXPECT_GT(s.dy[0], 0.f); // without the mask, earlier positions move
+}
+
+TEST(AppStateRecompute, RefusedEditKeepsThePreviousStateAndSaysWhy) {
+    AppState s = lesson_state();
+    const Mat y = s.trace.y;
+    Config bad = lesson_config();
+    bad.n_embd = 10;
+    bad.n_head = 3;
+    request_config(s, bad, KernelChoice::reference);
+    recompute(s);
+    EXPECT_EQ(s.config.n_embd, 8);
+    EXPECT_EQ(s.edit.n_embd, 8); // the controls show the state in use again
+    EXPECT_TRUE(same_bits(s.trace.y, y));
+    EXPECT_NE(s.error.find("n_embd 10"), std::string::npos) << s.error;
+
+    Config huge = lesson_config();
+    huge.seq_len = 8192;
+    huge.n_embd = 512;
+    huge.n_head = 8;
+    request_config(s, huge, KernelChoice::automatic);
+    recompute(s);
+    EXPECT_EQ(s.config.seq_len, 4);
+    EXPECT_FALSE(s.error.empty());
+    EXPECT_NE(s.error.find("seq_len 8192"), std::string::npos) << s.error;
+
+    // A good edit clears the message.
+    Config ok = lesson_config();
+    ok.seed = 7;
+    request_config(s, ok, KernelChoice::reference);
+    recompute(s);
+    EXPECT_EQ(s.config.seed, 7u);
+    EXPECT_TRUE(s.error.empty());
+}
+
+TEST(AppStateRecompute, ViewAndThemeNamesRoundTrip) {
+    for (View v : {View::walk, View::qkv, View::scores, View::causality}) {
+        View back = View::walk;
+        std::string error;
+        ASSERT_TRUE(parse_view(to_string(v), back, error));
+        EXPECT_EQ(back, v);
+    }
+    View v;
+    std::string error;
+    EXPECT_FALSE(parse_view("heads", v, error));
+    EXPECT_NE(error.find("heads"), std::string::npos);
+}
