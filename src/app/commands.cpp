@@ -4,6 +4,7 @@
 // Bad input ends in usage_error: one sentence on stderr, exit status 2.
 #include "commands.h"
 #include "formats.h"
+#include <Eigen/Core> // Eigen::nbThreads: the OpenMP threads the fast kernel uses
 #include <algorithm>
 #include <chrono>
 #include <cmath>
