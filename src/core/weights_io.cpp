@@ -77,7 +77,7 @@ static bool split_layered(const std::string& name, const std::string& part, std:
     size_t dot = stem.find_last_of('.');
     if (dot == std::string::npos || dot == stem.size() - 1) return false;
     const std::string digits = stem.substr(dot + 1);
-    if (digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    if (digits.size() > 6 || (digits.size() > 1 && digits[0] == '0') || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
         return false;
     const std::string head = stem.substr(0, dot); // <prefix>h
     if (head.empty() || head.back() != 'h' || (head.size() > 1 && head[head.size() - 2] != '.')) return false;
@@ -283,6 +283,8 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
     std::string d = path + ": " + scheme_name(out);
     if (out.scheme == WeightScheme::layered)
         d += " layer " + std::to_string(layer) + " of " + layers_text(out.layers) + " (" + out.qkv_name + ")";
+    else
+        d += " (" + out.qkv_name + ", " + out.proj_name + ")";
     d += ", n_embd " + std::to_string(c) + ", n_head " + std::to_string(out.n_head) +
          (out.n_head_from_file ? " from the file" : "");
     if (out.conv1d) d += ", transposed from Conv1D";

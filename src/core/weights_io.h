@@ -35,8 +35,9 @@ struct LoadedWeights {
     std::string prefix;        // e.g. "transformer." before h.N (layered files)
     std::string qkv_name, proj_name, qkv_bias_name, proj_bias_name; // the names used ("" = absent)
     std::vector<std::string> tensor_names; // every tensor in the file, in data order
-    std::string description; // one line, e.g. "gpt2.safetensors: GPT-2 (Hugging Face) layer 3
-                             // of 0 to 11, n_embd 768, n_head 12, transposed from Conv1D, with biases"
+    std::string description; // one line, e.g. "gpt2.safetensors: GPT-2 (Hugging Face) layer 3 of
+                             // 0 to 11 (h.3.attn.c_attn.weight), n_embd 768, n_head 12, transposed
+                             // from Conv1D, with biases"
 };
 
 // "lesson", "nanoGPT attention block", "GPT-2 (Hugging Face)" or "nanoGPT model",

@@ -156,6 +156,36 @@ TEST(SafetensorsWeights, FullNanoGptModelInBFloat16) {
     EXPECT_NE(w.description.find("nanoGPT model"), std::string::npos);
 }
 
+// A checkpoint holding the model twice (say "ema." + a copy): the shortest prefix, the
+// model itself, is read, and the description says which tensors were used.
+TEST(SafetensorsWeights, SeveralPrefixesPickTheShortest) {
+    TempDir dir;
+    const int C = 4;
+    json h = json::object();
+    std::string data;
+    auto add = [&](const std::string& name, std::vector<uint64_t> shape, float value) {
+        size_t n = 1;
+        for (uint64_t d : shape) n *= d;
+        h[name] = {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {data.size(), data.size() + 4 * n}}};
+        data += f32_bytes(std::vector<float>(n, value));
+    };
+    add("ema.h.0.attn.c_attn.weight", {3 * C, C}, 2.f);
+    add("ema.h.0.attn.c_proj.weight", {C, C}, 2.f);
+    add("h.0.attn.c_attn.weight", {3 * C, C}, 1.f);
+    add("h.0.attn.c_proj.weight", {C, C}, 1.f);
+    add("h.01.attn.c_attn.weight", {3 * C, C}, 3.f); // not a layer number: ignored
+    add("xh.1.attn.c_attn.weight", {3 * C, C}, 3.f); // not "h.N": ignored
+    const std::string path = dir.file("two.safetensors");
+    write_bytes(path, make_file(h.dump(), data));
+    LoadedWeights w;
+    std::string error;
+    ASSERT_TRUE(load_weights(path, 2, 0, w, error)) << error;
+    EXPECT_EQ(w.prefix, "");
+    EXPECT_EQ(w.layers, std::vector<int>{0});
+    EXPECT_EQ(w.weights.w_qkv(0, 0), 1.f);
+    EXPECT_NE(w.description.find("(h.0.attn.c_attn.weight)"), std::string::npos) << w.description;
+}
+
 TEST(SafetensorsWeights, FileAndMemoryLoadersAgree) {
     const std::pair<const char*, int> cases[] = {
         {"lesson_c8_h2.safetensors", 0}, {"gpt2_hf_prefixed_f16.safetensors", 1}, {"nanogpt_model_bf16.safetensors", 1}};
