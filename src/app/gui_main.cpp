@@ -104,6 +104,16 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         }
         if (!parse_int(o.bench_frames, "--bench-frames", 1, 100000, v, error)) return false;
         plan.bench_frames = int(v);
+        // The benchmark's size is (T, C, H) = (512, 512, 8) unless a size option changed the
+        // lesson's, and it drags the slider in the causality view unless --view says otherwise.
+        const ConfigOptions lesson;
+        if (o.config.seq_len == lesson.seq_len && o.config.n_embd == lesson.n_embd && o.config.n_head == lesson.n_head) {
+            plan.config.seq_len = 512;
+            plan.config.n_embd = 512;
+            plan.config.n_head = 8;
+            if (!plan.perturb) plan.perturb = 2;
+        }
+        if (o.view.empty()) plan.view = View::causality;
     }
     plan.headless = !o.screenshot.empty() || plan.bench_frames > 0;
     return true;
@@ -300,7 +310,9 @@ int run_gui(const GuiOptions& o) {
         // The loop.
         double last = glfwGetTime();
         while (!glfwWindowShouldClose(window)) {
-            glfwPollEvents();
+            // Idle: sleep until an event (or a tenth of a second) instead of spinning the CPU.
+            if (s.config_dirty || s.perturb_dirty || s.fonts_dirty) glfwPollEvents();
+            else glfwWaitEventsTimeout(0.1);
             frame(window, s, gpu, fonts);
             glfwSwapBuffers(window);
             const double now = glfwGetTime();
