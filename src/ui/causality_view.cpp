@@ -49,7 +49,7 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     request_perturbation(s, p, a);
 }
 
-// The bar chart of max |Δy| per position. Returns its height.
+// The bar chart of max |Δy| per position. Returns the x where the chart ends.
 float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* small = ui.fonts->small;
@@ -57,7 +57,7 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
     const Palette& pal = ui.pal;
     const std::vector<float>& dy = s.dy;
     const int T = int(dy.size());
-    if (T == 0) return 0;
+    if (T == 0) return p0.x;
     n = std::clamp(n, 1, T - t0);
     float top_value = 0;
     for (float d : dy)
@@ -127,7 +127,7 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
         dl->AddText(small, small->FontSize, ImVec2(left, p0.y + title_h), zeros == s.applied_p ? pal.exact_zero : pal.warning,
                     line.c_str());
     }
-    return p1.y - p0.y;
+    return left + slot * float(n) + text_size(small, axis).x + 12;
 }
 
 // One or two sentences on what the chart shows, in the lesson's words. Every claim is
@@ -257,7 +257,32 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (yl) t0 = yl->row0, n = yl->nrows;
     }
     const float bars_top = std::min(rr.bottom, rows_bottom);
-    draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, std::min(p1.y - legend_h, bars_top + 300 * ui.scale)), t0, n);
+    const float bars_bottom = std::min(p1.y - legend_h, bars_top + 300 * ui.scale);
+    const float chart_end = draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, bars_bottom), t0, n);
+
+    // Beside the chart, when there is room: the lesson's question and what to try next.
+    const float side = p1.x - chart_end;
+    if (side >= 220 * ui.scale) {
+        const float x0 = chart_end + 8 * ui.scale;
+        const float ty = bars_top + ui.fonts->body->FontSize + 10 * ui.scale;
+        ImGui::SetCursorScreenPos(ImVec2(x0, ty));
+        ImGui::BeginGroup(); // new lines start at x0
+        ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
+        ImGui::PushFont(ui.fonts->body);
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "Check yourself");
+        ImGui::TextUnformatted("Why does changing position p leave the outputs before p unchanged?");
+        ImGui::Spacing();
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "Try it");
+        const char* hint = s.config.mask == MaskMode::causal
+                               ? "Set the mask to none in the side panel: the bars before p grow, the cheat a causal mask prevents. Off-by-one shows the NaN row the same test catches."
+                           : s.config.mask == MaskMode::none
+                               ? "Set the mask back to causal: the bars before p drop to exactly 0.0."
+                               : "Set the mask back to causal: row 0 attends to itself again and its NaN disappears.";
+        ImGui::TextUnformatted(hint);
+        ImGui::PopFont();
+        ImGui::PopTextWrapPos();
+        ImGui::EndGroup();
+    }
     draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, false);
 }
 

@@ -271,8 +271,7 @@ void draw_app(AppState& s, UiContext& ui) {
             ImGui::TextDisabled("%s", info.c_str());
         }
     }
-    ImGui::NewLine();
-    const float top = ImGui::GetCursorScreenPos().y + std::round(4 * ui.scale);
+    const float top = v0.y + ImGui::GetFrameHeight() + std::round(10 * ui.scale);
     const ImVec2 area0(v0.x, top), area1(vp->Pos.x + W - margin, vp->Pos.y + Hh - std::round(6 * ui.scale));
     ImGui::SetCursorScreenPos(area0);
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));

@@ -31,6 +31,7 @@ std::string format_value(float v, int decimals) {
     // A number that would round to zero is printed with one significant digit ("4e−4"),
     // so that only an exact zero reads "0".
     if (std::fabs(v) < 0.5f * std::pow(10.f, float(-decimals))) {
+        if (decimals <= 1) return "\xE2\x89\x88" "0"; // "≈0": short, and never read as an exact zero
         std::snprintf(buf, sizeof buf, "%.0e", double(v));
         std::string s = buf; // "4e-04"
         const size_t e = s.find('e');

@@ -10,7 +10,8 @@
 
 namespace attnviz {
 
-// v with `decimals` digits after the point ("−0.52", "−∞", "NaN", exact zero "0").
+// v with `decimals` digits after the point ("−0.52", "−∞", "NaN", exact zero "0"). A
+// nonzero value that would round to zero reads "4e−4" (or "≈0" with one decimal).
 std::string format_value(float v, int decimals);
 // The longest of format_value(v, 3), (v, 2), (v, 1), (v, 0) that fits `width` pixels in
 // `font`; empty if none fits.

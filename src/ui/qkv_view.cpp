@@ -102,7 +102,7 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
             ImFont* bf = ui.fonts->body;
             const char* lines[] = {"Row t of x times column j of W_qkvᵀ", "gives cell (t, j) of qkv.",
                                    "Hover a cell of qkv to see both."};
-            const float right = w_pos.x + cw.left - 3 * gap;
+            const float right = w_pos.x - 2 * gap; // left of W's row caption and ticks
             float ly = w_pos.y + cw.top + std::max(0.f, (C * cell - 3 * (bf->FontSize + 4)) * 0.5f);
             for (const char* l : lines) {
                 const float lw = text_size(bf, l).x;

@@ -77,7 +77,7 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const int H = s.trace.H;
     const ImVec2 area(width, p1.y - y - bar_h - legend_h);
     int nh = std::min(H, 4);
-    while (nh > 1 && fit_cell(ui, score_rows(s, ui, 0, nh), area, 72 * ui.scale) < 34 * ui.scale) --nh;
+    while (nh > 1 && fit_cell(ui, score_rows(s, ui, 0, nh), area, 72 * ui.scale) < 30 * ui.scale) --nh;
     if (c.seq_len > 16) nh = std::min(H, 2);
     win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
     // Keys follow queries unless the user moved them apart: the diagonal stays in view.

@@ -213,11 +213,8 @@ MatrixSpec spec_scores(const AppState& s, const UiContext& ui, int h, ScoreStage
     const char* names[3] = {"scores_raw", "scores_scaled", "scores_masked"};
     m.name = names[int(stage)];
     m.head = h;
-    const std::string scale_text = s.config.scale == ScaleMode::head_dim ? " × head_dim^−½"
-                                   : s.config.scale == ScaleMode::n_embd ? " × C^−½"
-                                                                          : " (not scaled)";
     m.title = stage == ScoreStage::raw      ? "q · kᵀ, head " + std::to_string(h)
-              : stage == ScoreStage::scaled ? "scaled" + scale_text + ", head " + std::to_string(h)
+              : stage == ScoreStage::scaled ? "scaled, head " + std::to_string(h)
                                             : "masked, head " + std::to_string(h);
     m.parts = {MatrixPart{&ui.tex->raw_scores[size_t(h)],
                           perturbed(s) && ui.base_tex && size_t(h) < ui.base_tex->raw_scores.size()

@@ -228,7 +228,7 @@ std::vector<Row> walk_rows(AppState& s, UiContext& ui, int step, int h0, int nh)
     case 6:
         per_head([&](Row& r, int h, bool bars) {
             r.items = {mat(bar_if(spec_scores(s, ui, h, ScoreStage::raw), bars)),
-                       op("→", s.config.scale == ScaleMode::head_dim ? "× " + format_value(s.trace.scale, 4) : ""),
+                       op("→", s.config.scale == ScaleMode::none ? "not scaled" : "× " + format_value(s.trace.scale, 4)),
                        mat(bar_if(spec_scores(s, ui, h, ScoreStage::scaled), bars))};
         });
         break;
@@ -328,7 +328,8 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         // As many heads as fit with readable cells.
         while (nh > 1) {
             std::vector<Row> trial = walk_rows(s, ui, step, 0, nh);
-            if (fit_cell(ui, trial, ImVec2(width, p1.y - y - legend_h - bar_h), 64 * ui.scale) >= 30 * ui.scale) break;
+            // Values need about 36 px cells to print with their decimals.
+            if (fit_cell(ui, trial, ImVec2(width, p1.y - y - legend_h - bar_h), 64 * ui.scale) >= 36 * ui.scale) break;
             --nh;
         }
         win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
