@@ -44,11 +44,6 @@ float score_scale(const Config& c) {
 
 namespace detail {
 
-namespace {
-
-// Ask Linux for 2 MiB pages under a large buffer before it is first written: a T x T
-// matrix per head then costs a few hundred page faults instead of a few hundred
-// thousand, and walking it misses the TLB far less. Only advice; harmless elsewhere.
 void advise_huge_pages(Mat& m) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     const size_t huge = size_t(2) << 20;
@@ -61,6 +56,8 @@ void advise_huge_pages(Mat& m) {
     (void)m;
 #endif
 }
+
+namespace {
 
 // Resize, keeping the buffer when the size is unchanged, and advise a new large one.
 void resize(Mat& m, int rows, int cols) {

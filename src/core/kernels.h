@@ -8,6 +8,11 @@
 
 namespace attnviz::detail {
 
+// Ask Linux for 2 MiB pages under a large, freshly allocated buffer before it is first
+// written: a T x T matrix per head then costs a few hundred page faults instead of a few
+// hundred thousand, and walking it misses the TLB far less. Only advice.
+void advise_huge_pages(Mat& m);
+
 // Sets the trace's sizes, settings and x, reusing its buffers when the sizes match.
 void prepare_trace(const Config& c, KernelKind kernel, ConstMatRef x, Trace& tr);
 

@@ -65,25 +65,55 @@ void TorchGenerator::manual_seed(uint64_t seed) {
     cached_normal_.reset();
 }
 
+namespace {
+
+// New state word from word i, word i+1 and word i+M (indices mod 624).
+uint32_t mix(uint32_t here, uint32_t next, uint32_t far) {
+    const uint32_t y = (here & 0x80000000u) | (next & 0x7FFFFFFFu);
+    return far ^ (y >> 1) ^ ((y & 1u) ? 0x9908B0DFu : 0u);
+}
+
+} // namespace
+
 void TorchGenerator::twist() {
-    for (int i = 0; i < mt_n; ++i) {
-        uint32_t y = (mt_[i] & 0x80000000u) | (mt_[(i + 1) % mt_n] & 0x7FFFFFFFu);
-        uint32_t v = mt_[(i + mt_m) % mt_n] ^ (y >> 1);
-        if (y & 1u) v ^= 0x9908B0DFu;
-        mt_[i] = v;
-    }
+    // The classic loop mt[i] = mix(mt[i], mt[(i+1) % N], mt[(i+M) % N]), split where the
+    // indices wrap; words past the wrap are the ones already renewed, as in the classic.
+    int i = 0;
+    for (; i < mt_n - mt_m; ++i) mt_[i] = mix(mt_[i], mt_[i + 1], mt_[i + mt_m]);
+    for (; i < mt_n - 1; ++i) mt_[i] = mix(mt_[i], mt_[i + 1], mt_[i + mt_m - mt_n]);
+    mt_[mt_n - 1] = mix(mt_[mt_n - 1], mt_[0], mt_[mt_m - 1]);
     index_ = 0;
 }
 
-uint32_t TorchGenerator::next_u32() {
-    if (index_ >= mt_n) twist();
-    uint32_t y = mt_[index_++];
+namespace {
+
+uint32_t temper(uint32_t y) {
     y ^= y >> 11;
     y ^= (y << 7) & 0x9D2C5680u;
     y ^= (y << 15) & 0xEFC60000u;
     y ^= y >> 18;
-    ++draws_;
     return y;
+}
+
+} // namespace
+
+uint32_t TorchGenerator::next_u32() {
+    if (index_ >= mt_n) twist();
+    ++draws_;
+    return temper(mt_[index_++]);
+}
+
+void TorchGenerator::next_u32s(uint32_t* out, int64_t n) {
+    // The same draws as n calls of next_u32, a state block at a time so the loop vectorises.
+    while (n > 0) {
+        if (index_ >= mt_n) twist();
+        const int k = int(std::min<int64_t>(n, mt_n - index_));
+        for (int i = 0; i < k; ++i) out[i] = temper(mt_[index_ + i]);
+        index_ += k;
+        draws_ += uint64_t(k);
+        out += k;
+        n -= k;
+    }
 }
 
 uint64_t TorchGenerator::next_u64() {
@@ -110,10 +140,22 @@ float TorchGenerator::uniform_float() {
     return float(next_u32() & 0xFFFFFFu) * pow2(-24); // low 24 bits, exact
 }
 
+// Draws into `out` as float32 uniforms in [0, 1): low 24 bits times 2^-24, in place.
+void TorchGenerator::uniform_floats(float* out, int64_t n) {
+    constexpr int64_t chunk = 1024;
+    uint32_t draws[chunk];
+    for (int64_t i = 0; i < n; i += chunk) {
+        const int64_t k = std::min(chunk, n - i);
+        next_u32s(draws, k);
+        for (int64_t j = 0; j < k; ++j) out[i + j] = float(draws[j] & 0xFFFFFFu) * pow2(-24);
+    }
+}
+
 void TorchGenerator::uniform_(float* out, int64_t n, double a, double b) {
     const float lo = float(a), hi = float(b);
     const float w = hi - lo;
-    for (int64_t i = 0; i < n; ++i) out[i] = std::fma(uniform_float(), w, lo); // fused in torch's AVX2 kernel
+    uniform_floats(out, n);
+    for (int64_t i = 0; i < n; ++i) out[i] = std::fma(out[i], w, lo); // fused in torch's AVX2 kernel
 }
 
 void TorchGenerator::kaiming_uniform(float* w, int64_t out_features, int64_t in_features) {
@@ -138,12 +180,12 @@ std::vector<float> TorchGenerator::randn(int64_t n) {
 void TorchGenerator::randn(float* out, int64_t n) {
     if (n <= 0) return;
     if (n >= 16) {
-        for (int64_t i = 0; i < n; ++i) out[i] = uniform_float();
+        uniform_floats(out, n);
         for (int64_t i = 0; i + 16 <= n; i += 16) box_muller_block(out + i);
         if (n % 16 != 0) {
             // The tail redraws 16 uniforms over the last 16 slots, overwriting the end
             // of the last full block.
-            for (int64_t i = n - 16; i < n; ++i) out[i] = uniform_float();
+            uniform_floats(out + n - 16, 16);
             box_muller_block(out + n - 16);
         }
         return;

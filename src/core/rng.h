@@ -19,6 +19,8 @@ public:
 
     // One 32-bit MT19937 output (a "draw").
     uint32_t next_u32();
+    // n draws, the same as n calls of next_u32.
+    void next_u32s(uint32_t* out, int64_t n);
     // Two draws, hi first: hi * 2^32 + lo.
     uint64_t next_u64();
     // Number of draws taken since the last manual_seed.
@@ -26,6 +28,8 @@ public:
 
     // torch.rand: one draw, low 24 bits, times 2^-24.
     float uniform_float();
+    // n of them.
+    void uniform_floats(float* out, int64_t n);
     // Tensor.uniform_(a, b) over n float32 values in memory order.
     void uniform_(float* out, int64_t n, double a, double b);
     // torch.randn(n) as float32, choosing the vectorised (n >= 16) or scalar path.

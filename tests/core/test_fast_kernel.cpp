@@ -72,3 +72,30 @@ TEST(FastKernel, LargeScoresStayFinite) {
 
 } // namespace
 } // namespace attnviz::test
+
+#ifdef _OPENMP
+#include <omp.h>
+namespace attnviz::test {
+namespace {
+
+TEST(FastKernel, LeavesTheCallersThreadSettingAlone) {
+    // A mid-sized problem runs on the calling thread and tells Eigen so for that call
+    // only; the caller's OpenMP setting must be what it was.
+    const int before = omp_get_max_threads();
+    for (int T : {40, 400}) {
+        Config c;
+        c.seq_len = T;
+        c.n_embd = 32;
+        c.n_head = 4;
+        Experiment e = make_experiment(c);
+        Trace t;
+        forward(c, e.weights, e.x, KernelKind::fast, t);
+        Vec row = e.replacement;
+        update_row(e.weights, T / 2, row.data(), t);
+        EXPECT_EQ(omp_get_max_threads(), before) << "T=" << T;
+    }
+}
+
+} // namespace
+} // namespace attnviz::test
+#endif

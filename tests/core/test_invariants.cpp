@@ -106,6 +106,15 @@ TEST(Invariants, ScaleModes) {
     c.n_head = 1;
     c.scale = ScaleMode::head_dim;
     EXPECT_EQ(bits(score_scale(c)), 0x3eb504f3u); // f32(8 ** -0.5) = 0.353553385
+    // Python's double hd ** -0.5 rounded once to float32 (numpy.float32(hd ** -0.5)); a
+    // float32 1/sqrt(hd) or powf differs from it for these head sizes.
+    const std::pair<int, uint32_t> expected[] = {
+        {6, 0x3ed105ecu}, {7, 0x3ec1848fu}, {17, 0x3e785b42u}, {24, 0x3e5105ecu}, {1058, 0x3cfbda5du}};
+    for (auto [hd, b] : expected) {
+        c.n_embd = hd;
+        c.n_head = 1;
+        EXPECT_EQ(bits(score_scale(c)), b) << "head_dim " << hd;
+    }
 }
 
 TEST(Invariants, MaskedAndScaledViewsFollowRaw) {
@@ -152,9 +161,9 @@ TEST(Invariants, PerturbedRowBlendsExactlyAtTheEnds) {
 
 TEST(Invariants, BiasesAreAddedAfterTheSum) {
     Config c;
-    c.n_embd = 16;
+    c.n_embd = 32;
     c.n_head = 4;
-    c.seq_len = 9;
+    c.seq_len = 70; // large enough for the fast kernel's Eigen path
     Experiment e = make_experiment(c);
     Weights with_qkv = e.weights;
     with_qkv.b_qkv = Vec::LinSpaced(3 * c.n_embd, -0.7f, 0.9f);
@@ -170,7 +179,13 @@ TEST(Invariants, BiasesAreAddedAfterTheSum) {
     }
     Trace fast;
     forward(c, with_both, e.x, KernelKind::fast, fast);
+    ASSERT_FALSE(detail::fast_uses_reference_loops(fast));
     expect_same_trace(fast, tb, 1e-5f, "fast with biases");
+    // And the update path adds them too.
+    Vec row = e.replacement;
+    update_row(with_both, 50, row.data(), fast);
+    update_row(with_both, 50, row.data(), tb);
+    expect_same_trace(fast, tb, 1e-5f, "fast update with biases");
 }
 
 TEST(Invariants, TraceBuffersAreReusedAcrossSizes) {
