@@ -161,9 +161,47 @@ void JsonWriter::end_array() {
     spill();
 }
 
+size_t utf8_sequence_length(const std::string& s, size_t i) {
+    const unsigned char c = (unsigned char)s[i];
+    const int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
+    if (n < 0 || i + size_t(n) >= s.size()) return 0; // a stray byte, or a lead cut short
+    uint32_t cp = n == 0 ? c : n == 1 ? (c & 0x1fu) : n == 2 ? (c & 0x0fu) : (c & 0x07u);
+    for (int k = 1; k <= n; ++k) {
+        const unsigned char d = (unsigned char)s[i + size_t(k)];
+        if ((d >> 6) != 0x2) return 0;
+        cp = (cp << 6) | (d & 0x3fu);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+    const uint32_t least[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < least[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return 0;
+    return size_t(n) + 1;
+}
+
+size_t invalid_utf8_at(const std::string& s) {
+    for (size_t i = 0; i < s.size();) {
+        const size_t n = utf8_sequence_length(s, i);
+        if (n == 0) return i;
+        i += n;
+    }
+    return std::string::npos;
+}
+
 static void append_escaped(std::string& out, const std::string& s) {
     out += '"';
-    for (unsigned char ch : s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+        const unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x80) {
+            // Multi-byte UTF-8 is copied; a byte that is not UTF-8 (a file name in another
+            // encoding) becomes U+FFFD, so the output is always valid JSON.
+            const size_t n = utf8_sequence_length(s, i);
+            if (n == 0) {
+                out += "\\ufffd";
+            } else {
+                out.append(s, i, n);
+                i += n - 1;
+            }
+            continue;
+        }
         switch (ch) {
         case '"': out += "\\\""; break;
         case '\\': out += "\\\\"; break;
@@ -639,6 +677,13 @@ void write_trace_json(std::ostream& out, const Experiment& e, const TraceJsonReq
     w.key("n_head"); w.value_int(c.n_head);
     w.key("B"); w.value_int(1);
     w.key("T"); w.value_int(T);
+    if (r.text) {
+        w.key("text"); w.value_string(*r.text);
+        w.key("tokens");
+        w.begin_array();
+        for (const std::string& t : r.tokens) w.value_string(t);
+        w.end_array();
+    }
     if (r.perturb) { w.key("perturbed_position"); w.value_int(*r.perturb); }
     w.key("head_dim"); w.value_int(c.head_dim());
     w.key("scale_float32"); w.value(scratch.scale);
@@ -647,6 +692,36 @@ void write_trace_json(std::ostream& out, const Experiment& e, const TraceJsonReq
     w.key("kernel"); w.value_string(to_string(r.kernel));
     w.key("param_count"); w.value_int(int64_t(e.weights.w_qkv.size() + e.weights.w_proj.size() +
                                              e.weights.b_qkv.size() + e.weights.b_proj.size()));
+
+    // Where the weights came from, when a file gave them.
+    if (r.weights) {
+        const LoadedWeights& lw = *r.weights;
+        auto name_or_null = [&w](const std::string& n) {
+            if (n.empty()) w.value_null();
+            else w.value_string(n);
+        };
+        w.key("weights");
+        w.begin_object();
+        w.key("file"); w.value_string(r.weights_path);
+        w.key("scheme"); w.value_string(scheme_name(lw));
+        w.key("description"); w.value_string(lw.description);
+        w.key("names");
+        w.begin_object();
+        w.key("qkv"); name_or_null(lw.qkv_name);
+        w.key("proj"); name_or_null(lw.proj_name);
+        w.key("qkv_bias"); name_or_null(lw.qkv_bias_name);
+        w.key("proj_bias"); name_or_null(lw.proj_bias_name);
+        w.end_object();
+        w.key("layer"); w.value_int(lw.layer);
+        w.key("layers");
+        w.begin_array();
+        for (int l : lw.layers) w.value_int(l);
+        w.end_array();
+        w.key("transposed"); w.value_bool(lw.conv1d);
+        w.key("n_head_from_file"); w.value_bool(lw.n_head_from_file);
+        w.key("has_bias"); w.value_bool(lw.weights.has_bias());
+        w.end_object();
+    }
 
     // The weights, [out][in] as torch stores them, and the input.
     w.key("qkv_weight"); w.array(e.weights.w_qkv.data(), {3 * C, C});

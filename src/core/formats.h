@@ -13,6 +13,7 @@
 //                  numpy.loadtxt(path, delimiter=",") gives (H*T, n) or (T, n).
 #pragma once
 #include "experiment.h"
+#include "weights_io.h"
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -30,6 +31,12 @@ std::string json_number(float v);
 int append_json_number(std::string& out, float v);
 // "%.9g", but "-inf", "inf" and "nan" for the non-finite values (the CSV spelling).
 int append_csv_number(std::string& out, float v);
+
+// Length of the valid UTF-8 sequence starting at s[i] (1 to 4), or 0 when the byte there
+// does not start one. JSON strings are written as UTF-8; other bytes become U+FFFD.
+size_t utf8_sequence_length(const std::string& s, size_t i);
+// Offset of the first byte that breaks UTF-8, or std::string::npos when `s` is valid.
+size_t invalid_utf8_at(const std::string& s);
 
 // repr(v) as Python 3 prints a float: the shortest text that reads back as the same
 // double, "0.0" and "1.5" with their point, "1e-05" and "1e+16" outside [1e-4, 1e16).
@@ -142,12 +149,18 @@ struct TraceJsonRequest {
     KernelKind kernel = KernelKind::reference;
     std::optional<int> perturb;  // position p: adds perturbed_row, x2, y2, max_abs_diff...
     bool intermediates = false;  // adds intermediates_for_x
+    std::optional<std::string> text;  // words as input: adds "text" (as given) and "tokens"
+    std::vector<std::string> tokens;  // one word per position
+    const LoadedWeights* weights = nullptr; // from a file: adds the "weights" object
+    std::string weights_path;               // the file as given
 };
 
 // Streams one JSON object with the field names of the reference files (lesson_example.json):
-// seed, n_embd, n_head, B, T, [perturbed_position], head_dim, scale_float32, mask, scale,
-// kernel, param_count, qkv_weight, proj_weight, x, [perturbed_row, x2], y1,
-// [intermediates_for_x], [y2, max_abs_diff_per_position].
+// seed, n_embd, n_head, B, T, [text, tokens], [perturbed_position], head_dim, scale_float32,
+// mask, scale, kernel, param_count, [weights], qkv_weight, proj_weight, [qkv_bias,
+// proj_bias], x, [perturbed_row, x2], y1, [intermediates_for_x], [y2, max_abs_diff_per_position].
+// "weights" (with a file) is {file, scheme, description, names: {qkv, proj, qkv_bias,
+// proj_bias (null when absent)}, layer, layers, transposed, n_head_from_file, has_bias}.
 // Runs forward on e.x, and then on the perturbed input, into `scratch`: at most one trace
 // is alive, so the peak memory is one trace plus the JSON text buffer.
 void write_trace_json(std::ostream& out, const Experiment& e, const TraceJsonRequest& r, Trace& scratch);
