@@ -6,6 +6,7 @@
 #include "formats.h"
 #include <Eigen/Core> // Eigen::nbThreads: the OpenMP threads the fast kernel uses
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,31 +19,34 @@ namespace attnviz {
 // [SECTION] Registration
 
 void add_commands(CLI::App& app, Commands& cmds) {
-    app.add_subcommand("lesson", "Print the lesson's four lines, computed with the reference kernel:\n"
-                                 "y1's shape, the parameter count, max |y1 - y2| at positions 0-1\n"
-                                 "and, rounded to 4 places, at positions 2-3 (seed 0, C 8, H 2, T 4, p 2)");
+    // One line each: the top-level --help lists them; details go in each command's footer.
+    CLI::App* lesson = app.add_subcommand("lesson", "Print the lesson's four printed lines, computed by attnviz");
+    lesson->footer("The lines: y1's shape, the parameter count, max |y1 - y2| at positions 0-1 and,\n"
+                   "rounded to 4 places, at positions 2-3 (seed 0, C 8, H 2, T 4, p 2, reference kernel).");
 
-    CLI::App* trace = app.add_subcommand(
-        "trace", "Print one run as a JSON object with the reference files' field names\n"
-                 "(weights, x, y1; with --perturb also x2, y2 and max |y1 - y2| per position)");
+    CLI::App* trace = app.add_subcommand("trace", "Print one run as JSON: the weights, x, y1 and, on request, every intermediate");
     add_config_options(*trace, cmds.trace.config, true, true);
+    add_input_options(*trace, cmds.trace.config);
     trace->add_flag("--intermediates", cmds.trace.intermediates,
                     "also print intermediates_for_x: qkv, q, k, v, raw/scaled/masked scores, softmax\n"
                     "probs, head outputs and the concatenation before proj");
-    trace->footer("Floats have 9 significant digits (float32 round-trips); NaN and -inf are null.");
+    trace->footer("Fields as in the reference files; with --perturb also x2, y2 and max |y1 - y2| per\n"
+                  "position; with --text also text and tokens; with --weights a weights object.\n"
+                  "Floats have 9 significant digits (float32 round-trips); NaN and -inf are null.");
 
-    CLI::App* bench = app.add_subcommand(
-        "bench", "Time the forward pass (every intermediate) and the slider's update_row; print JSON\n"
-                 "(forward_ms, update_ms: medians; gflops: causal FLOPs per forward time; peak_rss_mb)");
+    CLI::App* bench = app.add_subcommand("bench", "Time the forward pass and the slider's update_row; print JSON");
     add_config_options(*bench, cmds.bench.config, true, true);
+    add_input_options(*bench, cmds.bench.config);
     bench->get_option("--perturb")->description("position P (0 to T-1) the timed update changes (default T/2)");
     bench->add_option("--repeat", cmds.bench.repeat,
                       "timed runs of each (default: enough for about 1 s, 3 to 200)")
         ->type_name("N");
+    bench->footer("forward_ms and update_ms are medians (forward computes every intermediate);\n"
+                  "gflops: the causal FLOPs of one forward per forward_ms; peak_rss_mb: peak memory.");
 
-    CLI::App* ex = app.add_subcommand(
-        "export", "Write one tensor of the trace to a .npy (float32, numpy.load) or .csv file");
+    CLI::App* ex = app.add_subcommand("export", "Write one tensor of the trace to a .npy (float32) or .csv file");
     add_config_options(*ex, cmds.export_args.config, true, true);
+    add_input_options(*ex, cmds.export_args.config);
     ex->get_option("--perturb")->description("export the trace of x with row P (0 to T-1) replaced");
     ex->add_option("--tensor", cmds.export_args.tensor, "the tensor to write: " + tensor_name_list())
         ->type_name("NAME")
@@ -56,9 +60,21 @@ void add_commands(CLI::App& app, Commands& cmds) {
     ex->footer("Tensors: x (T, C), qkv (T, 3C), q k v (H, T, head_dim), scores (H, T, T: raw q k^T),\n"
                "scaled (scores * scale), masked (scaled with -inf where masked), probs (H, T, T),\n"
                "heads (H, T, head_dim), concat (T, C), y (T, C).\n"
+               ".npy: float32, numpy.load gives that shape.\n"
                ".csv: one row per line; a first '# name, shape' comment line and, for per-head\n"
                "tensors, a '# head h' line before each head; -inf and nan written as such.\n"
                "Files are written to a temporary name and renamed, so a failure leaves no half file.");
+
+    CLI::App* save = app.add_subcommand("save-weights", "Write the seeded (or --weights) attention weights to a .safetensors file");
+    save->add_option("FILE", cmds.save_weights.out, "the file to write; its name must end in .safetensors")
+        ->type_name("")
+        ->required();
+    add_model_options(*save, cmds.save_weights.config);
+    add_weights_options(*save, cmds.save_weights.config);
+    save->footer("Writes qkv.weight (3C, C) and proj.weight (C, C), plus qkv.bias and proj.bias when the\n"
+                 "weights have them, as float32 with __metadata__ {\"format\": \"pt\", \"n_head\": \"H\"}:\n"
+                 "the lesson's state_dict names, so load_state_dict and --weights read it back.\n"
+                 "Seeded weights are SelfAttention(C, H) right after torch.manual_seed(N).");
 }
 
 // =======================================================================================
@@ -100,15 +116,24 @@ static int run_lesson() {
 // [SECTION] trace
 
 static int run_trace(const TraceArgs& a) {
-    Config c;
+    Inputs in;
     TraceJsonRequest r;
     std::string error;
-    if (!to_config(a.config, c, error) || !to_perturb(a.config, c, r.perturb, error) ||
-        !to_kernel(a.config, c, r.kernel, error))
+    if (!to_inputs(a.config, in, error) || !to_perturb(a.config, in.config, r.perturb, error) ||
+        !to_kernel(a.config, in.config, r.kernel, error))
         return usage_error(error);
     r.intermediates = a.intermediates;
+    Experiment e;
+    if (!to_experiment(in, e, error)) return usage_error(error);
+    if (a.config.text) {
+        r.text = a.config.text;
+        r.tokens = in.tokens;
+    }
+    if (in.weights) {
+        r.weights = &*in.weights;
+        r.weights_path = in.weights_path;
+    }
 
-    Experiment e = make_experiment(c);
     Trace scratch;
     std::ios::sync_with_stdio(false);
     write_trace_json(std::cout, e, r, scratch);
@@ -147,19 +172,22 @@ static double useful_flops(const Config& c) {
 }
 
 static int run_bench(const BenchArgs& a) {
-    Config c;
+    Inputs in;
     std::optional<int> perturb;
     KernelKind kernel;
     std::string error;
-    if (!to_config(a.config, c, error) || !to_perturb(a.config, c, perturb, error) ||
-        !to_kernel(a.config, c, kernel, error))
+    if (!to_inputs(a.config, in, error) || !to_perturb(a.config, in.config, perturb, error) ||
+        !to_kernel(a.config, in.config, kernel, error))
         return usage_error(error);
     int64_t repeat = 0;
     if (!a.repeat.empty() && !parse_int(a.repeat, "--repeat", 1, 100000, repeat, error))
         return usage_error(error);
+    const Config& c = in.config;
     const int p = perturb ? *perturb : c.seq_len / 2;
 
-    Experiment e = make_experiment(c);
+    Experiment e;
+    if (!to_experiment(in, e, error)) return usage_error(error);
+    in.weights.reset(); // the experiment holds its own copy
     Trace tr;
     // The two rows the update alternates between: the replacement (strength 1) and the
     // original (strength 0), so every call really changes row p.
@@ -203,6 +231,9 @@ static int run_bench(const BenchArgs& a) {
     w.key("mask"); w.value_string(to_string(c.mask));
     w.key("scale"); w.value_string(to_string(c.scale));
     w.key("kernel"); w.value_string(to_string(kernel));
+    w.key("input"); w.value_string(a.config.text ? "text" : "randn");
+    w.key("weights"); w.value_string(e.weights.source);
+    w.key("has_bias"); w.value_bool(e.weights.has_bias());
     w.key("threads"); w.value_int(Eigen::nbThreads());
     w.key("repeat"); w.value_int(repeat);
     w.key("perturbed_position"); w.value_int(p);
@@ -224,15 +255,16 @@ static int run_bench(const BenchArgs& a) {
 // [SECTION] export
 
 static int run_export(const ExportArgs& a) {
-    Config c;
     std::optional<int> perturb;
     KernelKind kernel;
     TensorName name;
     std::string error;
+    Inputs in;
     if (!parse_tensor_name(a.tensor, name, error) || !check_export_path(a.out, error) ||
-        !to_config(a.config, c, error) || !to_perturb(a.config, c, perturb, error) ||
-        !to_kernel(a.config, c, kernel, error))
+        !to_inputs(a.config, in, error) || !to_perturb(a.config, in.config, perturb, error) ||
+        !to_kernel(a.config, in.config, kernel, error))
         return usage_error(error);
+    const Config& c = in.config;
     double strength = 1.0;
     if (!a.strength.empty()) {
         if (!perturb)
@@ -240,11 +272,50 @@ static int run_export(const ExportArgs& a) {
         if (!parse_real(a.strength, "--strength", 0.0, 1.0, strength, error)) return usage_error(error);
     }
 
-    Experiment e = make_experiment(c);
+    Experiment e;
+    if (!to_experiment(in, e, error)) return usage_error(error);
+    in.weights.reset(); // the experiment holds its own copy
     Trace tr;
     if (perturb) forward(c, e.weights, perturbed_input(e, *perturb, float(strength)), kernel, tr);
     else forward(c, e.weights, e.x, kernel, tr);
     if (!export_tensor(a.out, tensor_by_name(tr, name), error)) return usage_error(error);
+    return 0;
+}
+
+// =======================================================================================
+// [SECTION] save-weights
+
+static bool ends_with_nocase(const std::string& s, const std::string& suffix) {
+    if (s.size() < suffix.size()) return false;
+    for (size_t i = 0; i < suffix.size(); ++i)
+        if (std::tolower((unsigned char)s[s.size() - suffix.size() + i]) != suffix[i]) return false;
+    return true;
+}
+
+static int run_save_weights(const SaveWeightsArgs& a) {
+    if (!ends_with_nocase(a.out, ".safetensors")) {
+        std::string shown = a.out.size() > 60 ? "..." + a.out.substr(a.out.size() - 60) : a.out;
+        return usage_error("output file '" + shown + "' does not end in .safetensors; give a name like attn.safetensors");
+    }
+    Inputs in;
+    std::string error;
+    if (!to_inputs(a.config, in, error)) return usage_error(error);
+    const Config& c = in.config;
+    const int C = c.n_embd;
+    Weights w;
+    std::string from;
+    if (in.weights) {
+        w = std::move(in.weights->weights);
+        from = in.weights->description;
+    } else {
+        TorchGenerator gen(c.seed); // torch.manual_seed(seed); SelfAttention(C, H)
+        w = init_weights(gen, C);
+        from = "seeded SelfAttention(" + std::to_string(C) + ", " + std::to_string(c.n_head) +
+               ") after torch.manual_seed(" + std::to_string(c.seed) + ")";
+    }
+    if (!save_weights(a.out, w, c.n_head, error)) return usage_error(error);
+    std::printf("wrote %s: qkv.weight (%d, %d), proj.weight (%d, %d)%s, float32, n_head %d; from %s\n", a.out.c_str(),
+                3 * C, C, C, C, w.has_bias() ? ", qkv.bias and proj.bias" : "", c.n_head, from.c_str());
     return 0;
 }
 
@@ -257,7 +328,8 @@ int run_command(const CLI::App& sub, const Commands& cmds) {
     if (name == "trace") return run_trace(cmds.trace);
     if (name == "bench") return run_bench(cmds.bench);
     if (name == "export") return run_export(cmds.export_args);
-    return usage_error("command '" + name + "' is not known; use lesson, trace, bench or export");
+    if (name == "save-weights") return run_save_weights(cmds.save_weights);
+    return usage_error("command '" + name + "' is not known; use lesson, trace, bench, export or save-weights");
 }
 
 } // namespace attnviz

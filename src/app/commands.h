@@ -4,6 +4,10 @@
 //   trace    one run as JSON, with the reference files' field names
 //   bench    forward and slider-update timings as JSON
 //   export   one intermediate tensor to .npy or .csv
+//   save-weights  the seeded (or --weights-loaded) weights to a .safetensors file
+//
+// trace, bench and export take the config options and --text, --weights, --layer
+// (options.h); docs/cli.md documents every command with examples.
 #pragma once
 #include "options.h"
 #include <CLI/CLI.hpp>
@@ -28,10 +32,16 @@ struct ExportArgs {
     std::string strength; // empty: 1 (the replacement row itself)
 };
 
+struct SaveWeightsArgs {
+    ConfigOptions config; // --seed, --n-embd, --n-head, --weights, --layer
+    std::string out;      // FILE.safetensors
+};
+
 struct Commands {
     TraceArgs trace;
     BenchArgs bench;
     ExportArgs export_args;
+    SaveWeightsArgs save_weights;
 };
 
 void add_commands(CLI::App& app, Commands& cmds);

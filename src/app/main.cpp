@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
 
     // Setup: one CLI11 app; commands are subcommands, the GUI owns the top level.
     CLI::App app{"attnviz: a visualizer for the lesson's causal multi-head self-attention.\n"
-                 "With no command it opens the window on the lesson's example."};
+                 "With no command it opens the window on the lesson's example.",
+                 "attnviz"}; // the name help shows, whatever path started it
     app.set_version_flag("--version", std::string("attnviz ") + ATTNVIZ_VERSION);
     app.require_subcommand(0, 1);
     Commands commands;
