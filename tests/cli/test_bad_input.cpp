@@ -96,7 +96,10 @@ TEST(BadInput, MessagesPointAtTheCommandsHelp) {
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("attnviz bench --help"), std::string::npos) << r.err;
     r = run_attnviz({"tarce"});
-    EXPECT_NE(r.err.find("lesson, trace, bench or export"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("lesson, trace, bench, export or save-weights"), std::string::npos) << r.err;
+    r = run_attnviz({"save-weights"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("save-weights needs FILE; see attnviz save-weights --help"), std::string::npos) << r.err;
 }
 
 TEST(Options, AnOptionGivenTwiceTakesItsLastValue) {
@@ -123,27 +126,75 @@ TEST(BadInput, ExportNamesPathsAndStrength) {
 TEST(Help, HelpAndVersionExitZero) {
     for (std::vector<std::string> args :
          {std::vector<std::string>{"--help"}, {"-h"}, {"lesson", "--help"}, {"trace", "--help"},
-          {"bench", "--help"}, {"export", "--help"}}) {
+          {"bench", "--help"}, {"export", "--help"}, {"save-weights", "--help"}}) {
         RunResult r = run_attnviz(args);
         EXPECT_EQ(r.status, 0) << args[0];
-        EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("Usage: attnviz"), std::string::npos) << r.out;
     }
     RunResult v = run_attnviz({"--version"});
     EXPECT_EQ(v.status, 0);
     EXPECT_EQ(v.out.rfind("attnviz ", 0), 0u) << v.out;
 }
 
+namespace {
+
+// The number of times `needle` occurs in `hay`.
+size_t count_of(const std::string& hay, const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+    return n;
+}
+
+// CLI11 names an untyped string value TEXT; the only TEXT allowed is --text's own.
+void expect_no_default_type_names(const std::string& help) {
+    EXPECT_EQ(count_of(help, " TEXT"), count_of(help, "--text TEXT")) << help;
+}
+
+} // namespace
+
 TEST(Help, CommandHelpNamesItsValuesAndDocumentsEveryOption) {
     RunResult r = run_attnviz({"trace", "--help"});
     for (const char* s : {"--seed N", "--n-embd C", "--n-head H", "--seq-len T", "--perturb P", "--mask MASK",
-                          "--scale SCALE", "--kernel KERNEL", "--intermediates", "off-by-one", "head-dim"})
+                          "--scale SCALE", "--kernel KERNEL", "--intermediates", "off-by-one", "head-dim",
+                          "--text TEXT", "--weights FILE", "--layer N"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
-    EXPECT_EQ(r.out.find("TEXT"), std::string::npos) << r.out;
+    expect_no_default_type_names(r.out);
     RunResult e = run_attnviz({"export", "--help"});
-    for (const char* s : {"--tensor NAME", "--out FILE", "--strength A", "probs", "concat", ".npy", ".csv"})
+    for (const char* s : {"--tensor NAME", "--out FILE", "--strength A", "probs", "concat", ".npy", ".csv",
+                          "--text TEXT", "--weights FILE", "--layer N"})
         EXPECT_NE(e.out.find(s), std::string::npos) << s << "\n" << e.out;
-    EXPECT_EQ(e.out.find("TEXT"), std::string::npos) << e.out;
+    expect_no_default_type_names(e.out);
     RunResult b = run_attnviz({"bench", "--help"});
-    EXPECT_NE(b.out.find("--repeat N"), std::string::npos) << b.out;
-    EXPECT_EQ(b.out.find("TEXT"), std::string::npos) << b.out;
+    for (const char* s : {"--repeat N", "--text TEXT", "--weights FILE", "--layer N"})
+        EXPECT_NE(b.out.find(s), std::string::npos) << s << "\n" << b.out;
+    expect_no_default_type_names(b.out);
+    RunResult w = run_attnviz({"save-weights", "--help"});
+    for (const char* s : {"save-weights [OPTIONS] FILE", "--seed N", "--n-embd C", "--n-head H", "--weights FILE",
+                          "--layer N", ".safetensors", "qkv.weight", "n_head"})
+        EXPECT_NE(w.out.find(s), std::string::npos) << s << "\n" << w.out;
+    // Options that do not change the weights are not offered.
+    for (const char* s : {"--seq-len", "--text", "--mask", "--kernel"})
+        EXPECT_EQ(w.out.find(s), std::string::npos) << s << "\n" << w.out;
+    expect_no_default_type_names(w.out);
+}
+
+TEST(Help, TopLevelListsEachCommandOnOneLine) {
+    RunResult r = run_attnviz({"--help"});
+    ASSERT_EQ(r.status, 0);
+    const size_t at = r.out.find("Subcommands:\n");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::vector<std::string> lines;
+    size_t begin = at + std::string("Subcommands:\n").size();
+    while (begin < r.out.size()) {
+        size_t end = r.out.find('\n', begin);
+        if (end == std::string::npos) end = r.out.size();
+        if (end > begin) lines.push_back(r.out.substr(begin, end - begin));
+        begin = end + 1;
+    }
+    const std::vector<std::string> commands = {"lesson", "trace", "bench", "export", "save-weights"};
+    ASSERT_EQ(lines.size(), commands.size()) << r.out; // no continuation lines
+    for (size_t i = 0; i < commands.size(); ++i) {
+        EXPECT_EQ(lines[i].rfind("  " + commands[i] + " ", 0), 0u) << lines[i];
+        EXPECT_GT(lines[i].size(), 40u) << "no description: " << lines[i];
+    }
 }
