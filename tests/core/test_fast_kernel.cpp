@@ -81,6 +81,8 @@ namespace {
 TEST(FastKernel, LeavesTheCallersThreadSettingAlone) {
     // A mid-sized problem runs on the calling thread and tells Eigen so for that call
     // only; the caller's OpenMP setting must be what it was.
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(2); // whatever earlier tests left, a setting the kernel must keep
     const int before = omp_get_max_threads();
     for (int T : {40, 400}) {
         Config c;
@@ -94,6 +96,7 @@ TEST(FastKernel, LeavesTheCallersThreadSettingAlone) {
         update_row(e.weights, T / 2, row.data(), t);
         EXPECT_EQ(omp_get_max_threads(), before) << "T=" << T;
     }
+    omp_set_num_threads(saved);
 }
 
 } // namespace
