@@ -6,9 +6,9 @@
 // heads_block = probs_block[:, :keys] v[:keys], where keys is the block's last visible
 // key, so the masked upper triangle is neither exponentiated nor multiplied.
 //
-// Threads: one OpenMP region per call. The (T, C) products are split by rows between
-// the threads, each running Eigen's product on its own rows; the heads are handed out
-// as tasks (cut into parts when there are fewer heads than threads). Small problems run
+// Threads: one OpenMP region per call. The (T, C) products are cut into row chunks,
+// each an Eigen product on its own rows; the heads are handed out as tasks (cut into
+// parts when there are fewer heads than threads); threads take the next piece when done. Small problems run
 // on the calling thread alone. No T x T temporary exists beyond the trace itself.
 #include "kernels.h"
 #include <algorithm>
@@ -41,10 +41,17 @@ Team join_team(bool parallel) {
     return t;
 }
 
-// This thread's share [begin, end) of rows r0 .. T-1.
-std::pair<int, int> my_rows(const Team& team, int r0, int T) {
+// Rows r0 .. T-1 of a (T, C) product, cut into chunks that the team takes one at a time,
+// so a thread the OS delays leaves its share to the others; each chunk repacks the
+// weights, so chunks stay at least min_chunk_rows tall.
+constexpr int min_chunk_rows = 128;
+
+template <class F>
+void for_row_chunks(const Team& team, int r0, int T, F&& rows) {
     const int64_t n = T - r0;
-    return {r0 + int(n * team.id / team.size), r0 + int(n * (team.id + 1) / team.size)};
+    const int chunks = int(std::max<int64_t>(1, std::min<int64_t>(4 * team.size, n / min_chunk_rows)));
+#pragma omp for schedule(dynamic, 1)
+    for (int k = 0; k < chunks; ++k) rows(r0 + int(n * k / chunks), r0 + int(n * (k + 1) / chunks));
 }
 
 // probs row from raw row over the n visible keys (a prefix); 0 beyond, unless the zeros
@@ -136,11 +143,10 @@ void fast_forward(const Weights& w, Trace& tr) {
 #pragma omp parallel if (parallel)
     {
         const Team team = join_team(parallel);
-        const auto [a, b] = my_rows(team, 0, tr.T);
-        qkv_rows(w, tr, a, b); // (T, C) x (C, 3C)
-#pragma omp barrier
-        attend_rows(tr, 0, true, team); // ends with a barrier
-        project_rows(w, tr, a, b); // (T, C) x (C, C)
+        // Each loop ends with a barrier: scores need all of k, projections all of concat.
+        for_row_chunks(team, 0, tr.T, [&](int a, int b) { qkv_rows(w, tr, a, b); }); // (T, C) x (C, 3C)
+        attend_rows(tr, 0, true, team);
+        for_row_chunks(team, 0, tr.T, [&](int a, int b) { project_rows(w, tr, a, b); }); // (T, C) x (C, C)
     }
 }
 
@@ -162,8 +168,7 @@ void fast_update(const Weights& w, int p, Trace& tr) {
     {
         const Team team = join_team(parallel);
         attend_rows(tr, r0, false, team);
-        const auto [a, b] = my_rows(team, r0, tr.T);
-        project_rows(w, tr, a, b);
+        for_row_chunks(team, r0, tr.T, [&](int a, int b) { project_rows(w, tr, a, b); });
     }
 }
 
