@@ -103,7 +103,8 @@ void main() {
     }
 
     // Changed by the perturbation: a dark outer and a yellow inner ring, inside the cell.
-    if (u_has_base == 1 && min(cell_px.x, cell_px.y) >= 6.0) {
+    // A masked cell is -inf before and after, whatever its raw score did: never changed.
+    if (u_has_base == 1 && !masked && min(cell_px.x, cell_px.y) >= 6.0) {
         uint base_bits = floatBitsToUint(texelFetch(u_base, texel, 0).r);
         if (base_bits != bits) {
             float edge = min(min(in_cell.x, cell_px.x - in_cell.x), min(in_cell.y, cell_px.y - in_cell.y));

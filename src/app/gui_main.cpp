@@ -277,6 +277,10 @@ int run_gui(const GuiOptions& o) {
     Gpu gpu;
     if (!create_heatmap_renderer(gpu.renderer, error)) {
         std::fprintf(stderr, "attnviz: %s\n", error.c_str());
+        shutdown_imgui_backend();
+        ImGui::DestroyContext();
+        glfwDestroyWindow(window);
+        glfwTerminate();
         return 2;
     }
 

@@ -40,7 +40,7 @@ int nearest_divisor(int C, int want) {
 
 } // namespace
 
-void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+void draw_controls(AppState& s, UiContext& ui) {
     Config e = s.edit;
     KernelChoice k = s.edit_kernel_choice;
     bool changed = false;
@@ -223,8 +223,6 @@ void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     if (!s.status.empty()) ImGui::TextDisabled("%s", s.status.c_str());
     ImGui::PopTextWrapPos();
     if (!s.screenshot_mode) ImGui::TextDisabled("%.1f ms per frame", double(s.frame_ms));
-    (void)p0;
-    (void)p1;
 }
 
 void draw_app(AppState& s, UiContext& ui) {
@@ -242,7 +240,7 @@ void draw_app(AppState& s, UiContext& ui) {
     ImGui::SetCursorPos(ImVec2(0, 0));
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(std::round(10 * ui.scale), std::round(8 * ui.scale)));
     ImGui::BeginChild("controls", ImVec2(panel_w, Hh), false, ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
-    draw_controls(s, ui, ImGui::GetWindowPos(), ImVec2(ImGui::GetWindowPos().x + panel_w, Hh));
+    draw_controls(s, ui);
     ImGui::EndChild();
     ImGui::PopStyleVar();
 

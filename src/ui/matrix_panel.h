@@ -56,8 +56,7 @@ struct MatrixSpec {
     std::vector<int> separators;   // columns before which a thick separator is drawn
     ImU32 separator_color = 0;
     ImU32 frame_color = 0;         // the hue family (Q, K, V), or 0
-    bool colorbar = false;
-    std::string colorbar_note;     // e.g. "shared by all heads"
+    bool colorbar = false;         // a colour bar with its scale under the cells
     int highlight_row = -1;        // outlined row (the perturbed position)
     bool print_values = true;
     bool minimap = false;          // offer an overview when only a window of cells is shown

@@ -96,7 +96,7 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         const ImVec2 q_pos(qkv_cells_x - cq.left, qkv_top);
         MatrixResult rq = draw_matrix(ui, sq, win, q_pos, cell, T, 3 * C);
         const ImVec2 x_pos(qkv_cells_x - cq.left - 3 * gap - cx.right - C * cell - cx.left, qkv_cells_y - cx.top);
-        MatrixResult rx = draw_matrix(ui, sx, win, x_pos, cell, T, C);
+        draw_matrix(ui, sx, win, x_pos, cell, T, C);
         // The empty corner above x explains the layout.
         {
             ImFont* bf = ui.fonts->body;
@@ -117,7 +117,6 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
             const float wx = qkv_cells_x + float(rq.col) * cell, wy = w_pos.y + cw.top;
             dl->AddRect(ImVec2(wx - 1, wy - 2), ImVec2(wx + cell + 1, wy + C * cell + 2), ui.pal.hover, 0, 0, 2.f);
         }
-        (void)rx;
 
         // The head blocks, grouped by head, with ribbons from their qkv columns.
         const float blocks_top = qkv_top + rq.size.y + connector_h;

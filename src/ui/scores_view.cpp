@@ -49,7 +49,6 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ViewWindow& win = s.windows[int(View::scores)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
-    const float gap = std::round(8 * ui.scale);
     float y = p0.y;
     const Config& c = s.config;
 
@@ -86,7 +85,6 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
     if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
     draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, true);
-    (void)gap;
 }
 
 } // namespace attnviz

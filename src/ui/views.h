@@ -15,7 +15,7 @@
 namespace attnviz {
 
 void draw_app(AppState& s, UiContext& ui);
-void draw_controls(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+void draw_controls(AppState& s, UiContext& ui);
 void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stb/stb_image.h> // implementation in libstb
@@ -22,11 +23,9 @@ int RunResult::err_lines() const {
 }
 
 std::string temp_dir() {
-    static const std::string dir = [] { // one per process, made on first use
-        char tmpl[] = "/tmp/attnviz_gui_test_XXXXXX";
-        const char* d = mkdtemp(tmpl);
-        return std::string(d ? d : "/tmp");
-    }();
+    // One directory per test process, named by its pid and made on first use.
+    const std::string dir = "/tmp/attnviz_gui_test_" + std::to_string(getpid());
+    mkdir(dir.c_str(), 0700);
     return dir;
 }
 

@@ -226,3 +226,28 @@ TEST(LargeSizes, ShowAReadableWindowOfCells) {
         EXPECT_GE(double(hm["h"]) / int(hm["nrows"]), 10.0);
     }
 }
+
+TEST(Scores, PerturbationOutlinesChangedCellsButNotMaskedOnes) {
+    Shot s = take_shot("scores_perturbed", {"--view", "scores", "--perturb", "2"});
+    ASSERT_EQ(s.result.status, 0) << s.result.err;
+    // Yellow ring pixels anywhere in cell (i, j).
+    auto yellow_in = [&](const nlohmann::json& hm, int i, int j) {
+        int n = 0, x = 0, y = 0;
+        for (double fy = 0.02; fy < 1.0; fy += 0.04)
+            for (double fx = 0.02; fx < 1.0; fx += 0.04)
+                if (cell_point(hm, i, j, fx, fy, x, y)) n += is_outline_yellow(s.image.at(x, y));
+        return n;
+    };
+    for (const auto& hm : s.items("heatmap", "scores_scaled")) {
+        // Key 2 changed for every query (its k), query 2 for every key (its q).
+        for (int i = 0; i < 4; ++i) EXPECT_GT(yellow_in(hm, i, 2), 0) << "before the mask, query " << i;
+        for (int j = 0; j < 4; ++j) EXPECT_GT(yellow_in(hm, 2, j), 0) << "before the mask, key " << j;
+        EXPECT_EQ(yellow_in(hm, 0, 0), 0);
+        EXPECT_EQ(yellow_in(hm, 1, 1), 0);
+    }
+    for (const auto& hm : s.items("heatmap", "scores_masked")) {
+        EXPECT_EQ(yellow_in(hm, 0, 2), 0) << "a masked cell is -inf before and after";
+        EXPECT_EQ(yellow_in(hm, 1, 2), 0) << "a masked cell is -inf before and after";
+        EXPECT_GT(yellow_in(hm, 3, 2), 0);
+    }
+}
