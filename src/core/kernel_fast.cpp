@@ -10,6 +10,12 @@
 // each an Eigen product on its own rows; the heads are handed out as tasks (cut into
 // parts when there are fewer heads than threads); threads take the next piece when done. Small problems run
 // on the calling thread alone. No T x T temporary exists beyond the trace itself.
+// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics (the
+// _mm512_undefined_ps idiom) wherever Eigen's products inline them; the values are
+// defined, so the warning is silenced for this file.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "kernels.h"
 #include <algorithm>
 #include <limits>
@@ -21,12 +27,15 @@ namespace attnviz::detail {
 
 namespace {
 
-constexpr int block_rows = 64;      // rows per softmax + probs v step
 // Rows of raw scores per product: the (rows, T) result is zeroed, accumulated and then
 // read by the softmax while it is still in L2 (one (T, T) product per head goes through
 // memory three times and measured about 20% slower at T = 1024).
 constexpr int raw_chunk_rows = 128;
-constexpr int64_t parallel_work = 4 << 20;      // multiply-adds below which one thread is faster
+// Rows per softmax + probs v step.
+constexpr int block_rows = 64;
+// Multiply-adds below which one thread is faster than two.
+constexpr int64_t parallel_work = 4 << 20;
+// Multiply-adds below which the reference loops beat Eigen's set-up costs.
 constexpr int64_t reference_loop_work = 1 << 14;
 
 struct Team {
