@@ -13,9 +13,11 @@ ifeq ($(PORTABLE),1)
   CMAKE_ARGS += -DATTNVIZ_PORTABLE=ON
   BUILD := build-portable
 endif
+# Sanitized builds get their own directory (a portable one too: CMake's cache would keep
+# ATTNVIZ_PORTABLE from an earlier run in the same directory).
 ifeq ($(SANITIZE),1)
   CMAKE_ARGS += -DATTNVIZ_SANITIZE=ON
-  BUILD := build-sanitize
+  BUILD := $(if $(filter 1,$(PORTABLE)),build-sanitize-portable,build-sanitize)
   BUILD_TYPE := RelWithDebInfo
 endif
 
@@ -55,4 +57,4 @@ fuzz:
 	@fuzz/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
 
 clean:
-	rm -rf build build-portable build-sanitize build-fuzz *.configure.log
+	rm -rf build build-portable build-sanitize build-sanitize-portable build-fuzz *.configure.log
