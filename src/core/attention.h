@@ -55,6 +55,8 @@ float score_scale(const Config& c);
 // Full forward pass. `x` is (T, C). Overwrites `out` (reusing its buffers when the
 // sizes match). The reference kernel follows torch-rng.md section 8 exactly; the fast
 // kernel agrees with it within 1e-5 and skips work the causal mask throws away.
+// A config that validate() rejects, or an x or weights of the wrong shape, throws
+// std::invalid_argument with a one-sentence message (validate first to avoid it).
 void forward(const Config& c, const Weights& w, ConstMatRef x, KernelKind kernel, Trace& out);
 
 // Incremental update after input row p changed to `new_row` (length C): rows before p
@@ -63,9 +65,11 @@ void forward(const Config& c, const Weights& w, ConstMatRef x, KernelKind kernel
 // result equals forward() on the new input bit for bit on the reference kernel and
 // within 1e-5 on the fast one. For other masks, rows before p may also change and the
 // whole affected part is recomputed.
+// A position outside 0 .. T-1 or weights of another size throw std::invalid_argument.
 void update_row(const Weights& w, int p, const float* new_row, Trace& tr);
 
-// max_c |a[t][c] - b[t][c]| per position t (NaN where either side is NaN).
+// max_c |a[t][c] - b[t][c]| per position t (NaN where either side is NaN). a and b
+// must have one shape (std::invalid_argument otherwise).
 std::vector<float> max_abs_diff_per_position(ConstMatRef a, ConstMatRef b);
 
 } // namespace attnviz
