@@ -3,6 +3,8 @@
 // screenshot mode read back the third frame into a PNG and exit.
 #include "gui_main.h"
 #include "app_state.h"
+#include "gl_debug.h"
+#include "gui_soak.h"
 #include "gl_context.h"
 #include "heatmap_renderer.h"
 #include "imgui_backend.h"
@@ -31,6 +33,10 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
     app.add_option("--size", o.size, "screenshot size WxH (default 1280x800)");
     app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON");
     app.add_option("--bench-frames", o.bench_frames, "headless: time N idle and N slider-drag frames, print JSON");
+    // Soak run (gui_soak.h).
+    app.add_option("--soak", o.soak, "headless: drive every control for N frames, check GL errors and memory, print JSON");
+    app.add_option("--soak-seed", o.soak_seed, "with --soak: the random script's seed (default 1)");
+    app.add_option("--soak-fault", o.soak_fault, "with --soak: none, gl-error or leak (tests of the checks)")->group("");
 }
 
 namespace {
@@ -48,6 +54,7 @@ struct GuiPlan {
     int width = 1280, height = 800;
     bool headless = false;
     int bench_frames = 0;
+    SoakPlan soak;  // soak.frames > 0: the soak run
 };
 
 bool parse_size(const std::string& text, int& w, int& h, std::string& error) {
@@ -61,6 +68,29 @@ bool parse_size(const std::string& text, int& w, int& h, std::string& error) {
     }
     w = int(a), h = int(b);
     return true;
+}
+
+// --soak N [--soak-seed S] [--soak-fault F]: alone, not with --screenshot or --bench-frames.
+bool make_soak_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
+    if (o.soak.empty()) {
+        if (!o.soak_seed.empty() || !o.soak_fault.empty()) {
+            error = std::string(o.soak_seed.empty() ? "--soak-fault" : "--soak-seed") + " needs --soak N: it belongs to the soak run";
+            return false;
+        }
+        return true;
+    }
+    if (!o.screenshot.empty() || !o.bench_frames.empty()) {
+        error = "--soak cannot be combined with --screenshot or --bench-frames; run them one at a time";
+        return false;
+    }
+    int64_t v = 0;
+    if (!parse_int(o.soak, "--soak", 1, 10000000, v, error)) return false;
+    plan.soak.frames = int(v);
+    if (!o.soak_seed.empty()) {
+        if (!parse_int(o.soak_seed, "--soak-seed", 0, INT64_MAX, v, error)) return false;
+        plan.soak.seed = uint64_t(v);
+    }
+    return o.soak_fault.empty() || parse_soak_fault(o.soak_fault, plan.soak.fault, error);
 }
 
 bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
@@ -115,7 +145,8 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         }
         if (o.view.empty()) plan.view = View::causality;
     }
-    plan.headless = !o.screenshot.empty() || plan.bench_frames > 0;
+    if (!make_soak_plan(o, plan, error)) return false;
+    plan.headless = !o.screenshot.empty() || plan.bench_frames > 0 || plan.soak.frames > 0;
     return true;
 }
 
@@ -239,6 +270,8 @@ int run_gui(const GuiOptions& o) {
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
     glfwWindowHint(GLFW_VISIBLE, plan.headless ? GLFW_FALSE : GLFW_TRUE);
+    // Soak: a debug context, so that KHR_debug reports every GL error (gl_debug.h).
+    if (plan.soak.frames > 0) glfwWindowHint(GLFW_OPENGL_DEBUG_CONTEXT, GLFW_TRUE);
     GLFWwindow* window = glfwCreateWindow(plan.width, plan.height, "attnviz: causal self-attention", nullptr, nullptr);
     if (!window) {
         const char* why = nullptr;
@@ -310,6 +343,16 @@ int run_gui(const GuiOptions& o) {
         }
     } else if (plan.bench_frames > 0) {
         bench(window, s, gpu, fonts, plan.bench_frames);
+    } else if (plan.soak.frames > 0) {
+        // Soak: the real frame and swap, GL errors counted after each (gui_soak.h).
+        GlErrorCounter gl;
+        install_gl_debug(gl);
+        status = run_soak(s, plan.soak, gl, [&] {
+            glfwPollEvents();
+            frame(window, s, gpu, fonts);
+            glfwSwapBuffers(window);
+        });
+        remove_gl_debug(gl);
     } else {
         // The loop.
         double last = glfwGetTime();

@@ -4,6 +4,7 @@
 //           [--strength A] [--theme dark|light|high-contrast] [--font-scale S]
 //   attnviz ... --screenshot FILE.png [--size WxH] [--layout-out FILE.json]
 //   attnviz ... --bench-frames N
+//   attnviz --soak N [--soak-seed S]   (gui_soak.h)
 #pragma once
 #include "options.h"
 #include <CLI/CLI.hpp>
@@ -22,6 +23,8 @@ struct GuiOptions {
     std::string theme;        // dark (default), light, high-contrast
     std::string font_scale;   // 1 .. 3
     std::string bench_frames; // headless: time N idle and N dragging frames, print JSON
+    // Soak run (gui_soak.h): frames, random seed, a deliberate fault for the tests.
+    std::string soak, soak_seed, soak_fault;
 };
 
 void add_gui_options(CLI::App& app, GuiOptions& o);

@@ -31,7 +31,8 @@ const char* error_name(GLenum e) {
 
 bool install_gl_debug(GlErrorCounter& counter) {
     counter.debug_output = false;
-    if (!(GLAD_GL_KHR_debug || GLAD_GL_VERSION_4_3) || !glad_glDebugMessageCallback || !glad_glDebugMessageControl)
+    // glad is generated for 3.3 core: KHR_debug is the way in (GL 4.3+ drivers list it too).
+    if (!GLAD_GL_KHR_debug || !glad_glDebugMessageCallback || !glad_glDebugMessageControl)
         return false;
     glEnable(GL_DEBUG_OUTPUT);
     // Synchronous: the callback runs inside the failing call, on this thread, so the

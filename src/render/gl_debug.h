@@ -1,7 +1,7 @@
 // gl_debug.h: counting OpenGL errors, for the soak run and anything else that must prove a
 // session raised none.
 //
-// With GL_KHR_debug (glad loads it; core in GL 4.3) the driver calls back on every message;
+// With GL_KHR_debug (glad loads it; GL 4.3 drivers list it) the driver calls back on every message;
 // only messages of type ERROR are counted, the rest are switched off at the source. Without
 // it, poll_gl_errors() drains glGetError once per call. Polling runs in both cases, so a
 // driver that reports through only one of the two paths is still caught.

@@ -1,0 +1,351 @@
+// gui_soak.cpp: see gui_soak.h.
+//
+// The run: a fixed tour of boundary sizes in every view first (so that the largest buffers
+// the run will ever need exist before RSS is first read), then random edits with random
+// timing: slider drags that last several frames, size and switch edits, view, step, zoom and
+// pan changes, theme and text-size changes, "Reset to the lesson", and invalid edits. RSS
+// is read at the same state both times (the lesson's config after Reset, three frames
+// settled), so any growth between the readings is memory the run kept.
+#include "gui_soak.h"
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <random>
+#include <unistd.h>
+#include <vector>
+
+namespace attnviz {
+
+bool parse_soak_fault(const std::string& s, SoakFault& out, std::string& error) {
+    if (s == "none") out = SoakFault::none;
+    else if (s == "gl-error") out = SoakFault::gl_error;
+    else if (s == "leak") out = SoakFault::leak;
+    else {
+        error = "--soak-fault '" + s + "' is not a fault; use none, gl-error or leak";
+        return false;
+    }
+    return true;
+}
+
+int soak_warmup_frames(int frames) { return std::max(1, std::min(frames / 10, 1000)); }
+
+namespace {
+
+constexpr double max_rss_growth_mb = 5.0;
+
+// Resident set size from /proc/self/statm (its second field, in pages); -1 if unreadable.
+double rss_mb() {
+    std::FILE* f = std::fopen("/proc/self/statm", "r");
+    if (!f) return -1;
+    long size = 0, resident = 0;
+    const int n = std::fscanf(f, "%ld %ld", &size, &resident);
+    std::fclose(f);
+    if (n != 2) return -1;
+    return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+bool same_config(const Config& a, const Config& b) {
+    return a.n_embd == b.n_embd && a.n_head == b.n_head && a.seq_len == b.seq_len && a.seed == b.seed &&
+           a.mask == b.mask && a.scale == b.scale;
+}
+
+std::string describe(const Config& c) {
+    return "(T, C, H) = (" + std::to_string(c.seq_len) + ", " + std::to_string(c.n_embd) + ", " +
+           std::to_string(c.n_head) + ")";
+}
+
+// The script's state: the random stream, a slider drag in progress, the tallies.
+struct Soak {
+    AppState& s;
+    const SoakPlan& plan;
+    GlErrorCounter& gl;
+    const std::function<void()>& draw_frame;
+    std::mt19937_64 rng;
+    int frame = 0;            // frames drawn so far
+    int drag_left = 0;        // frames the current strength drag still lasts
+    float drag_step = 0;      // strength change per frame of that drag
+    int64_t refused = 0;      // invalid edits refused as they should be
+    int64_t config_edits = 0; // valid config edits applied
+    double rss_peak = 0;
+    std::string failure;      // the first broken expectation
+    std::vector<std::vector<char>> leaked; // SoakFault::leak only
+
+    Soak(AppState& state, const SoakPlan& p, GlErrorCounter& counter, const std::function<void()>& draw_fn)
+        : s(state), plan(p), gl(counter), draw_frame(draw_fn), rng(p.seed) {}
+
+    int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+    float uniform_real(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); }
+    bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+    template <class V> auto pick(const V& v) { return v[size_t(uniform(0, int(v.size()) - 1))]; }
+
+    void fail(const std::string& why) {
+        if (failure.empty()) failure = "frame " + std::to_string(frame) + ": " + why;
+    }
+
+    void draw() {
+        draw_frame();
+        poll_gl_errors(gl);
+        ++frame;
+        rss_peak = std::max(rss_peak, rss_mb());
+    }
+
+    // A valid config, applied as the side panel applies one; the next frame must show it.
+    void apply(const Config& c, KernelChoice k) {
+        request_config(s, c, k);
+        draw();
+        ++config_edits;
+        if (!same_config(s.config, c) || !s.error.empty())
+            fail("the valid config " + describe(c) + " was not applied (" + s.error + ")");
+    }
+
+    // An invalid config: must be refused with a message, the previous config and trace kept.
+    void refuse(const Config& bad) {
+        const Config before = s.config;
+        const Mat y = s.trace.y;
+        request_config(s, bad, s.kernel_choice);
+        draw();
+        const bool kept = same_config(s.config, before) && same_config(s.edit, before) &&
+                          s.trace.y.rows() == y.rows() && s.trace.y.cols() == y.cols() &&
+                          std::memcmp(s.trace.y.data(), y.data(), size_t(y.size()) * sizeof(float)) == 0;
+        if (s.error.empty()) fail("the invalid config " + describe(bad) + " was accepted without a message");
+        else if (!kept) fail("the invalid config " + describe(bad) + " changed the state");
+        else ++refused;
+    }
+
+    // n_head: any divisor of C the combo box offers, small ones more often.
+    int random_heads(int C) {
+        std::vector<int> d;
+        for (int h : divisors(C))
+            if (h <= max_n_head) d.push_back(h);
+        return chance(0.7) ? d[size_t(uniform(0, std::min(int(d.size()) - 1, 3)))] : pick(d);
+    }
+
+    Config random_config() {
+        static_assert(max_n_embd >= 512 && max_seq_len >= 256, "the soak's sizes are inside the limits");
+        const std::vector<int> Cs{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512};
+        const std::vector<int> Ts{1, 2, 3, 4, 5, 7, 11, 12, 13, 16, 33, 64, 100, 128, 255, 256};
+        Config c = s.edit;
+        const int what = uniform(0, 5);
+        if (what <= 1) { // C, keeping H a divisor as the C field does
+            c.n_embd = pick(Cs);
+            if (c.n_embd % c.n_head != 0) c.n_head = random_heads(c.n_embd);
+        } else if (what == 2) {
+            c.n_head = random_heads(c.n_embd);
+        } else if (what == 3) {
+            c.seq_len = pick(Ts);
+        } else if (what == 4) { // +/- buttons: one step
+            c.seq_len = std::clamp(c.seq_len + (chance(0.5) ? 1 : -1), 1, 256);
+        } else {
+            c.n_embd = pick(Cs);
+            c.n_head = random_heads(c.n_embd);
+            c.seq_len = pick(Ts);
+        }
+        // Many heads over many positions: keep a frame's draw within reason.
+        if (int64_t(c.n_head) * c.seq_len * c.seq_len > (int64_t(1) << 22)) {
+            std::vector<int> d = divisors(c.n_embd); // ascending; 1 always fits (T <= 256)
+            c.n_head = 1;
+            for (int h : d)
+                if (int64_t(h) * c.seq_len * c.seq_len <= (int64_t(1) << 22)) c.n_head = h;
+        }
+        return c;
+    }
+
+    Config random_invalid() {
+        Config c = s.config;
+        switch (uniform(0, 8)) {
+        case 0: c.n_embd = 12, c.n_head = 5; break;             // not a divisor
+        case 1: c.seq_len = 0; break;
+        case 2: c.seq_len = -1; break;
+        case 3: c.n_embd = 0; break;
+        case 4: c.n_head = 0; break;
+        case 5: c.seq_len = max_seq_len + 1; break;
+        case 6: c.n_embd = max_n_embd + 8, c.n_head = 8; break;
+        case 7: c.n_embd = 512, c.n_head = 512; break;          // more heads than allowed
+        default: c.n_embd = 8, c.n_head = 2, c.seq_len = max_seq_len; break; // over the memory cap
+        }
+        return c;
+    }
+
+    // The strength slider and the p slider / radio buttons, as draw_perturb_controls does.
+    void perturb_edit() {
+        const int T = s.config.seq_len;
+        if (drag_left > 0) {
+            --drag_left;
+            request_perturbation(s, s.p, std::clamp(s.strength + drag_step, 0.f, 1.f));
+            return;
+        }
+        switch (uniform(0, 5)) {
+        case 0: // a drag of the strength slider
+            drag_left = uniform(3, 40);
+            drag_step = uniform_real(-0.08f, 0.08f);
+            break;
+        case 1: request_perturbation(s, uniform(0, T - 1), s.strength); break;
+        case 2: request_perturbation(s, chance(0.5) ? 0 : T - 1, chance(0.5) ? 0.f : 1.f); break;
+        case 3: request_perturbation(s, std::min(2, T - 1), 1.f); break; // "The lesson: p = 2, strength 1"
+        case 4: request_perturbation(s, s.p, uniform_real(0, 1)); break;
+        default: // a drag of p
+            request_perturbation(s, std::clamp(s.p + uniform(-3, 3), 0, T - 1), s.strength);
+            break;
+        }
+    }
+
+    // Zoom buttons, Fit, the window's drag fields, the head pager.
+    void window_edit() {
+        ViewWindow& w = s.windows[uniform(0, view_count - 1)];
+        const Config& c = s.config;
+        switch (uniform(0, 5)) {
+        case 0: w.zoom = std::min(16.f, w.zoom * 1.25f); break;
+        case 1: w.zoom = std::max(0.25f, w.zoom / 1.25f); break;
+        case 2: w.zoom = chance(0.5) ? 0.25f : 16.f; break;
+        case 3: w.zoom = 1, w.row0 = w.key0 = w.chan0 = 0; break;
+        case 4:
+            w.row0 = uniform(0, c.seq_len - 1);
+            w.key0 = uniform(0, c.seq_len - 1);
+            w.chan0 = uniform(0, c.n_embd - 1);
+            break;
+        default: w.head0 = uniform(0, c.n_head - 1); break;
+        }
+    }
+
+    // "Reset to the lesson", as the button does it.
+    void reset() {
+        request_config(s, lesson_config(), KernelChoice::automatic);
+        s.shared_ranges = true;
+        s.strength = 0;
+        s.perturb_dirty = true;
+        s.p = 2;
+        for (ViewWindow& w : s.windows) w = ViewWindow{};
+    }
+
+    // RSS at a fixed state: the lesson after Reset, in the walk view, three frames settled.
+    double checkpoint_rss() {
+        drag_left = 0;
+        reset();
+        s.view = View::walk;
+        s.step = 0;
+        for (int i = 0; i < 3; ++i) draw();
+        return rss_mb();
+    }
+
+    // The boundary sizes, each in every view, before the first RSS reading.
+    void tour() {
+        const Config lesson = lesson_config();
+        std::vector<Config> sizes;
+        for (auto [T, C, H] : std::vector<std::array<int, 3>>{
+                 {1, 1, 1}, {256, 512, 8}, {256, 256, 64}, {64, 256, 256}, {1, 512, 512 / 2}, {13, 12, 3}}) {
+            Config c = lesson;
+            c.seq_len = T, c.n_embd = C, c.n_head = H;
+            sizes.push_back(c);
+        }
+        for (const Config& c : sizes) {
+            apply(c, KernelChoice(frame % 3));
+            request_perturbation(s, c.seq_len - 1, 1.f);
+            for (int v = 0; v < view_count; ++v) {
+                s.view = View(v);
+                s.step = v * walk_last_step / (view_count - 1);
+                draw();
+            }
+        }
+    }
+
+    void random_frame() {
+        const double r = std::uniform_real_distribution<double>(0, 1)(rng);
+        if (r < 0.30) perturb_edit();
+        else if (r < 0.36) apply(random_config(), s.edit_kernel_choice);
+        else if (r < 0.39) {
+            Config c = s.edit;
+            switch (uniform(0, 2)) {
+            case 0: c.mask = MaskMode(uniform(0, 2)); break;
+            case 1: c.scale = ScaleMode(uniform(0, 2)); break;
+            default: c.seed = chance(0.2) ? UINT64_MAX : uint64_t(uniform(0, 1000)); break;
+            }
+            apply(c, s.edit_kernel_choice);
+            return;
+        } else if (r < 0.41) {
+            apply(s.edit, KernelChoice(uniform(0, 2)));
+            return;
+        } else if (r < 0.46) s.view = View(uniform(0, view_count - 1));
+        else if (r < 0.51) s.step = chance(0.3) ? (chance(0.5) ? 0 : walk_last_step) : std::clamp(s.step + (chance(0.5) ? 1 : -1), 0, walk_last_step);
+        else if (r < 0.56) window_edit();
+        else if (r < 0.57) s.shared_ranges = !s.shared_ranges;
+        else if (r < 0.575) {
+            s.theme = Theme(uniform(0, 2));
+            s.fonts_dirty = true;
+        } else if (r < 0.578) {
+            s.font_scale = chance(0.5) ? (chance(0.5) ? 1.f : 3.f) : uniform_real(1, 3);
+            s.fonts_dirty = true;
+        } else if (r < 0.583) reset();
+        else if (r < 0.603) {
+            refuse(random_invalid());
+            return;
+        }
+        // Otherwise: an idle frame.
+        draw();
+    }
+};
+
+} // namespace
+
+int run_soak(AppState& s, const SoakPlan& plan, GlErrorCounter& gl, const std::function<void()>& draw_frame) {
+    Soak k(s, plan, gl, draw_frame);
+    const auto t0 = std::chrono::steady_clock::now();
+    const int warmup = soak_warmup_frames(plan.frames);
+    double rss_warm = -1, rss_end = -1;
+    try {
+        k.draw(); // the state as init_app_state left it
+        k.tour();
+        while (k.frame < warmup) k.random_frame();
+        rss_warm = k.checkpoint_rss();
+        const int fault_frame = k.frame + (plan.frames - k.frame) / 2;
+        bool provoked = false;
+        // The last three frames are the final checkpoint's.
+        while (k.frame < plan.frames - 3) {
+            k.random_frame();
+            if (plan.fault == SoakFault::gl_error && !provoked && k.frame >= fault_frame) {
+                provoke_gl_error();
+                poll_gl_errors(gl);
+                provoked = true;
+            }
+            if (plan.fault == SoakFault::leak) {
+                k.leaked.emplace_back(size_t(64) << 10, char(1)); // touched, so resident
+            }
+        }
+        rss_end = k.checkpoint_rss();
+    } catch (const std::exception& e) {
+        k.fail(std::string("a frame threw: ") + e.what());
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double growth = rss_end - rss_warm;
+    const int64_t errors = gl_error_count(gl);
+
+    std::printf("{\"frames\": %d, \"seed\": %" PRIu64 ", \"warmup_frames\": %d, \"gl_errors\": %" PRId64
+                ", \"gl_debug_output\": %s, \"rss_mb_after_warmup\": %.2f, \"rss_mb_end\": %.2f, "
+                "\"rss_growth_mb\": %.2f, \"rss_peak_mb\": %.2f, \"refused_edits\": %" PRId64
+                ", \"config_edits\": %" PRId64 ", \"seconds\": %.1f}\n",
+                k.frame, plan.seed, warmup, errors, gl.debug_output ? "true" : "false", rss_warm, rss_end, growth,
+                k.rss_peak, k.refused, k.config_edits, seconds);
+    std::fflush(stdout);
+
+    std::string why = k.failure;
+    if (why.empty() && errors > 0)
+        why = std::to_string(errors) + " OpenGL error(s), the first: " + gl.first_message;
+    if (why.empty() && (rss_warm < 0 || rss_end < 0)) why = "could not read the resident set size from /proc/self/statm";
+    if (why.empty() && growth > max_rss_growth_mb) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "resident memory grew by %.2f MB after warm-up (from %.2f to %.2f MB), over the %.0f MB allowed",
+                      growth, rss_warm, rss_end, max_rss_growth_mb);
+        why = buf;
+    }
+    if (!why.empty()) {
+        std::fprintf(stderr, "attnviz: soak failed: %s\n", why.c_str());
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace attnviz
