@@ -24,7 +24,7 @@ namespace attnviz {
 
 void add_gui_options(CLI::App& app, GuiOptions& o) {
     add_config_options(app, o.config, true, true);
-    app.add_option("--view", o.view, "walk (default), qkv, scores or causality");
+    app.add_option("--view", o.view, "walk (default), qkv, scores, causality or check");
     app.add_option("--step", o.step, "shape-walk step: 0 (the input x) to 11 (proj)");
     app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)");
     app.add_option("--theme", o.theme, "dark (default), light or high-contrast");

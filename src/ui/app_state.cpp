@@ -11,17 +11,18 @@ const char* to_string(View v) {
     case View::qkv: return "qkv";
     case View::scores: return "scores";
     case View::causality: return "causality";
+    case View::check: return "check";
     }
     return "?";
 }
 
 bool parse_view(const std::string& s, View& out, std::string& error) {
-    for (View v : {View::walk, View::qkv, View::scores, View::causality})
+    for (View v : {View::walk, View::qkv, View::scores, View::causality, View::check})
         if (s == to_string(v)) {
             out = v;
             return true;
         }
-    error = "--view '" + s + "' is not a view; use walk, qkv, scores or causality";
+    error = "--view '" + s + "' is not a view; use walk, qkv, scores, causality or check";
     return false;
 }
 
@@ -227,6 +228,35 @@ void recompute(AppState& s) {
         s.perturb_dirty = false;
         apply_perturbation(s);
     }
+}
+
+std::vector<std::vector<RowSharpness>> row_sharpness(const Trace& tr, double scale) {
+    std::vector<std::vector<RowSharpness>> out(size_t(tr.H), std::vector<RowSharpness>(size_t(tr.T)));
+    std::vector<double> z(size_t(tr.T));
+    for (int h = 0; h < tr.H; ++h)
+        for (int i = 0; i < tr.T; ++i) {
+            RowSharpness& r = out[size_t(h)][size_t(i)];
+            double top = -INFINITY;
+            for (int j = 0; j < tr.T; ++j)
+                if (tr.visible(i, j)) top = std::max(top, double(tr.raw_scores[size_t(h)](i, j)) * scale);
+            if (!std::isfinite(top)) {
+                r.max_weight = r.entropy = NAN; // no visible key: softmax is 0 / 0
+                continue;
+            }
+            double sum = 0;
+            for (int j = 0; j < tr.T; ++j) {
+                z[size_t(j)] = tr.visible(i, j) ? std::exp(double(tr.raw_scores[size_t(h)](i, j)) * scale - top) : 0.0;
+                sum += z[size_t(j)];
+            }
+            r.max_weight = 0;
+            r.entropy = 0;
+            for (int j = 0; j < tr.T; ++j) {
+                const double w = z[size_t(j)] / sum;
+                r.max_weight = std::max(r.max_weight, w);
+                if (w > 0) r.entropy -= w * std::log(w);
+            }
+        }
+    return out;
 }
 
 float range_of(const AppState& s, const RangeSet& r, int head) {

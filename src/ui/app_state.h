@@ -14,9 +14,9 @@
 
 namespace attnviz {
 
-enum class View { walk, qkv, scores, causality };
-constexpr int view_count = 4;
-const char* to_string(View v); // "walk", "qkv", "scores", "causality"
+enum class View { walk, qkv, scores, causality, check };
+constexpr int view_count = 5;
+const char* to_string(View v); // "walk", "qkv", "scores", "causality", "check"
 // On failure sets `error` to one sentence naming the value and the allowed names.
 bool parse_view(const std::string& s, View& out, std::string& error);
 
@@ -120,6 +120,7 @@ struct AppState {
     Theme theme = Theme::dark;
     float font_scale = 1;
     bool screenshot_mode = false; // no frame-time text
+    bool answer_shown[3] = {false, false, false}; // the check view's revealed answers
     float frame_ms = 0;
 
     // Messages: what happened last, and why an edit was refused (empty: nothing refused).
@@ -148,6 +149,16 @@ void request_config(AppState& s, const Config& c, KernelChoice kernel);
 void request_perturbation(AppState& s, int p, float strength);
 // Does what the dirty flags ask; see the top of this file.
 void recompute(AppState& s);
+
+// How sharp one softmax row is: its largest weight and its entropy in nats (NaN for a
+// fully masked row).
+struct RowSharpness {
+    double max_weight = 0;
+    double entropy = 0;
+};
+// Per head h and query row i (H x T): the softmax of trace's raw scores times `scale`
+// under the trace's mask, so any scale mode can be compared on the same q and k.
+std::vector<std::vector<RowSharpness>> row_sharpness(const Trace& tr, double scale);
 
 // Largest |value| for a family, honouring s.shared_ranges; never 0.
 float range_of(const AppState& s, const RangeSet& r, int head);

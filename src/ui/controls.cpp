@@ -248,7 +248,7 @@ void draw_app(AppState& s, UiContext& ui) {
     const float margin = std::round(12 * ui.scale);
     const ImVec2 v0(vp->Pos.x + panel_w + margin, vp->Pos.y + std::round(8 * ui.scale));
     ImGui::SetCursorScreenPos(v0);
-    const char* names[view_count] = {"1  Shape walk", "2  QKV split", "3  Scores", "4  Causality"};
+    const char* names[view_count] = {"1  Shape walk", "2  QKV split", "3  Scores", "4  Causality", "5  Check yourself"};
     for (int v = 0; v < view_count; ++v) {
         const bool on = int(s.view) == v;
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
@@ -282,6 +282,7 @@ void draw_app(AppState& s, UiContext& ui) {
         case View::qkv: draw_qkv_view(s, ui, area0, area1); break;
         case View::scores: draw_scores_view(s, ui, area0, area1); break;
         case View::causality: draw_causality_view(s, ui, area0, area1); break;
+        case View::check: draw_check_view(s, ui, area0, area1); break;
         }
     }
     ImGui::EndChild();

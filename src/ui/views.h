@@ -6,6 +6,7 @@
 //   draw_qkv_view     the one (T, 3C) projection cut into Q | K | V and heads
 //   draw_scores_view  per head: scores before the mask, after it, softmax weights
 //   draw_causality_view  perturb position p, watch which outputs move
+//   draw_check_view   the lesson's three questions, each with a demonstration and an answer
 //
 // Panels only arrange widgets and heatmaps and set dirty flags; recompute() does the math.
 #pragma once
@@ -20,8 +21,9 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 
-// Keys: Left/Right step the walk, 1-4 pick a view. Ignored while a text field has focus.
+// Keys: Left/Right step the walk, 1-5 pick a view. Ignored while a text field has focus.
 void handle_keys(AppState& s);
 
 // One line of the colour legend (signed map, weights map, masked, NaN, shared ranges) at

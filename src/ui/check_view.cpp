@@ -1,0 +1,209 @@
+// check_view.cpp: the lesson's "Check yourself" questions. Each has a "Show me" button that
+// puts the app into the demonstration that answers it, and a short answer revealed on
+// request; the lesson's key takeaways sit beside them.
+#include "format.h"
+#include "views.h"
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attnviz {
+
+namespace {
+
+void heading(UiContext& ui, const char* text) {
+    ImGui::PushFont(ui.fonts->heading);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", text);
+    ImGui::PopFont();
+}
+
+// "Show answer" / the answer in a dimmer colour.
+void answer(AppState& s, int n, const char* text) {
+    ImGui::PushID(n);
+    if (!s.answer_shown[n]) {
+        if (ImGui::SmallButton("Show the answer")) s.answer_shown[n] = true;
+    } else {
+        ImGui::TextDisabled("%s", text);
+        if (ImGui::SmallButton("Hide the answer")) s.answer_shown[n] = false;
+    }
+    ImGui::PopID();
+}
+
+// Question 1: the lesson's perturbation in the causality view.
+void show_causality(AppState& s) {
+    Config e = s.config;
+    if (e.mask != MaskMode::causal || e.seq_len < 3) {
+        e.mask = MaskMode::causal;
+        e.seq_len = std::max(e.seq_len, 3);
+        request_config(s, e, s.kernel_choice);
+    }
+    s.view = View::causality;
+    request_perturbation(s, 2, 1.f);
+}
+
+// Question 2: same C, another number of heads, the scores view.
+void show_heads(AppState& s, int H) {
+    Config e = s.config;
+    e.n_head = H;
+    request_config(s, e, s.kernel_choice);
+    s.view = View::scores;
+}
+
+void set_scale(AppState& s, ScaleMode m) {
+    Config e = s.config;
+    e.scale = m;
+    request_config(s, e, s.kernel_choice);
+}
+
+std::string fmt(double v, const char* f) {
+    if (std::isnan(v)) return "NaN";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+// Question 3: each head's and each query row's max weight and entropy under both scales.
+void sharpness_table(AppState& s, UiContext& ui) {
+    const Trace& tr = s.trace;
+    const double by_hd = 1.0 / std::sqrt(double(tr.head_dim)), by_c = 1.0 / std::sqrt(double(tr.C));
+    const auto a = row_sharpness(tr, by_hd), b = row_sharpness(tr, by_c);
+    const int heads = std::min(tr.H, 4), rows = std::min(tr.T, 8);
+    ImGui::PushFont(ui.fonts->small);
+    const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX;
+    if (ImGui::BeginTable("sharpness", 6, flags)) {
+        ImGui::TableSetupColumn("head");
+        ImGui::TableSetupColumn("query i");
+        ImGui::TableSetupColumn("max w ÷√head_dim");
+        ImGui::TableSetupColumn("entropy ÷√head_dim");
+        ImGui::TableSetupColumn("max w ÷√C");
+        ImGui::TableSetupColumn("entropy ÷√C");
+        ImGui::TableHeadersRow();
+        for (int h = 0; h < heads; ++h)
+            for (int i = 0; i < rows; ++i) {
+                const RowSharpness& x = a[size_t(h)][size_t(i)];
+                const RowSharpness& y = b[size_t(h)][size_t(i)];
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                if (i == 0) ImGui::Text("%d", h);
+                ImGui::TableNextColumn();
+                ImGui::Text("%d", i);
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(fmt(x.max_weight, "%.3f").c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(fmt(x.entropy, "%.3f").c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(fmt(y.max_weight, "%.3f").c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(fmt(y.entropy, "%.3f").c_str());
+            }
+        ImGui::EndTable();
+    }
+    if (tr.H > heads || tr.T > rows)
+        ImGui::TextDisabled("showing heads 0–%d and query rows 0–%d of %d × %d", heads - 1, rows - 1, tr.H, tr.T);
+    ImGui::TextDisabled("entropy in nats: 0 = all weight on one key, ln(i+1) = spread evenly over the visible keys");
+    ImGui::PopFont();
+}
+
+void takeaways(UiContext& ui) {
+    heading(ui, "Key takeaways");
+    ImGui::PushFont(ui.fonts->body);
+    for (const char* t : {"Self-attention is one qkv projection, a scaled q·kᵀ, a causal mask, and an output projection.",
+                          "Multi-head splits channels, not compute: heads run in parallel over the same budget.",
+                          "Test causality by perturbing one position and checking earlier outputs."}) {
+        ImGui::Bullet();
+        ImGui::TextUnformatted(t);
+        ImGui::Spacing();
+    }
+    ImGui::PopFont();
+}
+
+} // namespace
+
+void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    const float width = p1.x - p0.x;
+    const bool two_columns = width >= 760 * ui.scale;
+    const float left_w = two_columns ? std::round(width * 0.64f) : width;
+    const float gap = std::round(16 * ui.scale);
+    const float wx = ImGui::GetWindowPos().x; // wrap positions are window-local
+    const Config& c = s.config;
+
+    ImGui::SetCursorScreenPos(p0);
+    ImGui::BeginChild("questions", ImVec2(left_w, p1.y - p0.y), false);
+    ImGui::PushTextWrapPos(0.f);
+    ImGui::PushFont(ui.fonts->body);
+
+    heading(ui, "1. Why does changing position 2's input leave the outputs at positions 0 and 1 unchanged?");
+    if (ImGui::Button("Show me##1")) show_causality(s);
+    ImGui::SameLine();
+    ImGui::TextDisabled("causality view, p = 2, strength 1 (drag the strength slider)");
+    answer(s, 0,
+           "The causal mask: query i only sees keys j ≤ i, so the softmax weights of queries 0 and 1 on key 2 are "
+           "exactly 0 and nothing from position 2 reaches y[0] or y[1]. Their max |Δy| is 0.0 (exactly); the "
+           "outputs from position 2 on move (0.3175 in the lesson).");
+    ImGui::Spacing();
+    ImGui::Spacing();
+
+    heading(ui, "2. What do multiple heads buy over a single head of the same total width?");
+    ImGui::AlignTextToFramePadding();
+    ImGui::Text("C = %d, show me H =", c.n_embd);
+    for (int H : {1, 2, 4}) {
+        ImGui::SameLine();
+        const bool ok = c.n_embd % H == 0;
+        const bool on = c.n_head == H;
+        if (!ok) ImGui::BeginDisabled();
+        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
+        if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(text_over(ImGui::ColorConvertU32ToFloat4(ui.pal.accent))));
+        if (ImGui::Button((std::to_string(H) + "##heads").c_str())) show_heads(s, H);
+        if (on) ImGui::PopStyleColor(2);
+        if (!ok) ImGui::EndDisabled();
+    }
+    ImGui::Text("H = %d heads of head_dim %d; parameters 4C² = %s whatever H", c.n_head, c.head_dim(),
+                format_count(c.param_count()).c_str());
+    answer(s, 1,
+           "Each head has its own softmax over its own head_dim channels of q and k, so different heads can attend "
+           "to different positions at once (compare the heads' weights in the scores view). The cost stays the "
+           "same: W_qkv is 3C × C and W_proj is C × C for any H; heads split the channels, not the budget.");
+    ImGui::Spacing();
+    ImGui::Spacing();
+
+    heading(ui, "3. Why scale the scores by √head_dim rather than √C?");
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("scale in use:");
+    const char* names[] = {"÷ √head_dim", "÷ √C", "none"};
+    for (int m = 0; m < 3; ++m) {
+        ImGui::SameLine();
+        const bool on = int(c.scale) == m;
+        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
+        if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(text_over(ImGui::ColorConvertU32ToFloat4(ui.pal.accent))));
+        if (ImGui::Button(names[m])) set_scale(s, ScaleMode(m));
+        if (on) ImGui::PopStyleColor(2);
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Show me##3")) s.view = View::scores;
+    ImGui::TextUnformatted("How sharp each softmax row is under both scales (same q and k):");
+    sharpness_table(s, ui);
+    answer(s, 2,
+           "A head's score is a dot product of head_dim numbers, so its spread grows like √head_dim, not √C. "
+           "Dividing by √head_dim keeps every head's scores near unit variance; dividing by √C shrinks them √H "
+           "times too much, and the softmax flattens: lower max weight, higher entropy.");
+
+    ImGui::PopFont();
+    if (!two_columns) {
+        ImGui::Spacing();
+        takeaways(ui);
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::EndChild();
+
+    // The lesson's takeaways beside the questions (under them when the view is narrow).
+    if (two_columns) {
+        ImGui::SetCursorScreenPos(ImVec2(p0.x + left_w + gap, p0.y));
+        ImGui::BeginGroup();
+        ImGui::PushTextWrapPos(p1.x - wx);
+        takeaways(ui);
+        ImGui::PopTextWrapPos();
+        ImGui::EndGroup();
+    }
+}
+
+} // namespace attnviz
