@@ -56,5 +56,10 @@ fuzz:
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz_safetensors fuzz_config
 	@fuzz/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
 
+# The full GUI soak: 20,000 scripted frames under xvfb-run (ctest label soak, tests/CMakeLists.txt);
+# fails on any GL error, a refused valid edit or an accepted invalid one, or RSS growth over 5 MB.
+soak: build
+	ctest --test-dir $(BUILD) -L soak --output-on-failure
+
 clean:
 	rm -rf build build-portable build-sanitize build-sanitize-portable build-fuzz *.configure.log
