@@ -28,9 +28,9 @@ struct SoakPlan {
 // Frames before the first RSS reading: a tenth of the run, at most 1000.
 int soak_warmup_frames(int frames);
 
-// Runs the plan on a state that init_app_state() has prepared (N frames, or the boundary
-// tour's 32 when N is smaller), calling `draw_frame` for
-// every frame and polling `gl` after it. Prints one JSON line on stdout (frames, gl_errors,
+// Runs the plan on a state that init_app_state() has prepared, calling `draw_frame` for
+// every frame and polling `gl` after it: N frames, or 37 (the boundary tour and the two
+// RSS checkpoints) when N is smaller. Prints one JSON line on stdout (frames, gl_errors,
 // RSS after warm-up and at the end, growth, refused edits, ...). Returns 0 when there was
 // no GL error, RSS grew by at most 5 MB after warm-up and every edit had the expected
 // outcome; otherwise prints one line why on stderr and returns 1.
