@@ -10,6 +10,7 @@
 #include "imgui_backend.h"
 #include "layout_record.h"
 #include "screenshot.h"
+#include "session_state.h"
 #include "theme.h"
 #include "trace_textures.h"
 #include "views.h"
@@ -33,6 +34,8 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
     app.add_option("--size", o.size, "screenshot size WxH (default 1280x800)");
     app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON");
     app.add_option("--bench-frames", o.bench_frames, "headless: time N idle and N slider-drag frames, print JSON");
+    app.add_option("--open", o.open, "start from this session file (its state replaces the state options)");
+    app.add_option("--save-session", o.save_session, "write the state to this session file (after --screenshot, or when the window closes)");
     // Soak run (gui_soak.h).
     app.add_option("--soak", o.soak, "headless: drive every control for N frames, check GL errors and memory, print JSON");
     app.add_option("--soak-seed", o.soak_seed, "with --soak: the random script's seed (default 1)");
@@ -121,6 +124,21 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     if (!o.font_scale.empty()) {
         if (!parse_real(o.font_scale, "--font-scale", 1, 3, d, error)) return false;
         plan.font_scale = float(d);
+    }
+    if (!o.open.empty()) {
+        // The session replaces the state options; checked here, before any window opens.
+        Session ss;
+        AppState probe;
+        probe.memory_cap = gui_memory_cap;
+        if (!read_session(o.open, ss, error) || !apply_session(probe, ss, error)) return false;
+        plan.config = probe.edit;
+        plan.kernel = probe.edit_kernel_choice;
+        plan.view = probe.view;
+        plan.step = probe.step;
+        plan.perturb = probe.p;
+        plan.strength = probe.strength;
+        plan.theme = probe.theme;
+        plan.font_scale = probe.font_scale;
     }
     if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
     if (!o.layout_out.empty() && o.screenshot.empty()) {
@@ -337,7 +355,8 @@ int run_gui(const GuiOptions& o) {
         int fw = 0, fh = 0;
         glfwGetFramebufferSize(window, &fw, &fh);
         if (!write_screenshot_png(o.screenshot, fw, fh, error) ||
-            (!o.layout_out.empty() && !write_layout_json(o.layout_out, s, fw, fh, error))) {
+            (!o.layout_out.empty() && !write_layout_json(o.layout_out, s, fw, fh, error)) ||
+            (!o.save_session.empty() && !write_session(o.save_session, to_session(s), error))) {
             std::fprintf(stderr, "attnviz: %s\n", error.c_str());
             status = 2;
         }
@@ -365,6 +384,10 @@ int run_gui(const GuiOptions& o) {
             const double now = glfwGetTime();
             s.frame_ms = float((now - last) * 1e3);
             last = now;
+        }
+        if (!o.save_session.empty() && !write_session(o.save_session, to_session(s), error)) {
+            std::fprintf(stderr, "attnviz: %s\n", error.c_str());
+            status = 2;
         }
     }
 

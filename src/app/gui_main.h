@@ -4,6 +4,7 @@
 //           [--strength A] [--theme dark|light|high-contrast] [--font-scale S]
 //   attnviz ... --screenshot FILE.png [--size WxH] [--layout-out FILE.json]
 //   attnviz ... --bench-frames N
+//   attnviz --open FILE [--screenshot ...] [--save-session FILE]
 //   attnviz --soak N [--soak-seed S]   (gui_soak.h)
 #pragma once
 #include "options.h"
@@ -23,6 +24,8 @@ struct GuiOptions {
     std::string theme;        // dark (default), light, high-contrast
     std::string font_scale;   // 1 .. 3
     std::string bench_frames; // headless: time N idle and N dragging frames, print JSON
+    std::string open;         // start from this session file
+    std::string save_session; // write the state to this session file (after the screenshot, or on exit)
     // Soak run (gui_soak.h): frames, random seed, a deliberate fault for the tests.
     std::string soak, soak_seed, soak_fault;
 };

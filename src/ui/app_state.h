@@ -121,6 +121,7 @@ struct AppState {
     float font_scale = 1;
     bool screenshot_mode = false; // no frame-time text
     bool answer_shown[3] = {false, false, false}; // the check view's revealed answers
+    std::string session_path = "attnviz-session.json"; // the side panel's Save / Open field
     float frame_ms = 0;
 
     // Messages: what happened last, and why an edit was refused (empty: nothing refused).

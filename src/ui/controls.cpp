@@ -1,7 +1,9 @@
 // controls.cpp: the fixed side panel - the model's sizes, the teaching switches, the
 // kernel, "Reset to the lesson", the parameter count - and the whole window's layout.
 #include "format.h"
+#include "session_state.h"
 #include "specs.h"
+#include <imgui_stdlib.h>
 #include "views.h"
 #include <algorithm>
 #include <cmath>
@@ -212,6 +214,17 @@ void draw_controls(AppState& s, UiContext& ui) {
         }
         ImGui::Checkbox("same range for all heads", &s.shared_ranges);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("On: one colour scale for every head, so heads compare. Off: each head uses its own range.");
+    }
+
+    section(ui, "Session");
+    {
+        ImGui::SetNextItemWidth(-1);
+        ImGui::InputText("##session_path", &s.session_path);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The session file: config, view, step, perturbation, theme and text size.");
+        const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+        if (ImGui::Button("Save  Ctrl+S", ImVec2(half, 0))) save_session_file(s, s.session_path);
+        ImGui::SameLine();
+        if (ImGui::Button("Open  Ctrl+O", ImVec2(half, 0))) open_session_file(s, s.session_path);
     }
 
     if (changed) request_config(s, e, k);

@@ -2,6 +2,7 @@
 // window bar - and the keyboard.
 #include "format.h"
 #include "specs.h"
+#include "session_state.h"
 #include "views.h"
 #include <algorithm>
 #include <cmath>
@@ -136,6 +137,9 @@ void draw_window_bar(AppState& s, UiContext& ui, ViewWindow& win, ImVec2 pos, fl
 
 void handle_keys(AppState& s) {
     ImGuiIO& io = ImGui::GetIO();
+    // Ctrl+S / Ctrl+O save and open the session named in the side panel, even from its field.
+    if (io.KeyCtrl && ImGui::IsKeyPressed('S', false)) save_session_file(s, s.session_path);
+    if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) open_session_file(s, s.session_path);
     if (io.WantTextInput) return;
     // ImGui 1.86: keys are the backend's (GLFW) key codes, via the ImGuiKey_ map.
     if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) && s.view == View::walk)

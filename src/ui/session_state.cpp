@@ -1,0 +1,71 @@
+// session_state.cpp: see session_state.h.
+#include "session_state.h"
+#include <algorithm>
+
+namespace attnviz {
+
+Session to_session(const AppState& s) {
+    Session ss;
+    ss.config = s.config;
+    ss.kernel = s.kernel_choice == KernelChoice::reference ? "reference"
+                : s.kernel_choice == KernelChoice::fast    ? "fast"
+                                                           : "";
+    ss.view = to_string(s.view);
+    ss.step = s.step;
+    ss.perturb = s.strength != 0 ? s.p : -1;
+    ss.strength = s.strength != 0 ? double(s.strength) : 1.0;
+    ss.theme = to_string(s.theme);
+    ss.font_scale = double(s.font_scale);
+    return ss;
+}
+
+bool apply_session(AppState& s, const Session& ss, std::string& error) {
+    if (std::string why = validate(ss.config, s.memory_cap); !why.empty()) {
+        error = "the session's sizes do not fit the window: " + why;
+        return false;
+    }
+    if (!ss.tokens.empty() || !ss.weights_path.empty()) {
+        error = "the session uses words or a weights file, which the window cannot open yet; open it with the same "
+                "--text/--weights on the command line instead";
+        return false;
+    }
+    View view;
+    Theme theme;
+    if (!parse_view(ss.view, view, error) || !parse_theme(ss.theme, theme, error)) return false;
+    if (ss.step < 0 || ss.step > walk_last_step) {
+        error = "the session's step " + std::to_string(ss.step) + " is outside 0.." + std::to_string(walk_last_step);
+        return false;
+    }
+    KernelChoice k = KernelChoice::automatic;
+    if (ss.kernel == "reference") k = KernelChoice::reference;
+    else if (ss.kernel == "fast") k = KernelChoice::fast;
+    else if (!ss.kernel.empty()) {
+        error = "the session's kernel '" + ss.kernel + "' is not a kernel; use reference, fast or leave it empty";
+        return false;
+    }
+    init_app_state(s, ss.config, k);
+    s.view = view;
+    s.step = ss.step;
+    s.p = ss.perturb >= 0 ? ss.perturb : std::min(2, ss.config.seq_len - 1);
+    s.strength = ss.perturb >= 0 ? float(ss.strength) : 0.f;
+    s.perturb_dirty = true;
+    if (s.theme != theme || s.font_scale != float(ss.font_scale)) s.fonts_dirty = true;
+    s.theme = theme;
+    s.font_scale = float(ss.font_scale);
+    return true;
+}
+
+void save_session_file(AppState& s, const std::string& path) {
+    std::string error;
+    if (write_session(path, to_session(s), error)) s.status = "Saved the session to " + path + ".";
+    else s.status = "Not saved: " + error;
+}
+
+void open_session_file(AppState& s, const std::string& path) {
+    Session ss;
+    std::string error;
+    if (read_session(path, ss, error) && apply_session(s, ss, error)) s.status = "Opened the session " + path + ".";
+    else s.status = "Kept the current state: " + error;
+}
+
+} // namespace attnviz

@@ -1,0 +1,20 @@
+// session_state.h: the window's state as a session file (session.h) and back.
+#pragma once
+#include "app_state.h"
+#include "session.h"
+
+namespace attnviz {
+
+// What a session file records of the state on screen.
+Session to_session(const AppState& s);
+// Checks the session against what the window can show (sizes under its memory cap, a known
+// view and theme, no words or weights file yet); on failure `error` is one sentence and `s`
+// is untouched. On success the state is set to the session's and the next recompute applies it.
+bool apply_session(AppState& s, const Session& ss, std::string& error);
+
+// The side panel's Save / Open (and Ctrl+S / Ctrl+O): the result, or why it failed, goes to
+// s.status; a failed open keeps the current state.
+void save_session_file(AppState& s, const std::string& path);
+void open_session_file(AppState& s, const std::string& path);
+
+} // namespace attnviz
