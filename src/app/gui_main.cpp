@@ -25,17 +25,17 @@ namespace attnviz {
 
 void add_gui_options(CLI::App& app, GuiOptions& o) {
     add_config_options(app, o.config, true, true);
-    app.add_option("--view", o.view, "walk (default), qkv, scores, causality or check");
-    app.add_option("--step", o.step, "shape-walk step: 0 (the input x) to 11 (proj)");
-    app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)");
-    app.add_option("--theme", o.theme, "dark (default), light or high-contrast");
-    app.add_option("--font-scale", o.font_scale, "text size, 1 to 3 (default 1)");
-    app.add_option("--screenshot", o.screenshot, "render the chosen view into this PNG file and exit");
-    app.add_option("--size", o.size, "screenshot size WxH (default 1280x800)");
-    app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON");
-    app.add_option("--bench-frames", o.bench_frames, "headless: time N idle and N slider-drag frames, print JSON");
-    app.add_option("--open", o.open, "start from this session file (its state replaces the state options)");
-    app.add_option("--save-session", o.save_session, "write the state to this session file (after --screenshot, or when the window closes)");
+    app.add_option("--view", o.view, "walk (default), qkv, scores, causality or check")->type_name("VIEW");
+    app.add_option("--step", o.step, "shape-walk step: 0 (the input x) to 11 (proj)")->type_name("N");
+    app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)")->type_name("A");
+    app.add_option("--theme", o.theme, "dark (default), light or high-contrast")->type_name("THEME");
+    app.add_option("--font-scale", o.font_scale, "text size, 1 to 3 (default 1)")->type_name("S");
+    app.add_option("--screenshot", o.screenshot, "render the chosen view into this PNG file and exit")->type_name("FILE");
+    app.add_option("--size", o.size, "screenshot size WxH (default 1280x800)")->type_name("WxH");
+    app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON")->type_name("FILE");
+    app.add_option("--bench-frames", o.bench_frames, "headless: time N idle and N slider-drag frames, print JSON")->type_name("N");
+    app.add_option("--open", o.open, "start from this session file (its state replaces the state options)")->type_name("FILE");
+    app.add_option("--save-session", o.save_session, "write the state to this session file (after --screenshot, or when the window closes)")->type_name("FILE");
     // Soak run (gui_soak.h).
     app.add_option("--soak", o.soak, "headless: drive every control for N frames, check GL errors and memory, print JSON");
     app.add_option("--soak-seed", o.soak_seed, "with --soak: the random script's seed (default 1)");

@@ -70,8 +70,9 @@ std::string format_exact(float v) {
 std::string format_diff(float d) {
     if (std::isnan(d)) return "NaN";
     if (d == 0.f) return "0.0 (exactly)";
+    // Every digit of the float (9 significant), so a class can compare with PyTorch's print.
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.4g", double(d));
+    std::snprintf(buf, sizeof buf, "%.9g", double(d));
     return with_minus(buf);
 }
 

@@ -18,7 +18,7 @@ std::string format_value(float v, int decimals);
 std::string format_fitting(float v, float width, ImFont* font);
 // Every digit a float32 has ("0.280876935").
 std::string format_exact(float v);
-// A difference: "0.0 (exactly)" for an exact zero, otherwise 4 significant digits.
+// A difference: "0.0 (exactly)" for an exact zero, otherwise all 9 significant digits.
 std::string format_diff(float d);
 // 256 -> "256"; 16777216 -> "16,777,216 (about 16.8M)".
 std::string format_count(int64_t n);
