@@ -273,6 +273,24 @@ void bench(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts, int n) {
                 median(idle), median(drag));
 }
 
+// Where the window was before F11 made it full screen.
+struct WindowedPlace {
+    int x = 0, y = 0, w = 1280, h = 800;
+};
+
+void toggle_fullscreen(GLFWwindow* window, WindowedPlace& place) {
+    if (glfwGetWindowMonitor(window)) {
+        glfwSetWindowMonitor(window, nullptr, place.x, place.y, place.w, place.h, GLFW_DONT_CARE);
+        return;
+    }
+    GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+    const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+    if (!mode) return;
+    glfwGetWindowPos(window, &place.x, &place.y);
+    glfwGetWindowSize(window, &place.w, &place.h);
+    glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+}
+
 } // namespace
 
 int run_gui(const GuiOptions& o) {
@@ -374,6 +392,7 @@ int run_gui(const GuiOptions& o) {
         remove_gl_debug(gl);
     } else {
         // The loop.
+        WindowedPlace windowed;
         double last = glfwGetTime();
         while (!glfwWindowShouldClose(window)) {
             // Idle: sleep until an event (or a tenth of a second) instead of spinning the CPU.
@@ -381,6 +400,8 @@ int run_gui(const GuiOptions& o) {
             else glfwWaitEventsTimeout(0.1);
             frame(window, s, gpu, fonts);
             glfwSwapBuffers(window);
+            if (s.fullscreen_toggle) toggle_fullscreen(window, windowed);
+            s.fullscreen_toggle = false;
             const double now = glfwGetTime();
             s.frame_ms = float((now - last) * 1e3);
             last = now;

@@ -122,6 +122,8 @@ struct AppState {
     bool screenshot_mode = false; // no frame-time text
     bool answer_shown[3] = {false, false, false}; // the check view's revealed answers
     std::string session_path = "attnviz-session.json"; // the side panel's Save / Open field
+    bool show_help = false;          // F1: the shortcut overlay
+    bool fullscreen_toggle = false;  // F11: asks the loop to switch full screen
     float frame_ms = 0;
 
     // Messages: what happened last, and why an edit was refused (empty: nothing refused).

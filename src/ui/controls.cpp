@@ -302,6 +302,7 @@ void draw_app(AppState& s, UiContext& ui) {
     ImGui::PopStyleColor();
     ImGui::PopStyleVar();
     ImGui::End();
+    draw_help_overlay(s, ui);
 }
 
 } // namespace attnviz

@@ -140,6 +140,19 @@ void handle_keys(AppState& s) {
     // Ctrl+S / Ctrl+O save and open the session named in the side panel, even from its field.
     if (io.KeyCtrl && ImGui::IsKeyPressed('S', false)) save_session_file(s, s.session_path);
     if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) open_session_file(s, s.session_path);
+    // GLFW key codes (the backend's): = 61, - 45, keypad + 334, keypad - 333, F1 290, F11 300.
+    const bool bigger = ImGui::IsKeyPressed(61) || ImGui::IsKeyPressed(334);
+    const bool smaller = ImGui::IsKeyPressed(45) || ImGui::IsKeyPressed(333);
+    if (io.KeyCtrl && (bigger || smaller)) {
+        // Steps of a quarter; the loop re-bakes the fonts at the new pixel size.
+        const float next = std::clamp(std::round(s.font_scale * 4 + (bigger ? 1 : -1)) / 4, 1.f, 3.f);
+        if (next != s.font_scale) {
+            s.font_scale = next;
+            s.fonts_dirty = true;
+        }
+    }
+    if (ImGui::IsKeyPressed(290, false)) s.show_help = !s.show_help;
+    if (ImGui::IsKeyPressed(300, false)) s.fullscreen_toggle = true;
     if (io.WantTextInput) return;
     // ImGui 1.86: keys are the backend's (GLFW) key codes, via the ImGuiKey_ map.
     if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) && s.view == View::walk)
@@ -148,6 +161,36 @@ void handle_keys(AppState& s) {
         s.step = std::max(0, s.step - 1);
     for (int v = 0; v < view_count; ++v)
         if (ImGui::IsKeyPressed('1' + v, false) && !io.KeyCtrl) s.view = View(v);
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) s.show_help = false;
+}
+
+void draw_help_overlay(AppState& s, UiContext& ui) {
+    if (!s.show_help) return;
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(ImVec2(vp->Pos.x + vp->Size.x / 2, vp->Pos.y + vp->Size.y / 2), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowBgAlpha(0.96f);
+    ImGui::Begin("Keyboard shortcuts", &s.show_help,
+                 ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse);
+    ImGui::PushFont(ui.fonts->body);
+    const char* keys[][2] = {{"1 to 5", "shape walk, QKV split, scores, causality, check yourself"},
+                             {"Left / Right", "previous / next step of the shape walk"},
+                             {"Ctrl+S", "save the session to the file named in the side panel"},
+                             {"Ctrl+O", "open that session file"},
+                             {"Ctrl+= / Ctrl+-", "larger / smaller text (1× to 3×)"},
+                             {"F11", "full screen on / off"},
+                             {"F1", "this list on / off (Esc closes it)"}};
+    if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {
+        for (auto& k : keys) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", k[0]);
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(k[1]);
+        }
+        ImGui::EndTable();
+    }
+    ImGui::PopFont();
+    ImGui::End();
 }
 
 } // namespace attnviz
