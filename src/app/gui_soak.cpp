@@ -312,7 +312,7 @@ int run_soak(AppState& s, const SoakPlan& plan, GlErrorCounter& gl, const std::f
                 provoked = true;
             }
             if (plan.fault == SoakFault::leak) {
-                k.leaked.emplace_back(size_t(64) << 10, char(1)); // touched, so resident
+                k.leaked.emplace_back(size_t(512) << 10, char(1)); // touched, so resident; far above RSS noise
             }
         }
         rss_end = k.checkpoint_rss();
