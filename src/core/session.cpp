@@ -56,6 +56,16 @@ struct Reader {
         out = x;
         return true;
     }
+    // The seed: any whole number from 0 to 2^64 - 1, as --seed takes it.
+    bool get_seed(const char* key, uint64_t& out) {
+        if (!j.contains(key)) return true;
+        const json& v = j[key];
+        if (!v.is_number_integer()) return fail(key, "must be a whole number");
+        if (!v.is_number_unsigned() && v.get<int64_t>() < 0)
+            return fail(key, "is " + std::to_string(v.get<int64_t>()) + ", outside 0 to " + std::to_string(UINT64_MAX));
+        out = v.get<uint64_t>();
+        return true;
+    }
     bool get_real(const char* key, double lo, double hi, double& out) {
         if (!j.contains(key)) return true;
         const json& v = j[key];
@@ -110,7 +120,7 @@ bool parse_session(const std::string& text, const std::string& name, Session& ou
     v = s.config.n_embd;  if (!r.get_int("n_embd", 1, max_n_embd, v)) return false;   s.config.n_embd = int(v);
     v = s.config.n_head;  if (!r.get_int("n_head", 1, max_n_head, v)) return false;   s.config.n_head = int(v);
     v = s.config.seq_len; if (!r.get_int("seq_len", 1, max_seq_len, v)) return false; s.config.seq_len = int(v);
-    v = 0;                if (!r.get_int("seed", 0, INT64_MAX, v)) return false;      s.config.seed = uint64_t(v);
+    if (!r.get_seed("seed", s.config.seed)) return false;
     v = s.step;           if (!r.get_int("step", 0, 1000, v)) return false;           s.step = int(v);
     v = s.perturb;        if (!r.get_int("perturb", -1, max_seq_len - 1, v)) return false; s.perturb = int(v);
     v = s.layer;          if (!r.get_int("layer", 0, 10000, v)) return false;         s.layer = int(v);

@@ -71,6 +71,18 @@ TEST(Session, TokensSetTheSequenceLength) {
     EXPECT_EQ(s.config.seq_len, 3);
 }
 
+// --seed takes every value from 0 to 2^64 - 1; a session must bring back the largest unchanged.
+TEST(Session, LargestSeedSurvivesARoundTrip) {
+    std::string path = temp_path("seed.json"), error;
+    Session a = sample();
+    a.config.seed = UINT64_MAX;
+    ASSERT_TRUE(write_session(path, a, error)) << error;
+    Session b;
+    ASSERT_TRUE(read_session(path, b, error)) << error;
+    EXPECT_EQ(b.config.seed, UINT64_MAX);
+    std::remove(path.c_str());
+}
+
 TEST(Session, BadFilesAreRejectedWithTheFileNameAndLeaveStateAlone) {
     struct Case {
         const char* text;
@@ -85,6 +97,8 @@ TEST(Session, BadFilesAreRejectedWithTheFileNameAndLeaveStateAlone) {
         {R"({"attnviz_session": 1, "n_embd": 10, "n_head": 3})", "not divisible by n_head 3"},
         {R"({"attnviz_session": 1, "n_embd": -4})", "\"n_embd\" is -4"},
         {R"({"attnviz_session": 1, "n_embd": "eight"})", "must be a whole number"},
+        {R"({"attnviz_session": 1, "seed": -1})", "\"seed\" is -1"},
+        {R"({"attnviz_session": 1, "seed": 1.5})", "\"seed\" must be a whole number"},
         {R"({"attnviz_session": 1, "mask": "diagonal"})", "mask 'diagonal' is not known"},
         {R"({"attnviz_session": 1, "view": "movie"})", "view \"movie\" is not known"},
         {R"({"attnviz_session": 1, "theme": "pink"})", "theme \"pink\" is not known"},
