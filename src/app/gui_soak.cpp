@@ -7,6 +7,7 @@
 // is read at the same state both times (the lesson's config after Reset, three frames
 // settled), so any growth between the readings is memory the run kept.
 #include "gui_soak.h"
+#include "session_state.h"
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -14,8 +15,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <stdexcept>
 #include <unistd.h>
 #include <vector>
 
@@ -85,6 +90,9 @@ struct Soak {
     double rss_peak = 0;
     std::string failure;      // the first broken expectation
     std::vector<std::vector<char>> leaked; // SoakFault::leak only
+    std::string dir;          // a private temporary directory for the session files
+    int64_t files_opened = 0; // good session files opened and applied
+    int64_t files_refused = 0; // bad files refused with the state kept
 
     Soak(AppState& state, const SoakPlan& p, GlErrorCounter& counter, const std::function<void()>& draw_fn)
         : s(state), plan(p), gl(counter), draw_frame(draw_fn), rng(p.seed) {}
@@ -223,6 +231,59 @@ struct Soak {
         }
     }
 
+    // Files the run opens: written once into a private temporary directory, removed at the end.
+    // Bad ones: not JSON, JSON that is no session, a newer version, sizes over the limits,
+    // an empty file, a directory, a missing path. Good ones are saved from the state itself.
+    void make_files() {
+        std::string templ = (std::filesystem::temp_directory_path() / "attnviz-soak-XXXXXX").string();
+        if (!mkdtemp(templ.data())) throw std::runtime_error("cannot create a temporary directory for the soak's files");
+        dir = templ;
+        const std::vector<std::pair<std::string, std::string>> bad{
+            {"not-json.json", "this is not JSON {"},
+            {"no-version.json", "{\"seq_len\": 4}"},
+            {"newer.json", "{\"attnviz_session\": 999}"},
+            {"too-long.json", "{\"attnviz_session\": 1, \"seq_len\": 100000000}"},
+            {"bad-heads.json", "{\"attnviz_session\": 1, \"n_embd\": 12, \"n_head\": 5}"},
+            {"over-cap.json", "{\"attnviz_session\": 1, \"n_embd\": 8, \"n_head\": 2, \"seq_len\": " +
+                                  std::to_string(max_seq_len) + "}"},
+            {"empty.json", ""},
+        };
+        for (const auto& [name, text] : bad) std::ofstream(dir + "/" + name) << text;
+        std::filesystem::create_directory(dir + "/a-directory.json");
+    }
+
+    void remove_files() {
+        std::error_code ec;
+        if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+
+    // Save / Open from the side panel: a bad file must leave the state as it was and say why;
+    // a file just saved must bring back its config.
+    void file_edit() {
+        if (chance(0.4)) {
+            const std::string path = dir + "/good-" + std::to_string(uniform(0, 3)) + ".json";
+            save_session_file(s, path);
+            const Config saved = s.config;
+            open_session_file(s, path);
+            draw();
+            if (!same_config(s.config, saved)) fail("reopening the session " + path + " did not restore " + describe(saved) + " (" + s.status + ")");
+            else ++files_opened;
+            return;
+        }
+        const char* const bad[] = {"not-json.json", "no-version.json", "newer.json", "too-long.json",
+                                          "bad-heads.json", "over-cap.json", "empty.json", "a-directory.json", "missing.json"};
+        const std::string path = dir + "/" + bad[uniform(0, int(std::size(bad)) - 1)];
+        const Config before = s.config;
+        const Mat y = s.trace.y;
+        open_session_file(s, path);
+        draw();
+        const bool kept = same_config(s.config, before) && s.trace.y.rows() == y.rows() && s.trace.y.cols() == y.cols() &&
+                          std::memcmp(s.trace.y.data(), y.data(), size_t(y.size()) * sizeof(float)) == 0;
+        if (s.status.rfind("Kept the current state", 0) != 0) fail("the bad session file " + path + " was not refused (" + s.status + ")");
+        else if (!kept) fail("the bad session file " + path + " changed the state");
+        else ++files_refused;
+    }
+
     // "Reset to the lesson", as the button does it.
     void reset() {
         request_config(s, lesson_config(), KernelChoice::automatic);
@@ -295,7 +356,10 @@ struct Soak {
             s.font_scale = chance(0.5) ? (chance(0.5) ? 1.f : 3.f) : uniform_real(1, 3);
             s.fonts_dirty = true;
         } else if (r < 0.583) reset();
-        else if (r < 0.603) {
+        else if (r < 0.588) {
+            file_edit();
+            return;
+        } else if (r < 0.608) {
             refuse(random_invalid());
             return;
         }
@@ -312,6 +376,7 @@ int run_soak(AppState& s, const SoakPlan& plan, GlErrorCounter& gl, const std::f
     const int warmup = soak_warmup_frames(plan.frames);
     double rss_warm = -1, rss_end = -1;
     try {
+        k.make_files();
         k.draw(); // the state as init_app_state left it
         k.tour();
         while (k.frame < warmup) k.random_frame();
@@ -334,6 +399,7 @@ int run_soak(AppState& s, const SoakPlan& plan, GlErrorCounter& gl, const std::f
     } catch (const std::exception& e) {
         k.fail(std::string("a frame threw: ") + e.what());
     }
+    k.remove_files();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double growth = rss_end - rss_warm;
     const int64_t errors = gl_error_count(gl);
@@ -341,9 +407,10 @@ int run_soak(AppState& s, const SoakPlan& plan, GlErrorCounter& gl, const std::f
     std::printf("{\"frames\": %d, \"seed\": %" PRIu64 ", \"warmup_frames\": %d, \"gl_errors\": %" PRId64
                 ", \"gl_debug_output\": %s, \"rss_mb_after_warmup\": %.2f, \"rss_mb_end\": %.2f, "
                 "\"rss_growth_mb\": %.2f, \"rss_peak_mb\": %.2f, \"refused_edits\": %" PRId64
-                ", \"config_edits\": %" PRId64 ", \"seconds\": %.1f}\n",
+                ", \"config_edits\": %" PRId64 ", \"files_opened\": %" PRId64 ", \"files_refused\": %" PRId64
+                ", \"seconds\": %.1f}\n",
                 k.frame, plan.seed, warmup, errors, gl.debug_output ? "true" : "false", rss_warm, rss_end, growth,
-                k.rss_peak, k.refused, k.config_edits, seconds);
+                k.rss_peak, k.refused, k.config_edits, k.files_opened, k.files_refused, seconds);
     std::fflush(stdout);
 
     std::string why = k.failure;
