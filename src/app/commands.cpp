@@ -4,7 +4,6 @@
 // Bad input ends in usage_error: one sentence on stderr, exit status 2.
 #include "commands.h"
 #include "formats.h"
-#include <Eigen/Core> // Eigen::nbThreads: the OpenMP threads the fast kernel uses
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -12,6 +11,8 @@
 #include <cstdio>
 #include <iostream>
 #include <sys/resource.h>
+#include <ctime>
+#include "work_team.h" // work_team_threads: the threads the kernels use
 
 namespace attnviz {
 
@@ -42,7 +43,9 @@ void add_commands(CLI::App& app, Commands& cmds) {
                       "timed runs of each (default: enough for about 1 s, 3 to 200)")
         ->type_name("N");
     bench->footer("forward_ms and update_ms are medians (forward computes every intermediate);\n"
-                  "gflops: the causal FLOPs of one forward per forward_ms; peak_rss_mb: peak memory.");
+                  "gflops: the causal FLOPs of one forward per forward_ms; peak_rss_mb: peak memory;\n"
+                  "forward_cpu_ms, update_cpu_ms: medians of the CPU time of all threads (on a busy\n"
+                  "machine, CPU / wall below the thread count means the threads waited for a core).");
 
     CLI::App* ex = app.add_subcommand("export", "Write one tensor of the trace to a .npy (float32) or .csv file");
     add_config_options(*ex, cmds.export_args.config, true, true);
@@ -155,6 +158,14 @@ static double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+// CPU time of every thread of the process: on a busy machine a forward can wait for a
+// core, and CPU ms / wall ms says how much of the time it really ran (2 with both cores).
+static double process_cpu_ms() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+
 static double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     size_t n = v.size();
@@ -203,17 +214,21 @@ static int run_bench(const BenchArgs& a) {
     if (repeat == 0)
         repeat = std::clamp<int64_t>(int64_t(std::ceil(1000.0 / std::max(first_forward + first_update, 1e-3))), 3, 200);
 
-    std::vector<double> forward_ms, update_ms;
+    std::vector<double> forward_ms, update_ms, forward_cpu_ms, update_cpu_ms;
     for (int64_t i = 0; i < repeat; ++i) {
+        const double c0 = process_cpu_ms();
         t0 = Clock::now();
         forward(c, e.weights, e.x, kernel, tr);
         forward_ms.push_back(ms_since(t0));
+        forward_cpu_ms.push_back(process_cpu_ms() - c0);
     }
     // The trace now holds x (strength 0): start with the replacement.
     for (int64_t i = 0; i < repeat; ++i) {
+        const double c0 = process_cpu_ms();
         t0 = Clock::now();
         update_row(e.weights, p, rows[i % 2].data(), tr);
         update_ms.push_back(ms_since(t0));
+        update_cpu_ms.push_back(process_cpu_ms() - c0);
     }
 
     rusage usage{};
@@ -234,13 +249,15 @@ static int run_bench(const BenchArgs& a) {
     w.key("input"); w.value_string(a.config.text ? "text" : "randn");
     w.key("weights"); w.value_string(e.weights.source);
     w.key("has_bias"); w.value_bool(e.weights.has_bias());
-    w.key("threads"); w.value_int(Eigen::nbThreads());
+    w.key("threads"); w.value_int(detail::work_team_threads());
     w.key("repeat"); w.value_int(repeat);
     w.key("perturbed_position"); w.value_int(p);
     w.key("forward_ms"); w.value(float(fwd));
     w.key("forward_ms_min"); w.value(float(*std::min_element(forward_ms.begin(), forward_ms.end())));
     w.key("update_ms"); w.value(float(upd));
     w.key("update_ms_min"); w.value(float(*std::min_element(update_ms.begin(), update_ms.end())));
+    w.key("forward_cpu_ms"); w.value(float(median(forward_cpu_ms)));
+    w.key("update_cpu_ms"); w.value(float(median(update_cpu_ms)));
     w.key("flops"); w.value(float(flops));
     w.key("gflops"); w.value(float(flops / (fwd * 1e6)));
     w.key("peak_rss_mb"); w.value(float(double(usage.ru_maxrss) / 1024.0)); // ru_maxrss is in KiB

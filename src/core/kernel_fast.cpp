@@ -1,15 +1,21 @@
-// kernel_fast.cpp: the forward pass with Eigen products and OpenMP, agreeing with the
-// reference kernel within 1e-5 and skipping what the causal mask throws away.
+// kernel_fast.cpp: the forward pass with Eigen products on the work team (work_team.h),
+// agreeing with the reference kernel within 1e-5 and skipping what the causal mask
+// throws away.
 //
-// Per head: raw = q k^T by products over chunks of rows (every score: the GUI shows them
-// before the mask), then in blocks of rows the softmax over each row's visible prefix and
-// heads_block = probs_block[:, :keys] v[:keys], where keys is the block's last visible
-// key, so the masked upper triangle is neither exponentiated nor multiplied.
-//
-// Threads: one OpenMP region per call. The (T, C) products are cut into row chunks,
-// each an Eigen product on its own rows; the heads are handed out as tasks (cut into
-// parts when there are fewer heads than threads); threads take the next piece when done. Small problems run
-// on the calling thread alone. No T x T temporary exists beyond the trace itself.
+// Three steps, each a set of independent pieces that the team's threads claim one at a
+// time (a step starts when the previous one is done: scores need all of k, the projection
+// all of concat):
+//   qkv       column groups of x W_qkv^T, whole heads each, copied into q, k and v; a
+//             column group repacks only x (a row group would repack all of W_qkv);
+//   attention (head, row range) tasks: raw = q k^T in 128-row products (every score: the
+//             GUI shows them before the mask), then in blocks of rows the softmax over each
+//             row's visible prefix and heads_block = probs_block[:, :keys] v[:keys], where
+//             keys is the block's last visible key, so the masked upper triangle is neither
+//             exponentiated nor multiplied; the task copies its rows into concat;
+//   proj      column groups of concat W_proj^T.
+// The pieces depend only on the problem's size, never on the threads that ran them, so
+// the result is the same with one thread or two. Small problems run on the calling
+// thread alone. No T x T temporary exists beyond the trace itself.
 // GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics (the
 // _mm512_undefined_ps idiom) wherever Eigen's products inline them; the values are
 // defined, so the warning is silenced for this file.
@@ -17,11 +23,10 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include "kernels.h"
+#include "work_team.h"
 #include <algorithm>
 #include <limits>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <vector>
 
 namespace attnviz::detail {
 
@@ -33,38 +38,43 @@ namespace {
 constexpr int raw_chunk_rows = 128;
 // Rows per softmax + probs v step.
 constexpr int block_rows = 64;
-// Multiply-adds below which one thread is faster than two.
-constexpr int64_t parallel_work = 4 << 20;
+// Multiply-adds from which a step is cut into pieces for several threads; below, one
+// thread does the step in one product (a piece costs a wake-up and a repacking).
+constexpr int64_t parallel_work = 8 << 20;
+// Pieces per step when it is cut: enough that a thread the OS delays leaves its share to
+// the others, few enough that each product stays large.
+constexpr int step_pieces = 8;
 // Multiply-adds below which the reference loops beat Eigen's set-up costs.
 constexpr int64_t reference_loop_work = 1 << 14;
 
-struct Team {
-    int size = 1, id = 0;
+// How a step runs: cut into pieces or not (from the problem's size alone, so that the
+// result never depends on the threads), and on how many threads.
+struct Plan {
+    bool cut = false;
+    int threads = 1;
 };
 
-// Inside the region: who am I. A serial region also tells Eigen not to start threads of
-// its own (the setting lasts only for this region).
-Team join_team(bool parallel) {
-    Team t;
-#ifdef _OPENMP
-    if (!parallel) omp_set_num_threads(1);
-    t.size = omp_get_num_threads();
-    t.id = omp_get_thread_num();
-#endif
-    return t;
+Plan plan_for(int64_t work) {
+    Plan plan;
+    plan.cut = work >= parallel_work;
+    plan.threads = plan.cut ? work_team_threads() : 1;
+    return plan;
 }
 
-// Rows r0 .. T-1 of a (T, C) product, cut into chunks that the team takes one at a time,
-// so a thread the OS delays leaves its share to the others; each chunk repacks the
-// weights, so chunks stay at least min_chunk_rows tall.
-constexpr int min_chunk_rows = 128;
-
-template <class F>
-void for_row_chunks(const Team& team, int r0, int T, F&& rows) {
-    const int64_t n = T - r0;
-    const int chunks = int(std::max<int64_t>(1, std::min<int64_t>(4 * team.size, n / min_chunk_rows)));
-#pragma omp for schedule(dynamic, 1)
-    for (int k = 0; k < chunks; ++k) rows(r0 + int(n * k / chunks), r0 + int(n * (k + 1) / chunks));
+// Boundaries of `parts` ranges of [r0, T) with about equal work, row i costing
+// fixed + (keys row i sees).
+std::vector<int> split_rows(MaskMode mask, int T, int r0, int parts, int64_t fixed) {
+    std::vector<int64_t> cost(size_t(T - r0) + 1, 0);
+    for (int i = r0; i < T; ++i) cost[size_t(i - r0) + 1] = cost[size_t(i - r0)] + fixed + visible_count(mask, T, i) + 1;
+    std::vector<int> at(size_t(parts) + 1, T);
+    at[0] = r0;
+    size_t i = 0;
+    for (int k = 1; k < parts; ++k) {
+        const int64_t goal = cost.back() * k / parts;
+        while (i < cost.size() - 1 && cost[i] < goal) ++i;
+        at[size_t(k)] = std::max(at[size_t(k) - 1], r0 + int(i));
+    }
+    return at;
 }
 
 // probs row from raw row over the n visible keys (a prefix); 0 beyond, unless the zeros
@@ -100,46 +110,67 @@ void attend_block(Trace& tr, int h, int i0, int i1, bool fresh) {
     tr.heads[h].middleRows(i0, n).noalias() = probs.block(i0, 0, n, keys) * tr.v[h].topRows(keys);
 }
 
-// Rows r0 .. T-1 of every head, shared among the team, a head per task (or a part of
-// one when there are fewer heads than threads; parts that see more keys go first): raw
-// scores if asked (a full forward rather than an update), then softmax and head outputs.
-void attend_rows(Trace& tr, int r0, bool with_raw, const Team& team) {
-    const int T = tr.T, H = tr.H, n = T - r0;
-    const int parts = H >= 2 * team.size ? 1 : std::min(n, (4 * team.size + H - 1) / H);
-#pragma omp for schedule(dynamic, 1)
-    for (int task = 0; task < H * parts; ++task) {
+// Rows [a, b) of head h: raw scores if asked (a full forward rather than an update), then
+// softmax, head outputs and their columns of concat.
+void attend_rows(Trace& tr, int h, int a, int b, bool with_raw) {
+    for (int c0 = a; c0 < b; c0 += raw_chunk_rows) {
+        const int c1 = std::min(b, c0 + raw_chunk_rows);
+        if (with_raw) // (rows, head_dim) x (head_dim, T): every key, the mask comes later
+            tr.raw_scores[h].middleRows(c0, c1 - c0).noalias() = tr.q[h].middleRows(c0, c1 - c0) * tr.k[h].transpose();
+        for (int i0 = c0; i0 < c1; i0 += block_rows) attend_block(tr, h, i0, std::min(c1, i0 + block_rows), with_raw);
+    }
+    if (b > a) tr.concat.block(a, h * tr.head_dim, b - a, tr.head_dim) = tr.heads[h].middleRows(a, b - a);
+}
+
+// Rows r0 .. T-1 of every head as H x parts tasks of about equal work; the parts that
+// see the most keys are handed out first.
+void attention_step(Trace& tr, int r0, bool with_raw, const Plan& plan) {
+    const int T = tr.T, H = tr.H;
+    const int parts = plan.cut ? std::min(T - r0, (step_pieces + H - 1) / H) : 1;
+    const std::vector<int> at = split_rows(tr.config.mask, T, r0, parts, with_raw ? T : 0);
+    run_pieces(H * parts, plan.threads, [&](int task) {
         const int h = task % H, part = parts - 1 - task / H;
-        const int a = r0 + int(int64_t(n) * part / parts), b = r0 + int(int64_t(n) * (part + 1) / parts);
-        for (int c0 = a; c0 < b; c0 += raw_chunk_rows) {
-            const int c1 = std::min(b, c0 + raw_chunk_rows);
-            if (with_raw) // (rows, head_dim) x (head_dim, T): every key, the mask comes later
-                tr.raw_scores[h].middleRows(c0, c1 - c0).noalias() =
-                    tr.q[h].middleRows(c0, c1 - c0) * tr.k[h].transpose();
-            for (int i0 = c0; i0 < c1; i0 += block_rows) attend_block(tr, h, i0, std::min(c1, i0 + block_rows), with_raw);
+        attend_rows(tr, h, at[size_t(part)], at[size_t(part) + 1], with_raw);
+    });
+}
+
+// Boundaries of `pieces` column groups of [0, n): multiples of `unit` columns.
+std::vector<int> split_columns(int n, int unit, int pieces) {
+    const int units = (n + unit - 1) / unit;
+    pieces = std::max(1, std::min(pieces, units));
+    std::vector<int> at(size_t(pieces) + 1);
+    for (int k = 0; k <= pieces; ++k) at[size_t(k)] = std::min(n, units * k / pieces * unit);
+    return at;
+}
+
+// qkv = x W_qkv^T (+ b_qkv) for every row, in column groups of whole heads (head blocks
+// of q, k and v are columns h*head_dim of each third), each copied into q, k, v.
+void qkv_step(const Weights& w, Trace& tr, const Plan& plan) {
+    const int H = tr.H, hd = tr.head_dim;
+    const std::vector<int> at = split_columns(3 * H, 1, plan.cut ? step_pieces : 1); // in head blocks
+    run_pieces(int(at.size()) - 1, plan.threads, [&](int k) {
+        const int b0 = at[size_t(k)], b1 = at[size_t(k) + 1], c0 = b0 * hd, n = (b1 - b0) * hd;
+        auto out = tr.qkv.middleCols(c0, n);
+        out.noalias() = tr.x * w.w_qkv.middleRows(c0, n).transpose(); // (T, C) x (C, n)
+        if (w.b_qkv.size() > 0) out.rowwise() += w.b_qkv.segment(c0, n);
+        for (int b = b0; b < b1; ++b) {
+            PerHead& dst = b < H ? tr.q : b < 2 * H ? tr.k : tr.v;
+            dst[size_t(b % H)] = tr.qkv.middleCols(b * hd, hd);
         }
-    }
+    });
 }
 
-// qkv rows [a, b) = x W_qkv^T (+ b_qkv), split into q, k, v.
-void qkv_rows(const Weights& w, Trace& tr, int a, int b) {
-    const int n = b - a, C = tr.C, hd = tr.head_dim;
+// y rows r0 .. T-1 = concat W_proj^T (+ b_proj), in column groups.
+void proj_step(const Weights& w, Trace& tr, int r0, const Plan& plan) {
+    const int n = tr.T - r0;
     if (n <= 0) return;
-    tr.qkv.middleRows(a, n).noalias() = tr.x.middleRows(a, n) * w.w_qkv.transpose();
-    if (w.b_qkv.size() > 0) tr.qkv.middleRows(a, n).rowwise() += w.b_qkv;
-    for (int h = 0; h < tr.H; ++h) {
-        tr.q[h].middleRows(a, n) = tr.qkv.block(a, h * hd, n, hd);
-        tr.k[h].middleRows(a, n) = tr.qkv.block(a, C + h * hd, n, hd);
-        tr.v[h].middleRows(a, n) = tr.qkv.block(a, 2 * C + h * hd, n, hd);
-    }
-}
-
-// concat rows [a, b) from the heads, then y rows [a, b) = concat W_proj^T (+ b_proj).
-void project_rows(const Weights& w, Trace& tr, int a, int b) {
-    const int n = b - a, hd = tr.head_dim;
-    if (n <= 0) return;
-    for (int h = 0; h < tr.H; ++h) tr.concat.block(a, h * hd, n, hd) = tr.heads[h].middleRows(a, n);
-    tr.y.middleRows(a, n).noalias() = tr.concat.middleRows(a, n) * w.w_proj.transpose();
-    if (w.b_proj.size() > 0) tr.y.middleRows(a, n).rowwise() += w.b_proj;
+    const std::vector<int> at = split_columns(tr.C, 16, plan.cut ? step_pieces : 1);
+    run_pieces(int(at.size()) - 1, plan.threads, [&](int k) {
+        const int c0 = at[size_t(k)], m = at[size_t(k) + 1] - c0;
+        auto out = tr.y.block(r0, c0, n, m);
+        out.noalias() = tr.concat.middleRows(r0, n) * w.w_proj.middleRows(c0, m).transpose(); // (n, C) x (C, m)
+        if (w.b_proj.size() > 0) out.rowwise() += w.b_proj.segment(c0, m);
+    });
 }
 
 } // namespace
@@ -154,16 +185,13 @@ void fast_forward(const Weights& w, Trace& tr) {
         reference_forward(w, tr);
         return;
     }
+    const SerialEigen serial; // the pieces are the parallelism
     const int64_t T = tr.T, C = tr.C;
-    const bool parallel = T * C * 4 * C + T * T * C * 3 / 2 > parallel_work;
-#pragma omp parallel if (parallel)
-    {
-        const Team team = join_team(parallel);
-        // Each loop ends with a barrier: scores need all of k, projections all of concat.
-        for_row_chunks(team, 0, tr.T, [&](int a, int b) { qkv_rows(w, tr, a, b); }); // (T, C) x (C, 3C)
-        attend_rows(tr, 0, true, team);
-        for_row_chunks(team, 0, tr.T, [&](int a, int b) { project_rows(w, tr, a, b); }); // (T, C) x (C, C)
-    }
+    // Multiply-adds: qkv, raw scores (all T^2), probs v (the visible half), proj.
+    const Plan plan = plan_for(T * C * 3 * C + T * T * C + T * T * C / 2 + T * C * C);
+    qkv_step(w, tr, plan);
+    attention_step(tr, 0, true, plan);
+    proj_step(w, tr, 0, plan);
 }
 
 void fast_update(const Weights& w, int p, Trace& tr) {
@@ -171,21 +199,31 @@ void fast_update(const Weights& w, int p, Trace& tr) {
         reference_update(w, p, tr);
         return;
     }
-    qkv_rows(w, tr, p, p + 1);
-    // New q row p changes score row p; new k row p changes score column p.
-    for (int h = 0; h < tr.H; ++h) {
+    const SerialEigen serial;
+    const int C = tr.C, hd = tr.head_dim;
+    const int64_t T = tr.T;
+    const int r0 = first_affected_row(tr.config.mask, p);
+    const int64_t n = T - r0;
+    // Multiply-adds: row p's q, k, v and scores, then from row r0 on probs v and proj.
+    const Plan plan = plan_for(3 * int64_t(C) * C + 2 * T * C + (T * T - int64_t(r0) * r0) * C / 2 + n * C * C);
+    // A head per piece: its q, k, v columns of qkv row p ((1, C) x (C, head_dim) each,
+    // reading that head's rows of W_qkv), then score row p (new q) and column p (new k).
+    run_pieces(tr.H, plan.threads, [&](int h) {
+        for (int part = 0; part < 3; ++part) {
+            const int c0 = part * C + h * hd;
+            auto out = tr.qkv.row(p).segment(c0, hd);
+            out.noalias() = tr.x.row(p) * w.w_qkv.middleRows(c0, hd).transpose();
+            if (w.b_qkv.size() > 0) out += w.b_qkv.segment(c0, hd);
+            PerHead& dst = part == 0 ? tr.q : part == 1 ? tr.k : tr.v;
+            dst[size_t(h)].row(p) = out;
+        }
         tr.raw_scores[h].row(p).noalias() = tr.q[h].row(p) * tr.k[h].transpose();
         tr.raw_scores[h].col(p).noalias() = tr.q[h] * tr.k[h].row(p).transpose();
-    }
-    const int r0 = first_affected_row(tr.config.mask, p);
-    const int64_t T = tr.T, C = tr.C, n = T - r0;
-    const bool parallel = n * C * C + (T * T - int64_t(r0) * r0) * C / 2 > parallel_work;
-#pragma omp parallel if (parallel)
-    {
-        const Team team = join_team(parallel);
-        attend_rows(tr, r0, false, team);
-        for_row_chunks(team, r0, tr.T, [&](int a, int b) { project_rows(w, tr, a, b); });
-    }
+    });
+    // Rows r0 .. T-1 of softmax, heads, concat and y: probs v over their visible keys and
+    // the projection of their rows.
+    attention_step(tr, r0, false, plan);
+    proj_step(w, tr, r0, plan);
 }
 
 } // namespace attnviz::detail

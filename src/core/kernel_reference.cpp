@@ -6,12 +6,10 @@
 // is built with -ffp-contract=off). Rows are independent, so they may run on several
 // threads without changing a bit.
 #include "kernels.h"
+#include "work_team.h"
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace attnviz::detail {
 
@@ -143,60 +141,62 @@ void head_row(Trace& tr, int h, int i) {
     }
 }
 
-// The threads sharing one call. Rows are dealt out cyclically (row r to thread
-// r mod size), which also balances the causal triangle; size 1 is the caller alone.
-struct Team {
-    int size = 1, id = 0;
+// Rows are dealt out cyclically to `pieces` pieces (row r to piece r mod pieces), which
+// also balances the causal triangle; the pieces run on the work team (work_team.h). Each
+// row is computed by the same loops wherever it runs, so the bits never depend on it.
+struct Split {
+    int pieces = 1, threads = 1;
 };
 
-Team this_thread_in_team() {
-    Team team;
-#ifdef _OPENMP
-    team.size = omp_get_num_threads();
-    team.id = omp_get_thread_num();
-#endif
-    return team;
-}
+constexpr int split_pieces = 8;
 
-void sync(const Team& team) {
-    if (team.size > 1) {
-#pragma omp barrier
+Split split_for(int64_t work) {
+    Split s;
+    if (work >= parallel_work) {
+        s.threads = work_team_threads();
+        s.pieces = split_pieces;
     }
+    return s;
 }
 
 // Softmax, heads, concat and y for rows r0 .. T-1.
-void rows_from(const Weights& w, Trace& tr, int r0, const Team& team) {
+void rows_from(const Weights& w, Trace& tr, int r0, const Split& split) {
     const int T = tr.T, H = tr.H, hd = tr.head_dim, C = tr.C;
     const int n = T - r0;
-    for (int task = team.id; task < H * n; task += team.size) {
-        const int h = task % H, i = r0 + task / H;
-        softmax_row(tr, h, i);
-        head_row(tr, h, i);
-    }
-    sync(team);
-    for (int i = r0 + team.id; i < T; i += team.size) {
-        for (int h = 0; h < H; ++h)
-            for (int d = 0; d < hd; ++d) tr.concat(i, h * hd + d) = tr.heads[h](i, d);
-        linear_row(tr.concat.data() + int64_t(i) * C, w.w_proj, w.b_proj, tr.y.data() + int64_t(i) * C);
-    }
+    run_pieces(split.pieces, split.threads, [&](int id) {
+        for (int task = id; task < H * n; task += split.pieces) {
+            const int h = task % H, i = r0 + task / H;
+            softmax_row(tr, h, i);
+            head_row(tr, h, i);
+        }
+    });
+    run_pieces(split.pieces, split.threads, [&](int id) {
+        for (int i = r0 + id; i < T; i += split.pieces) {
+            for (int h = 0; h < H; ++h)
+                for (int d = 0; d < hd; ++d) tr.concat(i, h * hd + d) = tr.heads[h](i, d);
+            linear_row(tr.concat.data() + int64_t(i) * C, w.w_proj, w.b_proj, tr.y.data() + int64_t(i) * C);
+        }
+    });
 }
 
-void forward_rows(const Weights& w, Trace& tr, const Team& team) {
+void forward_rows(const Weights& w, Trace& tr, const Split& split) {
     const int T = tr.T, C = tr.C, H = tr.H;
     // qkv = x W_qkv^T: (T, C) -> (T, 3C), then split into q, k, v
-    for (int t = team.id; t < T; t += team.size) {
-        linear_row(tr.x.data() + int64_t(t) * C, w.w_qkv, w.b_qkv, tr.qkv.data() + int64_t(t) * 3 * C);
-        split_row(tr, t);
-    }
-    sync(team);
+    run_pieces(split.pieces, split.threads, [&](int id) {
+        for (int t = id; t < T; t += split.pieces) {
+            linear_row(tr.x.data() + int64_t(t) * C, w.w_qkv, w.b_qkv, tr.qkv.data() + int64_t(t) * 3 * C);
+            split_row(tr, t);
+        }
+    });
     // raw = q k^T per head: (T, head_dim) x (head_dim, T) -> (T, T), every entry (the
     // mask is applied later, and the raw scores are shown before it).
-    for (int task = team.id; task < H * T; task += team.size) {
-        const int h = task % H, i = task / H;
-        raw_score_row(tr, h, i);
-    }
-    sync(team);
-    rows_from(w, tr, 0, team);
+    run_pieces(split.pieces, split.threads, [&](int id) {
+        for (int task = id; task < H * T; task += split.pieces) {
+            const int h = task % H, i = task / H;
+            raw_score_row(tr, h, i);
+        }
+    });
+    rows_from(w, tr, 0, split);
 }
 
 // Multiply-adds of the attention and projection from row r0 on.
@@ -208,12 +208,8 @@ int64_t work_from(const Trace& tr, int r0) {
 } // namespace
 
 void reference_forward(const Weights& w, Trace& tr) {
-    if (work_from(tr, 0) + int64_t(tr.T) * tr.C * 3 * tr.C < parallel_work) {
-        forward_rows(w, tr, Team{}); // no OpenMP call at all: tiny traces stay in the microseconds
-        return;
-    }
-#pragma omp parallel
-    forward_rows(w, tr, this_thread_in_team());
+    // Tiny traces stay on the calling thread and in the microseconds.
+    forward_rows(w, tr, split_for(work_from(tr, 0) + int64_t(tr.T) * tr.C * 3 * tr.C));
 }
 
 void reference_update(const Weights& w, int p, Trace& tr) {
@@ -226,12 +222,7 @@ void reference_update(const Weights& w, int p, Trace& tr) {
         for (int i = 0; i < T; ++i) tr.raw_scores[h](i, p) = raw_score(tr, h, i, p);
     }
     const int r0 = first_affected_row(tr.config.mask, p);
-    if (work_from(tr, r0) < parallel_work) {
-        rows_from(w, tr, r0, Team{});
-        return;
-    }
-#pragma omp parallel
-    rows_from(w, tr, r0, this_thread_in_team());
+    rows_from(w, tr, r0, split_for(work_from(tr, r0)));
 }
 
 } // namespace attnviz::detail
