@@ -1,5 +1,6 @@
 // config.cpp: names, parsing and validation of a Config; see config.h.
 #include "config.h"
+#include "text_util.h"
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -30,7 +31,7 @@ const char* to_string(KernelKind k) { return k == KernelKind::reference ? "refer
 
 // The text as the user typed it, quoted, and cut short if it is very long; control
 // characters become '?' so that the error stays one line on the terminal.
-static std::string quoted(const std::string& s) {
+static std::string quoted_input(const std::string& s) {
     std::string t = s.size() > 40 ? s.substr(0, 40) + "..." : s;
     for (char& c : t)
         if ((unsigned char)c < 0x20 || c == 0x7f) c = '?';
@@ -40,21 +41,21 @@ static std::string quoted(const std::string& s) {
 bool parse_mask(const std::string& s, MaskMode& out, std::string& error) {
     for (MaskMode m : {MaskMode::causal, MaskMode::none, MaskMode::off_by_one})
         if (s == to_string(m)) { out = m; return true; }
-    error = "mask " + quoted(s) + " is not known; use causal, none or off-by-one";
+    error = "mask " + quoted_input(s) + " is not known; use causal, none or off-by-one";
     return false;
 }
 
 bool parse_scale(const std::string& s, ScaleMode& out, std::string& error) {
     for (ScaleMode m : {ScaleMode::head_dim, ScaleMode::n_embd, ScaleMode::none})
         if (s == to_string(m)) { out = m; return true; }
-    error = "scale " + quoted(s) + " is not known; use head-dim, n-embd or none";
+    error = "scale " + quoted_input(s) + " is not known; use head-dim, n-embd or none";
     return false;
 }
 
 bool parse_kernel(const std::string& s, KernelKind& out, std::string& error) {
     for (KernelKind k : {KernelKind::reference, KernelKind::fast})
         if (s == to_string(k)) { out = k; return true; }
-    error = "kernel " + quoted(s) + " is not known; use reference or fast";
+    error = "kernel " + quoted_input(s) + " is not known; use reference or fast";
     return false;
 }
 
@@ -66,7 +67,7 @@ bool parse_int(const std::string& text, const char* what, int64_t lo, int64_t hi
     long long v = std::strtoll(begin, &end, 10);
     bool whole = !text.empty() && end == begin + text.size() && !std::isspace((unsigned char)text[0]);
     if (!whole) {
-        error = std::string(what) + " " + quoted(text) + " is not a whole number; give one from " +
+        error = std::string(what) + " " + quoted_input(text) + " is not a whole number; give one from " +
                 std::to_string(lo) + " to " + std::to_string(hi);
         return false;
     }
@@ -89,7 +90,7 @@ bool parse_real(const std::string& text, const char* what, double lo, double hi,
     std::ostringstream range;
     range << lo << " to " << hi;
     if (!whole || !std::isfinite(v)) {
-        error = std::string(what) + " " + quoted(text) + " is not a number; give one from " + range.str();
+        error = std::string(what) + " " + quoted_input(text) + " is not a number; give one from " + range.str();
         return false;
     }
     if (v < lo || v > hi) {
@@ -117,16 +118,6 @@ int64_t trace_bytes(const Config& c) {
                      + 2 * T * C; // concat, y
     int64_t weights = 4 * C * C + 4 * C;
     return (floats + weights) * int64_t(sizeof(float));
-}
-
-// "1, 2, 5 or 10"
-static std::string list_or(const std::vector<int>& v) {
-    std::string s;
-    for (size_t i = 0; i < v.size(); ++i) {
-        if (i > 0) s += (i + 1 == v.size()) ? " or " : ", ";
-        s += std::to_string(v[i]);
-    }
-    return s;
 }
 
 // "1.5 GiB", "3 GiB", "120 MiB": the unit a reader expects at that size.

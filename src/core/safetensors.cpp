@@ -1,6 +1,7 @@
 // safetensors.cpp: see safetensors.h. Every check happens before the allocation or read
 // it protects; every error is one sentence that starts with the file's name.
 #include "safetensors.h"
+#include "text_util.h"
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -19,24 +20,6 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------------------
 // [SECTION] small helpers
 // ---------------------------------------------------------------------------------------
-
-static bool fail(std::string& error, const std::string& file, const std::string& text) {
-    error = file + ": " + text;
-    return false;
-}
-
-// A name from the file, quoted, made printable and cut short, so that an error stays
-// one readable line whatever bytes the file holds.
-static std::string quoted(const std::string& s) {
-    const size_t cap = 60;
-    std::string t;
-    for (size_t i = 0; i < s.size() && i < cap; ++i) {
-        unsigned char c = (unsigned char)s[i];
-        t += (c >= 0x20 && c < 0x7f) ? char(c) : '?';
-    }
-    if (s.size() > cap) t += "...";
-    return "'" + t + "'";
-}
 
 static std::string bytes_text(uint64_t n) {
     std::ostringstream o;

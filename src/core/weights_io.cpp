@@ -1,6 +1,7 @@
 // weights_io.cpp: naming schemes over the safetensors container; see weights_io.h.
 #include "weights_io.h"
 #include "config.h"
+#include "text_util.h"
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -12,36 +13,10 @@ namespace attnviz {
 // [SECTION] helpers
 // ---------------------------------------------------------------------------------------
 
-static bool fail(std::string& error, const std::string& file, const std::string& text) {
-    error = file + ": " + text;
-    return false;
-}
-
-static std::string quoted(const std::string& s) {
-    const size_t cap = 60;
-    std::string t;
-    for (size_t i = 0; i < s.size() && i < cap; ++i) {
-        unsigned char c = (unsigned char)s[i];
-        t += (c >= 0x20 && c < 0x7f) ? char(c) : '?';
-    }
-    if (s.size() > cap) t += "...";
-    return "'" + t + "'";
-}
-
 static std::string shape_text(const std::vector<uint64_t>& shape) {
     std::string s = "[";
     for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
     return s + "]";
-}
-
-// "1, 2, 5 or 10"
-static std::string list_or(const std::vector<int>& v) {
-    std::string s;
-    for (size_t i = 0; i < v.size(); ++i) {
-        if (i > 0) s += (i + 1 == v.size()) ? " or " : ", ";
-        s += std::to_string(v[i]);
-    }
-    return s;
 }
 
 // "0 to 11" for a run, else "0, 1, 4 and 7" (a long list is cut short).
