@@ -1,5 +1,6 @@
 // trace_textures.cpp: see trace_textures.h.
 #include "trace_textures.h"
+#include <algorithm>
 
 namespace attnviz {
 
@@ -37,24 +38,32 @@ void upload_trace(TraceTextures& tex, const Trace& tr, const Weights& w, const U
         }
         return;
     }
+    const int heads = std::min(H, std::min(int(tex.raw_scores.size()), int(tex.probs.size())));
+    // Each changed position once, however many edits the request gathered.
+    std::vector<int> rows = req.rows, columns = req.columns;
+    for (std::vector<int>* v : {&rows, &columns}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    for (int r : rows) {
+        if (r < 0 || r >= T) continue;
+        upload_rows(tex.x, tr.x.data(), r, r + 1);
+        upload_rows(tex.q, qkv, r, r + 1, 3 * C);
+        upload_rows(tex.k, qkv + C, r, r + 1, 3 * C);
+        upload_rows(tex.v, qkv + 2 * C, r, r + 1, 3 * C);
+        for (int h = 0; h < heads; ++h) upload_rows(tex.raw_scores[h], tr.raw_scores[h].data(), r, r + 1);
+    }
+    // Key j's column of q k^T: every query row, masked or not (the raw scores are shown
+    // before the mask).
+    for (int j : columns)
+        for (int h = 0; h < heads; ++h) upload_column(tex.raw_scores[h], tr.raw_scores[h].data(), j);
     if (req.row0 >= 0 && req.row0 < T) {
-        // Rows p..T-1 of everything that is indexed by position.
+        // Rows row0..T-1 of everything that mixes positions.
         const int r0 = req.row0;
-        upload_rows(tex.x, tr.x.data(), r0, T);
-        upload_rows(tex.q, qkv, r0, T, 3 * C);
-        upload_rows(tex.k, qkv + C, r0, T, 3 * C);
-        upload_rows(tex.v, qkv + 2 * C, r0, T, 3 * C);
-        for (int h = 0; h < H && h < int(tex.probs.size()); ++h) {
-            upload_rows(tex.raw_scores[h], tr.raw_scores[h].data(), r0, T);
-            upload_rows(tex.probs[h], tr.probs[h].data(), r0, T);
-        }
+        for (int h = 0; h < heads; ++h) upload_rows(tex.probs[h], tr.probs[h].data(), r0, T);
         upload_rows(tex.concat, tr.concat.data(), r0, T);
         upload_rows(tex.y, tr.y.data(), r0, T);
     }
-    // Key j's column of q k^T: rows before row0 see the new k_j too (masked or not).
-    for (int j : req.columns)
-        for (int h = 0; h < H && h < int(tex.raw_scores.size()); ++h)
-            upload_column(tex.raw_scores[h], tr.raw_scores[h].data(), j);
 }
 
 void destroy(TraceTextures& tex) {

@@ -212,6 +212,7 @@ void apply_perturbation(AppState& s) {
     if (s.config.mask == MaskMode::causal) {
         s.upload.row0 = s.upload.row0 >= 0 ? std::min(s.upload.row0, first_row) : first_row;
         for (int j : columns) s.upload.columns.push_back(j);
+        for (int j : columns) s.upload.rows.push_back(j); // the input rows that changed
     } else {
         s.upload.full = true;
     }
