@@ -5,6 +5,9 @@
 //   signed values   diverging blue - near-white - red map (ColorBrewer RdBu, reversed),
 //                   centred on 0; colour-blind safe
 //   probabilities   sequential viridis from 0 to 1
+//   palette cb      the alternative maps: purple - white - orange (ColorBrewer PuOr,
+//                   reversed) and cividis, which differ along blue - yellow only and so
+//                   read the same to every kind of colour vision
 //   masked (-inf)   neutral grey with diagonal stripes: unlike any number
 //   NaN             near-black with white cross-hatch: unlike any number and unlike -inf
 //   changed         a two-tone outline inside the cell (the fill stays readable)
@@ -24,6 +27,7 @@ uniform int u_transpose;     // 1: shown cell (r, c) is texture cell (c, r), plu
 uniform vec4 u_window;       // row0, col0, nrows, ncols: the cells shown in the rectangle
 uniform vec2 u_rect_px;      // rectangle size in pixels
 uniform int u_colormap;      // 0 diverging, 1 viridis
+uniform int u_palette;       // 0 default (RdBu, viridis), 1 cb (PuOr, cividis)
 uniform vec2 u_range;        // value at the low and at the high end of the map
 uniform float u_scale;       // multiplies every value (scores * head_dim^-1/2)
 uniform int u_mask;          // 0 none, 1 causal (j > i masked), 2 off-by-one (j >= i masked)
@@ -43,13 +47,27 @@ const vec3 viridis[11] = vec3[11](
     vec3(42, 120, 142), vec3(33, 145, 140), vec3(34, 168, 132), vec3(68, 191, 112),
     vec3(122, 209, 81), vec3(189, 223, 38), vec3(253, 231, 37));
 
+// ColorBrewer PuOr (11 classes), reversed: negative is purple, positive orange.
+const vec3 diverging_cb[11] = vec3[11](
+    vec3(45, 0, 75), vec3(84, 39, 136), vec3(128, 115, 172), vec3(178, 171, 210),
+    vec3(216, 218, 235), vec3(247, 247, 247), vec3(254, 224, 182), vec3(253, 184, 99),
+    vec3(224, 130, 20), vec3(179, 88, 6), vec3(127, 59, 8));
+// cividis (Nuñez, Anderton and Renslow, 2018) at t = 0, 0.1, ..., 1, rounded.
+const vec3 cividis[11] = vec3[11](
+    vec3(0, 34, 78), vec3(18, 53, 112), vec3(59, 73, 108), vec3(87, 92, 109),
+    vec3(106, 108, 113), vec3(124, 123, 120), vec3(146, 142, 119), vec3(168, 162, 115),
+    vec3(192, 183, 108), vec3(219, 206, 92), vec3(253, 234, 69));
+
+vec3 stop(int i) {
+    if (u_palette == 1) return u_colormap == 1 ? cividis[i] : diverging_cb[i];
+    return u_colormap == 1 ? viridis[i] : diverging[i];
+}
+
 vec3 lookup(float t) {
     float x = clamp(t, 0.0, 1.0) * 10.0;
     int i = min(int(floor(x)), 9);
     float f = x - float(i);
-    vec3 a = u_colormap == 1 ? viridis[i] : diverging[i];
-    vec3 b = u_colormap == 1 ? viridis[i + 1] : diverging[i + 1];
-    return mix(a, b, f) / 255.0;
+    return mix(stop(i), stop(i + 1), f) / 255.0;
 }
 
 bool is_nan_bits(uint b) { return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0u; }

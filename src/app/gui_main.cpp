@@ -8,9 +8,11 @@
 #include "gl_context.h"
 #include "heatmap_renderer.h"
 #include "imgui_backend.h"
+#include "key_script.h"
 #include "layout_record.h"
 #include "screenshot.h"
 #include "session_state.h"
+#include "settings.h"
 #include "theme.h"
 #include "trace_textures.h"
 #include "views.h"
@@ -30,6 +32,11 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
     app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)")->type_name("A");
     app.add_option("--theme", o.theme, "dark (default), light or high-contrast")->type_name("THEME");
     app.add_option("--font-scale", o.font_scale, "text size, 1 to 3 (default 1)")->type_name("S");
+    app.add_option("--palette", o.palette, "colour maps: default (blue-red, viridis) or cb (purple-orange, cividis)")->type_name("NAME");
+    app.add_option("--settings", o.settings,
+                   "settings file (default $XDG_CONFIG_HOME/attnviz/settings.json; --screenshot runs use none unless given)")
+        ->type_name("FILE");
+    app.add_option("--keys", o.keys, "headless: key presses before the screenshot, e.g. t,p,f2")->group("");
     app.add_option("--screenshot", o.screenshot, "render the chosen view into this PNG file and exit")->type_name("FILE");
     app.add_option("--size", o.size, "screenshot size WxH (default 1280x800)")->type_name("WxH");
     app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON")->type_name("FILE");
@@ -54,6 +61,9 @@ struct GuiPlan {
     std::optional<float> strength;
     Theme theme = Theme::dark;
     std::optional<float> font_scale;
+    bool theme_given = false;
+    std::optional<PaletteKind> palette;
+    std::vector<KeyPress> keys;
     int width = 1280, height = 800;
     bool headless = false;
     int bench_frames = 0;
@@ -121,6 +131,19 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         plan.strength = float(d);
     }
     if (!o.theme.empty() && !parse_theme(o.theme, plan.theme, error)) return false;
+    plan.theme_given = !o.theme.empty();
+    if (!o.palette.empty()) {
+        PaletteKind k;
+        if (!parse_palette(o.palette, k, error)) return false;
+        plan.palette = k;
+    }
+    if (!o.keys.empty()) {
+        if (o.screenshot.empty()) {
+            error = "--keys needs --screenshot: the keys are pressed before the screenshot's frame";
+            return false;
+        }
+        if (!parse_key_script(o.keys, plan.keys, error)) return false;
+    }
     if (!o.font_scale.empty()) {
         if (!parse_real(o.font_scale, "--font-scale", 1, 3, d, error)) return false;
         plan.font_scale = float(d);
@@ -138,7 +161,9 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         plan.perturb = probe.p;
         plan.strength = probe.strength;
         plan.theme = probe.theme;
+        plan.theme_given = true;
         plan.font_scale = probe.font_scale;
+        plan.palette = probe.palette;
     }
     if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
     if (!o.layout_out.empty() && o.screenshot.empty()) {
@@ -229,7 +254,8 @@ void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts) {
     ui.base_tex = &gpu.base_tex;
     ui.renderer = &gpu.renderer;
     ui.fonts = &fonts;
-    ui.pal = make_palette(s.theme);
+    ui.pal = make_palette(s.theme, s.palette);
+    gpu.renderer.palette = s.palette == PaletteKind::cb ? 1 : 0;
     ui.scale = s.font_scale;
     ui.layout = &s.layout;
     Minimap overview; // offered by this frame's panels, drawn by the side panel next frame
@@ -332,9 +358,21 @@ int run_gui(const GuiOptions& o) {
     ImGui::CreateContext();
     ImGui::GetIO().IniFilename = nullptr;
     AppState s;
-    s.theme = plan.theme;
-    s.font_scale = plan.font_scale.value_or(1.f);
-    if (!plan.font_scale && !plan.headless) {
+    // Settings (settings.h): the file's theme, text size and palette, unless an option says
+    // otherwise for this run. Headless runs use a settings file only when --settings names one.
+    const std::string settings_path = !o.settings.empty() ? o.settings : plan.headless ? "" : default_settings_path();
+    Settings saved;
+    bool have_settings = false;
+    if (!settings_path.empty()) {
+        std::string warning;
+        const SettingsRead r = read_settings(settings_path, saved, warning);
+        if (r == SettingsRead::broken) std::fprintf(stderr, "%s\n", warning.c_str());
+        have_settings = r == SettingsRead::found;
+    }
+    s.theme = plan.theme_given ? plan.theme : saved.theme;
+    s.font_scale = plan.font_scale.value_or(saved.font_scale);
+    s.palette = plan.palette.value_or(saved.palette);
+    if (!plan.font_scale && !have_settings && !plan.headless) {
         float sx = 1, sy = 1;
         glfwGetWindowContentScale(window, &sx, &sy);
         s.font_scale = std::clamp(sx, 1.f, 3.f);
@@ -363,8 +401,32 @@ int run_gui(const GuiOptions& o) {
     s.strength = plan.strength.value_or(plan.perturb ? 1.f : 0.f);
     s.perturb_dirty = s.strength != 0;
 
+    // Settings are written when the app changes them (not for the options of this run).
+    Settings written = settings_of(s);
+    auto save_settings_if_changed = [&] {
+        const Settings now = settings_of(s);
+        if (settings_path.empty() || (now.theme == written.theme && now.font_scale == written.font_scale &&
+                                      now.palette == written.palette))
+            return;
+        std::string why;
+        if (!write_settings(settings_path, now, why)) std::fprintf(stderr, "attnviz: warning: settings not saved: %s\n", why.c_str());
+        written = now; // one warning per change, not one per frame
+    };
+
     int status = 0;
     if (!o.screenshot.empty()) {
+        // --keys: each key held for one frame and released in the next, as a user presses it.
+        frame(window, s, gpu, fonts);
+        glfwSwapBuffers(window);
+        for (const KeyPress& k : plan.keys) {
+            press_key(k, true);
+            frame(window, s, gpu, fonts);
+            glfwSwapBuffers(window);
+            press_key(k, false);
+            frame(window, s, gpu, fonts);
+            glfwSwapBuffers(window);
+        }
+        save_settings_if_changed();
         // Three frames: the first computes and uploads, the next ones let the layout settle.
         for (int i = 0; i < 3; ++i) {
             frame(window, s, gpu, fonts);
@@ -401,11 +463,13 @@ int run_gui(const GuiOptions& o) {
             frame(window, s, gpu, fonts);
             glfwSwapBuffers(window);
             if (s.fullscreen_toggle) toggle_fullscreen(window, windowed);
+            save_settings_if_changed();
             s.fullscreen_toggle = false;
             const double now = glfwGetTime();
             s.frame_ms = float((now - last) * 1e3);
             last = now;
         }
+        save_settings_if_changed();
         if (!o.save_session.empty() && !write_session(o.save_session, to_session(s), error)) {
             std::fprintf(stderr, "attnviz: %s\n", error.c_str());
             status = 2;

@@ -1,7 +1,8 @@
 // gui_main.h: the window: options, the loop, headless screenshots.
 //
 //   attnviz [config options] [--view walk|qkv|scores|causality] [--step N] [--perturb P]
-//           [--strength A] [--theme dark|light|high-contrast] [--font-scale S]
+//           [--strength A] [--theme dark|light|high-contrast] [--font-scale S] [--palette default|cb]
+//           [--settings FILE]
 //   attnviz ... --screenshot FILE.png [--size WxH] [--layout-out FILE.json]
 //   attnviz ... --bench-frames N
 //   attnviz --open FILE [--screenshot ...] [--save-session FILE]
@@ -26,6 +27,9 @@ struct GuiOptions {
     std::string bench_frames; // headless: time N idle and N dragging frames, print JSON
     std::string open;         // start from this session file
     std::string save_session; // write the state to this session file (after the screenshot, or on exit)
+    std::string palette;      // default (RdBu, viridis) or cb (PuOr, cividis)
+    std::string settings;     // the settings file (settings.h); headless runs use one only when given
+    std::string keys;         // headless: key presses before the screenshot, e.g. "t,p,f2" (key_script.h)
     // Soak run (gui_soak.h): frames, random seed, a deliberate fault for the tests.
     std::string soak, soak_seed, soak_fault;
 };

@@ -58,6 +58,7 @@ void draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
     glUniform4f(r.loc_window, d.row0, d.col0, d.nrows, d.ncols);
     glUniform2f(r.loc_rect_px, (d.x1 - d.x0) * sc.x, (d.y1 - d.y0) * sc.y);
     glUniform1i(r.loc_colormap, int(d.colormap));
+    glUniform1i(r.loc_palette, r.palette);
     glUniform2f(r.loc_range, d.lo, d.hi);
     glUniform1f(r.loc_scale, d.scale);
     glUniform1i(r.loc_mask, int(d.mask));
@@ -104,6 +105,7 @@ bool create_heatmap_renderer(HeatmapRenderer& r, std::string& error) {
     r.loc_window = loc("u_window");
     r.loc_rect_px = loc("u_rect_px");
     r.loc_colormap = loc("u_colormap");
+    r.loc_palette = loc("u_palette");
     r.loc_range = loc("u_range");
     r.loc_scale = loc("u_scale");
     r.loc_mask = loc("u_mask");

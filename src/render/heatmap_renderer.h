@@ -48,7 +48,9 @@ struct HeatmapRenderer {
     unsigned program = 0, vao = 0;
     int loc_rect = -1, loc_data = -1, loc_base = -1, loc_has_base = -1, loc_size = -1, loc_offset = -1,
         loc_transpose = -1, loc_window = -1, loc_rect_px = -1, loc_colormap = -1, loc_range = -1,
-        loc_scale = -1, loc_mask = -1, loc_colorbar = -1, loc_swatch = -1, loc_grid_min = -1, loc_grid_color = -1;
+        loc_scale = -1, loc_mask = -1, loc_colorbar = -1, loc_swatch = -1, loc_grid_min = -1, loc_grid_color = -1,
+        loc_palette = -1;
+    int palette = 0;                 // colour maps of every heatmap: 0 default (RdBu, viridis), 1 cb (PuOr, cividis)
     std::deque<QueuedHeatmap> queue; // this frame's requests; a deque keeps their addresses
     int drawn = 0;                 // heatmaps drawn by the last render (for tests and benchmarks)
 };

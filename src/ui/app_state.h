@@ -22,6 +22,12 @@ bool parse_view(const std::string& s, View& out, std::string& error);
 
 enum class KernelChoice { automatic, reference, fast };
 enum class Theme { dark, light, high_contrast };
+// The colour maps: default (RdBu for signed values, viridis for weights) or cb (PuOr and
+// cividis, told apart by every kind of colour vision); names in theme.h.
+enum class PaletteKind { standard, cb };
+// The side panel: shown unless the view would get too little room (automatic), or as the
+// user set it with F2.
+enum class PanelMode { automatic, shown, hidden };
 const char* to_string(Theme t); // "dark", "light", "high-contrast"
 bool parse_theme(const std::string& s, Theme& out, std::string& error);
 
@@ -122,6 +128,11 @@ struct AppState {
     bool screenshot_mode = false; // no frame-time text
     bool answer_shown[3] = {false, false, false}; // the check view's revealed answers
     std::string session_path = "attnviz-session.json"; // the side panel's Save / Open field
+    PaletteKind palette = PaletteKind::standard;
+    PanelMode side_panel = PanelMode::automatic;
+    bool panel_visible = true;       // the side panel was drawn in the last frame
+    bool focus_panel = false;        // F6: put the keyboard in the side panel's first field
+    bool reset_request = false;      // L: "Reset to the lesson", as the side panel's button
     bool show_help = false;          // F1: the shortcut overlay
     bool fullscreen_toggle = false;  // F11: asks the loop to switch full screen
     float frame_ms = 0;

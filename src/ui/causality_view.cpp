@@ -36,13 +36,16 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     ImGui::TextUnformatted("strength");
     ImGui::SameLine();
     const float rest = pos.x + width - ImGui::GetCursorScreenPos().x;
-    const float lesson_w = text_size(ui.fonts->body, "The lesson: p = 2, strength 1").x + 16 * ui.scale;
+    // The lesson's button says its values when there is room beside a usable slider.
+    const char* lesson_label = "The lesson: p = 2, strength 1";
+    if (rest - text_size(ui.fonts->body, lesson_label).x - 32 * ui.scale < 120 * ui.scale) lesson_label = "Lesson";
+    const float lesson_w = text_size(ui.fonts->body, lesson_label).x + 16 * ui.scale;
     ImGui::SetNextItemWidth(std::max(80 * ui.scale, rest - lesson_w - 16 * ui.scale));
     ImGui::SliderFloat("##strength", &a, 0.f, 1.f, "%.2f");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("0: the original input row. 1: the lesson's replacement, x2[0, p] = torch.randn(C).");
     ImGui::SameLine();
-    if (ImGui::Button("The lesson: p = 2, strength 1")) {
+    if (ImGui::Button(lesson_label)) {
         p = std::min(2, T - 1);
         a = 1.f;
     }
@@ -240,9 +243,21 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const bool with_weights =
         fit_cell(ui, rows, ImVec2(width, rows_bottom - y - bar_h), 56 * ui.scale) >= 26 * ui.scale;
     if (!with_weights) rows = make_row(false);
-    RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, rows_bottom), 56 * ui.scale);
-    draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
-    if (with_weights && H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
+    // With large text in a small window the matrices' labels alone would fill the room: the
+    // chart, which answers the question, gets it all, and a line says how to see x and y.
+    const bool with_matrices = fit_cell(ui, rows, ImVec2(width, rows_bottom - y - bar_h), 56 * ui.scale) >= 12 * ui.scale;
+    RowsResult rr;
+    rr.bottom = y;
+    if (with_matrices) {
+        rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, rows_bottom), 56 * ui.scale);
+        draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
+        if (with_weights && H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
+    } else {
+        ImFont* sf = ui.fonts->small;
+        const char* note = "x and y are shown with smaller text (Ctrl+−) or a taller window.";
+        dl->AddText(sf, sf->FontSize, ImVec2(p0.x, y), ui.pal.text_dim, note, nullptr, width);
+        rr.bottom = y + sf->FontSize + gap;
+    }
     // Clicking a row of x picks p.
     if (!rr.panels.empty() && !rr.panels[0].empty() && rr.panels[0][0].clicked)
         request_perturbation(s, rr.panels[0][0].row, s.strength > 0 ? s.strength : 1.f);
@@ -256,7 +271,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
             if (it.kind == "heatmap" && it.name == "y") yl = &it;
         if (yl) t0 = yl->row0, n = yl->nrows;
     }
-    const float bars_top = std::min(rr.bottom, rows_bottom);
+    const float bars_top = with_matrices ? std::min(rr.bottom, rows_bottom) : rr.bottom;
     const float bars_bottom = std::min(p1.y - legend_h, bars_top + 300 * ui.scale);
     const float chart_end = draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, bars_bottom), t0, n);
 

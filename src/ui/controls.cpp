@@ -5,6 +5,7 @@
 #include "specs.h"
 #include <imgui_stdlib.h>
 #include "views.h"
+#include "window_layout.h"
 #include <algorithm>
 #include <cmath>
 
@@ -55,6 +56,10 @@ void draw_controls(AppState& s, UiContext& ui) {
 
     section(ui, "Model");
     int C = e.n_embd;
+    if (s.focus_panel) { // F6: the keyboard starts in the first field; Tab moves on
+        ImGui::SetKeyboardFocusHere(0);
+        s.focus_panel = false;
+    }
     if (int_field("n_embd  C", "##C", C, 1, 8, label_w)) {
         e.n_embd = std::clamp(C, 1, max_n_embd);
         if (e.n_embd % e.n_head != 0) e.n_head = nearest_divisor(e.n_embd, e.n_head);
@@ -157,7 +162,8 @@ void draw_controls(AppState& s, UiContext& ui) {
                                   : "Eigen products: within 1e-5 of the reference, fast enough for large sizes.");
     }
     ImGui::Spacing();
-    if (ImGui::Button("Reset to the lesson", ImVec2(-1, 0))) {
+    if (ImGui::Button("Reset to the lesson  L", ImVec2(-1, 0)) || s.reset_request) {
+        s.reset_request = false;
         e = lesson_config();
         k = KernelChoice::automatic;
         changed = true;
@@ -201,6 +207,16 @@ void draw_controls(AppState& s, UiContext& ui) {
             s.theme = Theme(t);
             s.fonts_dirty = true; // the style is re-applied with the fonts
         }
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("palette");
+        ImGui::SameLine(label_w);
+        ImGui::SetNextItemWidth(-1);
+        const char* palettes[] = {"default", "cb (colour-blind)"};
+        int pk = int(s.palette);
+        if (ImGui::Combo("##palette", &pk, palettes, 2)) s.palette = PaletteKind(pk);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("default: blue-red and viridis. cb: purple-orange and cividis, which read the same to every "
+                              "colour vision. Key P.");
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("text size");
         ImGui::SameLine(label_w);
@@ -247,42 +263,24 @@ void draw_app(AppState& s, UiContext& ui) {
                                    ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollWithMouse;
     ImGui::Begin("attnviz", nullptr, fixed);
     const float W = vp->Size.x, Hh = vp->Size.y;
-    const float panel_w = std::round(std::clamp(W * 0.2f, 232 * ui.scale, 300 * ui.scale));
+    const float panel_w = side_panel_width(s, W, ui.scale);
+    s.panel_visible = panel_w > 0;
 
-    // Controls: a fixed child on the left (it scrolls if the window is short).
-    ImGui::SetCursorPos(ImVec2(0, 0));
-    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(std::round(10 * ui.scale), std::round(8 * ui.scale)));
-    ImGui::BeginChild("controls", ImVec2(panel_w, Hh), false, ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
-    draw_controls(s, ui);
-    ImGui::EndChild();
-    ImGui::PopStyleVar();
+    // Controls: a fixed child on the left (it scrolls if the window is short), unless hidden (F2).
+    if (s.panel_visible) {
+        ImGui::SetCursorPos(ImVec2(0, 0));
+        ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(std::round(10 * ui.scale), std::round(8 * ui.scale)));
+        ImGui::BeginChild("controls", ImVec2(panel_w, Hh), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+        draw_controls(s, ui);
+        ImGui::EndChild();
+        ImGui::PopStyleVar();
+    }
 
     // The view: tabs on top, then the view in a child that clips it.
     const float margin = std::round(12 * ui.scale);
     const ImVec2 v0(vp->Pos.x + panel_w + margin, vp->Pos.y + std::round(8 * ui.scale));
-    ImGui::SetCursorScreenPos(v0);
-    const char* names[view_count] = {"1  Shape walk", "2  QKV split", "3  Scores", "4  Causality", "5  Check yourself"};
-    for (int v = 0; v < view_count; ++v) {
-        const bool on = int(s.view) == v;
-        if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
-        if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(text_over(ImGui::ColorConvertU32ToFloat4(ui.pal.accent))));
-        if (ImGui::Button(names[v])) s.view = View(v);
-        if (on) ImGui::PopStyleColor(2);
-        ImGui::SameLine();
-    }
-    {
-        const std::string info = "seed " + std::to_string(s.config.seed) + " · C = " + std::to_string(s.config.n_embd) +
-                                 " · H = " + std::to_string(s.config.n_head) + " · T = " + std::to_string(s.config.seq_len) +
-                                 " · " + to_string(s.config.mask) + " mask";
-        const float tw = text_size(ui.fonts->body, info).x;
-        const float x = vp->Pos.x + W - margin - tw;
-        if (x > ImGui::GetCursorScreenPos().x + 10) {
-            ImGui::SetCursorScreenPos(ImVec2(x, ImGui::GetCursorScreenPos().y));
-            ImGui::AlignTextToFramePadding();
-            ImGui::TextDisabled("%s", info.c_str());
-        }
-    }
-    const float top = v0.y + ImGui::GetFrameHeight() + std::round(10 * ui.scale);
+    const float tabs_bottom = draw_view_tabs(s, ui, v0, vp->Pos.x + W - margin);
+    const float top = tabs_bottom + std::round(10 * ui.scale);
     const ImVec2 area0(v0.x, top), area1(vp->Pos.x + W - margin, vp->Pos.y + Hh - std::round(6 * ui.scale));
     ImGui::SetCursorScreenPos(area0);
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));

@@ -123,6 +123,18 @@ Chrome matrix_chrome(const UiContext& ui, const MatrixSpec& m) {
     return c;
 }
 
+float matrix_min_width(const UiContext& ui, const MatrixSpec& m) {
+    ImFont* small = ui.fonts->small;
+    float w = m.title.empty() ? 0.f : text_size(ui.fonts->body, m.title).x;
+    if (!m.col_caption.empty()) w = std::max(w, text_size(small, m.col_caption).x);
+    if (m.colorbar) {
+        // lo and hi apart by a gap, as the colour bar prints them.
+        w = std::max(w, text_size(small, format_value(m.lo, 2)).x + text_size(small, format_value(m.hi, 2)).x +
+                            std::round(12 * ui.scale));
+    }
+    return w;
+}
+
 MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, ImVec2 pos, float cell, int max_rows,
                          int max_cols) {
     MatrixResult res;
@@ -144,6 +156,9 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
     res.size = ImVec2(ch.left + (p1.x - p0.x) + ch.right, ch.top + (p1.y - p0.y) + ch.bottom);
     // A title wider than the cells widens the panel rather than being cut.
     if (!m.title.empty()) res.size.x = std::max(res.size.x, ch.left + text_size(body, m.title).x + pad);
+    // So does a caption or a colour bar's numbers wider than the cells.
+    const float min_w = matrix_min_width(ui, m);
+    res.size.x = std::max(res.size.x, ch.left + min_w + ch.right);
     const ImVec2 panel_max(pos.x + res.size.x, pos.y + res.size.y);
 
     // Interaction: an invisible button over the cells.
@@ -238,7 +253,7 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
                     color = IM_COL32(20, 20, 20, 255);
                 } else {
                     const float t = m.hi > m.lo ? (v - m.lo) / (m.hi - m.lo) : 0.5f;
-                    color = text_over(colormap_color(m.colormap, t));
+                    color = text_over(colormap_color(m.colormap, t, pal.colormaps));
                 }
                 dl->AddText(value_font, value_font->FontSize, at, color, s.c_str());
             }
@@ -299,9 +314,16 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
                         pal.text_dim, s.c_str());
         }
     }
-    if (!m.row_caption.empty())
-        add_text_vertical(dl, small, ImVec2(pos.x + line_h(small) * 0.5f, (p0.y + p1.y) * 0.5f), pal.text_dim,
-                          m.row_caption.c_str());
+    if (!m.row_caption.empty()) {
+        // Centred on the cells, within the panel; too long for the panel, only its last word
+        // ("query position i" -> "i") is written.
+        std::string cap = m.row_caption;
+        const float room = res.size.y;
+        if (text_size(small, cap).x > room) cap = cap.substr(cap.find_last_of(' ') + 1);
+        const float half = text_size(small, cap).x * 0.5f;
+        const float cy = std::clamp((p0.y + p1.y) * 0.5f, pos.y + half, std::max(pos.y + half, pos.y + room - half));
+        add_text_vertical(dl, small, ImVec2(pos.x + line_h(small) * 0.5f, cy), pal.text_dim, cap.c_str());
+    }
     float yb = p1.y + pad;
     if (!m.col_caption.empty()) {
         std::string cap = m.col_caption;
@@ -318,20 +340,21 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
         d.colormap = m.colormap;
         d.lo = m.lo;
         d.hi = m.hi;
-        d.x0 = p0.x, d.x1 = p1.x, d.y0 = yb, d.y1 = yb + bar_h;
+        const float bar_x1 = std::max(p1.x, p0.x + min_w);
+        d.x0 = p0.x, d.x1 = bar_x1, d.y0 = yb, d.y1 = yb + bar_h;
         if (d.data && d.data->id) add_heatmap(dl, *ui.renderer, d);
-        dl->AddRect(ImVec2(p0.x - 1, yb - 1), ImVec2(p1.x + 1, yb + bar_h + 1), pal.frame);
+        dl->AddRect(ImVec2(p0.x - 1, yb - 1), ImVec2(bar_x1 + 1, yb + bar_h + 1), pal.frame);
         const float ty = yb + bar_h + pad * 0.5f;
         const std::string lo = format_value(m.lo, 2), hi = format_value(m.hi, 2);
         const ImVec2 lo_s = text_size(small, lo), hi_s = text_size(small, hi);
         dl->AddText(small, small->FontSize, ImVec2(p0.x, ty), pal.text_dim, lo.c_str());
-        dl->AddText(small, small->FontSize, ImVec2(p1.x - hi_s.x, ty), pal.text_dim, hi.c_str());
+        dl->AddText(small, small->FontSize, ImVec2(bar_x1 - hi_s.x, ty), pal.text_dim, hi.c_str());
         const std::string mid = format_value(0.5f * (m.lo + m.hi), 2);
         const ImVec2 mid_s = text_size(small, mid);
-        if (p1.x - p0.x > lo_s.x + hi_s.x + mid_s.x + 16)
-            dl->AddText(small, small->FontSize, ImVec2(std::round((p0.x + p1.x - mid_s.x) * 0.5f), ty), pal.text_dim, mid.c_str());
+        if (bar_x1 - p0.x > lo_s.x + hi_s.x + mid_s.x + 16 * ui.scale)
+            dl->AddText(small, small->FontSize, ImVec2(std::round((p0.x + bar_x1 - mid_s.x) * 0.5f), ty), pal.text_dim, mid.c_str());
         if (ui.layout)
-            ui.layout->push_back(LayoutItem{"colorbar", m.name, m.head, p0.x, yb, p1.x - p0.x, bar_h, 0, 0, 0, 0, 0, 0, -1, 0});
+            ui.layout->push_back(LayoutItem{"colorbar", m.name, m.head, p0.x, yb, bar_x1 - p0.x, bar_h, 0, 0, 0, 0, 0, 0, -1, 0});
     }
 
     // Hover: outline and tooltip.

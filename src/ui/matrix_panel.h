@@ -67,6 +67,9 @@ struct Chrome {
     float left = 0, top = 0, right = 0, bottom = 0;
 };
 Chrome matrix_chrome(const UiContext& ui, const MatrixSpec& m);
+// The narrowest the cells' column may be drawn without cutting the title, the column caption
+// or running the colour bar's numbers together; a panel with narrower cells is widened.
+float matrix_min_width(const UiContext& ui, const MatrixSpec& m);
 
 struct MatrixResult {
     ImVec2 size;              // the whole panel, chrome included

@@ -52,11 +52,21 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         const std::string shapes = "(T, C) · (C, 3C) → (T, 3C) = (" + std::to_string(T) + ", " + std::to_string(C) + ") · (" +
                                    std::to_string(C) + ", " + std::to_string(3 * C) + ") → (" + std::to_string(T) + ", " +
                                    std::to_string(3 * C) + "):  one matmul instead of three.";
-        dl->AddText(ui.fonts->body, ui.fonts->body->FontSize, ImVec2(p0.x, y), ui.pal.accent, shapes.c_str());
-        y += ui.fonts->body->FontSize + gap;
+        ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
+        ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
+        ImGui::TextUnformatted(shapes.c_str());
+        ImGui::PopStyleColor();
+        ImGui::PopTextWrapPos();
+        y = ImGui::GetCursorScreenPos().y + gap - ImGui::GetStyle().ItemSpacing.y;
     }
     const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
-    const float note_h = 2 * (ui.fonts->body->FontSize + std::round(4 * ui.scale)) + gap;
+    // What to take away, in the lesson's words (drawn last, under the matrices).
+    const std::string takeaway =
+        "Multi-head splits channels, not compute: head h takes columns h·head_dim … (h+1)·head_dim − 1 of each of Q, K "
+        "and V (head_dim = C / H = " + std::to_string(hd) + "). The " + std::to_string(H) + " heads together use each of the 3C = " +
+        std::to_string(3 * C) + " columns exactly once: the same matmul, whatever H is.";
+    const float note_h = ImGui::CalcTextSize(takeaway.c_str(), nullptr, false, width).y + gap;
     const float bottom = p1.y - legend_h - note_h;
 
     MatrixSpec sx = spec_x(s, ui), sw = spec_w_qkv_t(s, ui), sq = spec_qkv(s, ui);
@@ -173,19 +183,28 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
                 heads.items.push_back(b);
             }
         rows.push_back(heads);
-        RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, bottom), 48 * ui.scale);
-        draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
-        if (H > shown) draw_head_pager(s, ui, win, shown, ImVec2(p0.x + width * 0.64f, y));
+        // Short of room (large text in a small window), x → qkv alone: the walk's steps 2 to 4
+        // show the heads' blocks.
+        const ImVec2 area(width, bottom - y);
+        if (fit_cell(ui, rows, area, 48 * ui.scale) < 12 * ui.scale) {
+            rows.pop_back();
+            rows.back().items.back().spec.colorbar = true;
+        }
+        const bool heads_shown = rows.size() == 2;
+        // The zoom bar costs a row: shown when there is room or it is needed.
+        const float fit_no_bar = fit_cell(ui, rows, area, 48 * ui.scale);
+        const bool show_bar = (heads_shown && H > shown) || win.zoom != 1 || fit_no_bar < std::round(7 * ui.scale) ||
+                              fit_no_bar >= 30 * ui.scale;
+        RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, show_bar ? y + bar_h : y), ImVec2(p1.x, bottom), 48 * ui.scale);
+        if (show_bar) {
+            draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
+            if (heads_shown && H > shown) draw_head_pager(s, ui, win, shown, ImVec2(p0.x + width * 0.64f, y));
+        }
         y = rr.bottom;
     }
 
-    // What to take away, in the lesson's words.
     ImGui::SetCursorScreenPos(ImVec2(p0.x, std::min(y, bottom) + 2));
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
-    const std::string takeaway =
-        "Multi-head splits channels, not compute: head h takes columns h·head_dim … (h+1)·head_dim − 1 of each of Q, K "
-        "and V (head_dim = C / H = " + std::to_string(hd) + "). The " + std::to_string(H) + " heads together use each of the 3C = " +
-        std::to_string(3 * C) + " columns exactly once: the same matmul, whatever H is.";
     ImGui::TextUnformatted(takeaway.c_str());
     ImGui::PopTextWrapPos();
     draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, false);

@@ -1,5 +1,6 @@
 // session_state.cpp: see session_state.h.
 #include "session_state.h"
+#include "theme.h"
 #include <algorithm>
 
 namespace attnviz {
@@ -16,6 +17,7 @@ Session to_session(const AppState& s) {
     ss.strength = s.strength != 0 ? double(s.strength) : 1.0;
     ss.theme = to_string(s.theme);
     ss.font_scale = double(s.font_scale);
+    ss.palette = to_string(s.palette);
     return ss;
 }
 
@@ -32,6 +34,11 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     View view;
     Theme theme;
     if (!parse_view(ss.view, view, error) || !parse_theme(ss.theme, theme, error)) return false;
+    PaletteKind palette;
+    if (!parse_palette(ss.palette, palette, error)) {
+        error = "the session's palette '" + ss.palette + "' is not a palette; use default or cb";
+        return false;
+    }
     if (ss.step < 0 || ss.step > walk_last_step) {
         error = "the session's step " + std::to_string(ss.step) + " is outside 0.." + std::to_string(walk_last_step);
         return false;
@@ -52,6 +59,7 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     if (s.theme != theme || s.font_scale != float(ss.font_scale)) s.fonts_dirty = true;
     s.theme = theme;
     s.font_scale = float(ss.font_scale);
+    s.palette = palette;
     return true;
 }
 

@@ -50,8 +50,30 @@ constexpr float diverging_table[11][3] = {
 constexpr float viridis_table[11][3] = {
     {68, 1, 84},     {72, 36, 117},  {65, 68, 135},  {53, 95, 141},  {42, 120, 142}, {33, 145, 140},
     {34, 168, 132}, {68, 191, 112}, {122, 209, 81}, {189, 223, 38}, {253, 231, 37}};
+constexpr float diverging_cb_table[11][3] = {
+    {45, 0, 75},      {84, 39, 136},   {128, 115, 172}, {178, 171, 210}, {216, 218, 235}, {247, 247, 247},
+    {254, 224, 182}, {253, 184, 99},  {224, 130, 20},  {179, 88, 6},    {127, 59, 8}};
+constexpr float cividis_table[11][3] = {
+    {0, 34, 78},      {18, 53, 112},   {59, 73, 108},   {87, 92, 109},   {106, 108, 113}, {124, 123, 120},
+    {146, 142, 119}, {168, 162, 115}, {192, 183, 108}, {219, 206, 92},  {253, 234, 69}};
 
 } // namespace
+
+const char* to_string(PaletteKind k) { return k == PaletteKind::cb ? "cb" : "default"; }
+
+bool parse_palette(const std::string& s, PaletteKind& out, std::string& error) {
+    for (PaletteKind k : {PaletteKind::standard, PaletteKind::cb})
+        if (s == to_string(k)) {
+            out = k;
+            return true;
+        }
+    error = "--palette '" + s + "' is not a palette; use default (blue-red and viridis) or cb (purple-orange and cividis)";
+    return false;
+}
+
+const char* signed_words(PaletteKind k) {
+    return k == PaletteKind::cb ? "signed: − purple, 0 white, + orange" : "signed: − blue, 0 white, + red";
+}
 
 float px(float base, float scale) { return std::round(base * scale); }
 
@@ -93,8 +115,9 @@ Fonts load_fonts(float scale) {
     return f;
 }
 
-Palette make_palette(Theme t) {
+Palette make_palette(Theme t, PaletteKind k) {
     Palette p{};
+    p.colormaps = k;
     p.q = rgb(0, 114, 178);
     p.k = rgb(230, 159, 0);
     p.v = rgb(0, 158, 115);
@@ -174,8 +197,9 @@ void apply_theme(Theme t, float scale) {
     ImGui::GetStyle() = style;
 }
 
-ImVec4 colormap_color(Colormap m, float t) {
-    const auto& table = m == Colormap::viridis ? viridis_table : diverging_table;
+ImVec4 colormap_color(Colormap m, float t, PaletteKind k) {
+    const bool cb = k == PaletteKind::cb;
+    const auto& table = m == Colormap::viridis ? (cb ? cividis_table : viridis_table) : (cb ? diverging_cb_table : diverging_table);
     float x = std::clamp(std::isfinite(t) ? t : 0.f, 0.f, 1.f) * 10.f;
     int i = std::min(int(std::floor(x)), 9);
     float f = x - float(i);

@@ -38,9 +38,18 @@ struct Palette {
     ImU32 hover;              // the hovered cell's outline
     float grid_rgb[3];        // cell borders (the shader's uniform)
     float clear_rgb[3];       // the window background
+    PaletteKind colormaps = PaletteKind::standard; // the heatmaps' colour maps
 };
 
-Palette make_palette(Theme t);
+Palette make_palette(Theme t, PaletteKind k = PaletteKind::standard);
+
+// Colour-map families: "default" (RdBu reversed for signed values, viridis for weights) and
+// "cb" (PuOr reversed and cividis: blue-yellow contrasts, safe for every colour vision).
+const char* to_string(PaletteKind k);
+// On failure sets `error` to one sentence naming the value and the allowed names.
+bool parse_palette(const std::string& s, PaletteKind& out, std::string& error);
+// The legend's words for the signed map, e.g. "signed: − blue, 0 white, + red".
+const char* signed_words(PaletteKind k);
 // ImGui's colours and sizes for the theme, scaled for the font scale.
 void apply_theme(Theme t, float scale);
 
@@ -48,7 +57,7 @@ void apply_theme(Theme t, float scale);
 float px(float base, float scale);
 
 // CPU copy of the shader's colour maps (for picking readable text over a cell).
-ImVec4 colormap_color(Colormap m, float t);
+ImVec4 colormap_color(Colormap m, float t, PaletteKind k = PaletteKind::standard);
 // Black or white, whichever reads better over `c`.
 ImU32 text_over(ImVec4 c);
 

@@ -42,7 +42,7 @@ float draw_legend(AppState& s, UiContext& ui, ImVec2 p0, float width, bool with_
     const float swatch_w = h * 1.6f + gap;
     mini_bar(ui, dl, ImVec2(x, y + 2), ImVec2(x + sw, y + h - 2), Colormap::diverging, -1, 1);
     x += sw + gap;
-    text("signed: − blue, 0 white, + red", ui.pal.text_dim);
+    text(signed_words(ui.pal.colormaps), ui.pal.text_dim);
     x += big_gap;
     const std::string weights = "weights 0 … 1";
     if (room(sw + gap + text_size(f, weights).x)) {
@@ -111,9 +111,12 @@ void draw_window_bar(AppState& s, UiContext& ui, ViewWindow& win, ImVec2 pos, fl
         ImGui::SameLine();
         const float start = ImGui::GetCursorScreenPos().x;
         const float left = pos.x + width - start;
-        const float field = std::round(std::min(70 * ui.scale, left / 3 - 40 * ui.scale));
+        // Three labelled fields, or none when they do not fit in `width`.
+        const float labels = ImGui::CalcTextSize("from row").x + ImGui::CalcTextSize("key").x +
+                             ImGui::CalcTextSize("channel").x + 6 * ImGui::GetStyle().ItemSpacing.x;
+        const float field = std::round(std::min(70 * ui.scale, (left - labels) / 3));
         const int T = s.config.seq_len, C = 3 * s.config.n_embd;
-        if (field > 30) {
+        if (field > 30 * ui.scale) {
             ImGui::TextDisabled("from row");
             ImGui::SameLine();
             ImGui::SetNextItemWidth(field);
@@ -135,14 +138,65 @@ void draw_window_bar(AppState& s, UiContext& ui, ViewWindow& win, ImVec2 pos, fl
     ImGui::PopID();
 }
 
+namespace {
+
+// GLFW key codes (the backend's; ImGui 1.86 indexes KeysDown with them).
+constexpr int key_equal = 61, key_minus = 45, key_kp_add = 334, key_kp_subtract = 333, key_0 = 48;
+constexpr int key_f1 = 290, key_f2 = 291, key_f6 = 295, key_f11 = 300;
+constexpr int key_left_bracket = 91, key_right_bracket = 93;
+
+bool pressed(int key) { return ImGui::IsKeyPressed(key, false); }
+bool pressed_repeat(int key) { return ImGui::IsKeyPressed(key, true); }
+
+// The next divisor of C above (up) or below the current H, within max_n_head.
+int next_heads(const Config& c, bool up) {
+    const std::vector<int> d = divisors(c.n_embd);
+    int best = c.n_head;
+    if (up) {
+        for (int x : d)
+            if (x > c.n_head && x <= max_n_head) return x;
+    } else {
+        for (int x : d)
+            if (x < c.n_head) best = x;
+    }
+    return best;
+}
+
+} // namespace
+
+const std::vector<Shortcut>& shortcuts() {
+    static const std::vector<Shortcut> list = {
+        {"1 to 5", "shape walk, QKV split, scores, causality, check yourself"},
+        {"Left / Right", "shape walk: previous / next step; causality: strength − / + 0.05"},
+        {"Up / Down", "causality: perturbed position p − / +"},
+        {"[ / ]", "previous / next head"},
+        {"= / - / 0", "zoom the view in / out / fit"},
+        {"M", "mask: causal → none → off-by-one"},
+        {"S", "scale: ÷ √head_dim → ÷ √C → none"},
+        {"H / Shift+H", "more / fewer heads (divisors of C)"},
+        {"K", "kernel: auto → reference → fast"},
+        {"R", "same colour range for all heads on / off"},
+        {"L", "reset to the lesson"},
+        {"A", "check yourself: show / hide the answers"},
+        {"T", "theme: dark → light → high contrast"},
+        {"P", "palette: default ↔ cb (colour-blind safe)"},
+        {"Ctrl+= / Ctrl+-", "larger / smaller text (1× to 3×)"},
+        {"F2", "side panel on / off"},
+        {"F6", "keyboard into the side panel's fields (Tab moves on, Enter applies, Esc leaves)"},
+        {"Ctrl+S", "save the session to the file named in the side panel"},
+        {"Ctrl+O", "open that session file"},
+        {"F11", "full screen on / off"},
+        {"F1 or ?", "this list on / off (Esc closes it)"}};
+    return list;
+}
+
 void handle_keys(AppState& s) {
     ImGuiIO& io = ImGui::GetIO();
     // Ctrl+S / Ctrl+O save and open the session named in the side panel, even from its field.
-    if (io.KeyCtrl && ImGui::IsKeyPressed('S', false)) save_session_file(s, s.session_path);
-    if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) open_session_file(s, s.session_path);
-    // GLFW key codes (the backend's): = 61, - 45, keypad + 334, keypad - 333, F1 290, F11 300.
-    const bool bigger = ImGui::IsKeyPressed(61) || ImGui::IsKeyPressed(334);
-    const bool smaller = ImGui::IsKeyPressed(45) || ImGui::IsKeyPressed(333);
+    if (io.KeyCtrl && pressed('S')) save_session_file(s, s.session_path);
+    if (io.KeyCtrl && pressed('O')) open_session_file(s, s.session_path);
+    const bool bigger = ImGui::IsKeyPressed(key_equal) || ImGui::IsKeyPressed(key_kp_add);
+    const bool smaller = ImGui::IsKeyPressed(key_minus) || ImGui::IsKeyPressed(key_kp_subtract);
     if (io.KeyCtrl && (bigger || smaller)) {
         // Steps of a quarter; the loop re-bakes the fonts at the new pixel size.
         const float next = std::clamp(std::round(s.font_scale * 4 + (bigger ? 1 : -1)) / 4, 1.f, 3.f);
@@ -151,41 +205,82 @@ void handle_keys(AppState& s) {
             s.fonts_dirty = true;
         }
     }
-    if (ImGui::IsKeyPressed(290, false)) s.show_help = !s.show_help;
-    if (ImGui::IsKeyPressed(300, false)) s.fullscreen_toggle = true;
-    if (io.WantTextInput) return;
+    if (pressed(key_f1)) s.show_help = !s.show_help;
+    if (pressed(key_f11)) s.fullscreen_toggle = true;
+    if (pressed(key_f2)) s.side_panel = s.panel_visible ? PanelMode::hidden : PanelMode::shown;
+    if (pressed(key_f6)) {
+        if (!s.panel_visible) s.side_panel = PanelMode::shown;
+        s.focus_panel = true;
+    }
+    if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
+    for (ImWchar c : io.InputQueueCharacters)
+        if (c == '?') s.show_help = !s.show_help;
+    if (pressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) s.show_help = false;
     // ImGui 1.86: keys are the backend's (GLFW) key codes, via the ImGuiKey_ map.
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) && s.view == View::walk)
-        s.step = std::min(walk_last_step, s.step + 1);
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow)) && s.view == View::walk)
-        s.step = std::max(0, s.step - 1);
+    const bool right = pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_RightArrow));
+    const bool left = pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_LeftArrow));
+    if (s.view == View::walk) {
+        if (right) s.step = std::min(walk_last_step, s.step + 1);
+        if (left) s.step = std::max(0, s.step - 1);
+    }
+    if (s.view == View::causality && s.ready) {
+        float a = s.strength;
+        int p = s.p;
+        if (right) a = std::min(1.f, std::round(a * 20 + 1) / 20);
+        if (left) a = std::max(0.f, std::round(a * 20 - 1) / 20);
+        if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) p = std::max(0, p - 1);
+        if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) p = std::min(s.config.seq_len - 1, p + 1);
+        request_perturbation(s, p, a);
+    }
     for (int v = 0; v < view_count; ++v)
-        if (ImGui::IsKeyPressed('1' + v, false) && !io.KeyCtrl) s.view = View(v);
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) s.show_help = false;
+        if (pressed('1' + v)) s.view = View(v);
+    ViewWindow& win = s.windows[int(s.view)];
+    if (pressed_repeat(key_equal) || pressed_repeat(key_kp_add)) win.zoom = std::min(16.f, win.zoom * 1.25f);
+    if (pressed_repeat(key_minus) || pressed_repeat(key_kp_subtract)) win.zoom = std::max(0.25f, win.zoom / 1.25f);
+    if (pressed(key_0)) {
+        win.zoom = 1;
+        win.row0 = win.key0 = win.chan0 = 0;
+    }
+    if (pressed(key_left_bracket)) win.head0 = std::max(0, win.head0 - 1);
+    if (pressed(key_right_bracket)) win.head0 = std::clamp(win.head0 + 1, 0, std::max(0, s.config.n_head - 1));
+    // The side panel's settings; the config ones go through request_config like its fields.
+    Config e = s.edit;
+    KernelChoice k = s.edit_kernel_choice;
+    bool changed = false;
+    if (pressed('M')) e.mask = MaskMode((int(e.mask) + 1) % 3), changed = true;
+    if (pressed('S')) e.scale = ScaleMode((int(e.scale) + 1) % 3), changed = true;
+    if (pressed('H')) e.n_head = next_heads(e, !io.KeyShift), changed = true;
+    if (pressed('K')) k = KernelChoice((int(k) + 1) % 3), changed = true;
+    if (changed) request_config(s, e, k);
+    if (pressed('R')) s.shared_ranges = !s.shared_ranges;
+    if (pressed('L')) s.reset_request = true;
+    if (pressed('A') && s.view == View::check) {
+        const bool any = s.answer_shown[0] || s.answer_shown[1] || s.answer_shown[2];
+        for (bool& b : s.answer_shown) b = !any;
+    }
+    if (pressed('T')) {
+        s.theme = Theme((int(s.theme) + 1) % 3);
+        s.fonts_dirty = true; // the style is re-applied with the fonts
+    }
+    if (pressed('P')) s.palette = s.palette == PaletteKind::cb ? PaletteKind::standard : PaletteKind::cb;
 }
 
 void draw_help_overlay(AppState& s, UiContext& ui) {
     if (!s.show_help) return;
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(ImVec2(vp->Pos.x + vp->Size.x / 2, vp->Pos.y + vp->Size.y / 2), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(vp->Size.x - 20, vp->Size.y - 20));
     ImGui::SetNextWindowBgAlpha(0.96f);
     ImGui::Begin("Keyboard shortcuts", &s.show_help,
                  ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse);
     ImGui::PushFont(ui.fonts->body);
-    const char* keys[][2] = {{"1 to 5", "shape walk, QKV split, scores, causality, check yourself"},
-                             {"Left / Right", "previous / next step of the shape walk"},
-                             {"Ctrl+S", "save the session to the file named in the side panel"},
-                             {"Ctrl+O", "open that session file"},
-                             {"Ctrl+= / Ctrl+-", "larger / smaller text (1× to 3×)"},
-                             {"F11", "full screen on / off"},
-                             {"F1", "this list on / off (Esc closes it)"}};
     if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {
-        for (auto& k : keys) {
+        for (const Shortcut& k : shortcuts()) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", k[0]);
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", k.keys);
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(k[1]);
+            ImGui::TextUnformatted(k.what);
         }
         ImGui::EndTable();
     }

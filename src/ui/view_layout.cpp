@@ -22,6 +22,14 @@ float item_gap(const UiContext& ui) { return std::round(6 * ui.scale); }
 struct RowNeeds {
     float fixed_w = 0, cells_w = 0;
     std::vector<std::pair<float, float>> heights; // (fixed, cells) per panel
+    std::vector<std::pair<float, float>> widths;  // (cells, narrowest cell column) per panel
+    // The row's width at `cell` pixels per cell: captions and colour-bar numbers wider
+    // than a panel's cells widen it (matrix_min_width).
+    float width(float cell) const {
+        float w = fixed_w;
+        for (auto& [cells, min_w] : widths) w += std::max(cells * cell, min_w);
+        return w;
+    }
 };
 
 float caption_h(const UiContext& ui, const Row& row) {
@@ -40,6 +48,7 @@ RowNeeds needs(const UiContext& ui, const Row& row) {
         n.fixed_w += c.left + c.right + item_gap(ui);
         n.cells_w += float(it.spec.cols);
         n.heights.push_back({cap + c.top + c.bottom, float(it.spec.rows)});
+        n.widths.push_back({float(it.spec.cols), matrix_min_width(ui, it.spec)});
     }
     return n;
 }
@@ -50,10 +59,16 @@ float readable_cell(const UiContext& ui) { return std::round(12 * ui.scale); }
 
 float fit_cell(const UiContext& ui, const std::vector<Row>& rows, ImVec2 size, float max_cell) {
     float cell = max_cell;
-    // Width: each row on its own.
+    // Width: each row on its own (widths are monotone in the cell; narrow panels have a floor).
     for (const Row& r : rows) {
         RowNeeds n = needs(ui, r);
-        if (n.cells_w > 0) cell = std::min(cell, (size.x - n.fixed_w) / n.cells_w);
+        if (n.cells_w <= 0 || n.width(cell) <= size.x) continue;
+        float lo = 0, hi = cell;
+        for (int i = 0; i < 30; ++i) {
+            float mid = 0.5f * (lo + hi);
+            (n.width(mid) > size.x ? hi : lo) = mid;
+        }
+        cell = lo;
     }
     // Height: the rows stacked. The tallest panel of each row decides; try the cell size
     // found so far and shrink it until the stack fits (heights are monotone in the cell).
@@ -126,7 +141,7 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
         for (const RowItem& it : row.items)
             if (it.op.empty()) {
                 int mc = wide ? std::max(1, int(std::floor(free_w * float(it.spec.cols) / n.cells_w / cell))) : it.spec.cols;
-                used_w += float(std::min(mc, it.spec.cols)) * cell;
+                used_w += std::max(float(std::min(mc, it.spec.cols)) * cell, matrix_min_width(ui, it.spec));
             }
         float x = p0.x + std::max(0.f, std::floor((size.x - used_w) * 0.5f));
         if (!row.caption.empty()) {

@@ -23,8 +23,13 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 
-// Keys: Left/Right step the walk, 1-5 pick a view, Ctrl+S/O session, Ctrl+=/- text size,
-// F1 help, F11 full screen. Ignored while a text field has focus.
+// Every shortcut, as the help overlay lists it (F1 or ?).
+struct Shortcut {
+    const char* keys;
+    const char* what;
+};
+const std::vector<Shortcut>& shortcuts();
+// The keys of shortcuts(). Letters, digits and arrows are ignored while a text field has focus.
 void handle_keys(AppState& s);
 // F1: the list of every shortcut, over the view.
 void draw_help_overlay(AppState& s, UiContext& ui);

@@ -5,6 +5,7 @@
 #include "specs.h"
 #include "views.h"
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 namespace attnviz {
@@ -112,27 +113,51 @@ ImFont* code_font(const UiContext& ui, const std::vector<std::string>& lines, fl
     return ui.fonts->mono[2];
 }
 
-float code_line_h(const UiContext& ui, ImFont* font) { return font->FontSize + std::round(3 * ui.scale); }
+// How much of the code the box shows: all of it, the highlighted lines with one line
+// around them, or the highlighted lines only (when the tensors need the room).
+enum class CodeExtent { all, context, lit };
 
-// The code box: the lesson's code in the largest mono font that fits, this step's
-// spans highlighted. Compact (when the tensors need the room): only the highlighted
-// lines and one line around them. Returns its height.
-float draw_code(AppState& s, UiContext& ui, const WalkStep& st, ImVec2 p0, float width, bool compact) {
+// The lines [first, last] the box shows at `extent`.
+std::pair<int, int> code_range(const WalkStep& st, int n_lines, CodeExtent extent) {
+    if (extent == CodeExtent::all) return {0, n_lines - 1};
+    int lo = n_lines - 1, hi = 0;
+    for (const Span& sp : st.spans) lo = std::min(lo, sp.line), hi = std::max(hi, sp.line);
+    if (extent == CodeExtent::lit) return {lo, hi};
+    return {std::max(0, lo - 1), std::min(n_lines - 1, hi + 1)};
+}
+
+// The mono font's size: its own, or smaller (down to 0.7 of the smallest) so that the
+// longest shown line fits; a cut line of code would teach the wrong code.
+float code_size(const UiContext& ui, ImFont* font, const std::vector<std::string>& lines, int first, int last, float width) {
+    size_t longest = 0;
+    for (int i = first; i <= last; ++i) longest = std::max(longest, lines[size_t(i)].size());
+    const float pad = std::round(8 * ui.scale);
+    const float w = text_size(font, std::string(longest, 'm')).x;
+    if (w + 2 * pad <= width) return font->FontSize;
+    return std::max(font->FontSize * 0.7f, std::floor(font->FontSize * (width - 2 * pad) / w));
+}
+
+float code_height(const UiContext& ui, const WalkStep& st, const std::vector<std::string>& lines, float width,
+                  CodeExtent extent) {
+    ImFont* font = code_font(ui, lines, width);
+    auto [first, last] = code_range(st, int(lines.size()), extent);
+    const float size = code_size(ui, font, lines, first, last, width);
+    return float(last - first + 1) * (size + std::round(3 * ui.scale)) + 2 * std::round(8 * ui.scale);
+}
+
+// The code box: the lesson's code in the largest mono font that fits, this step's spans
+// highlighted, as much of it as `extent` says. Returns its height.
+float draw_code(AppState& s, UiContext& ui, const WalkStep& st, ImVec2 p0, float width, CodeExtent extent) {
     std::vector<std::string> lines = code_lines(s.config);
     const float pad = std::round(8 * ui.scale);
     ImFont* font = code_font(ui, lines, width);
-    int first = 0, last = int(lines.size()) - 1;
-    if (compact) {
-        int lo = last, hi = 0;
-        for (const Span& sp : st.spans) lo = std::min(lo, sp.line), hi = std::max(hi, sp.line);
-        first = std::max(0, lo - 1);
-        last = std::min(int(lines.size()) - 1, hi + 1);
-    }
-    const float lh = code_line_h(ui, font);
+    auto [first, last] = code_range(st, int(lines.size()), extent);
+    const float size = code_size(ui, font, lines, first, last, width);
+    const float lh = size + std::round(3 * ui.scale);
     const float h = float(last - first + 1) * lh + 2 * pad;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + h), ui.pal.panel, 4.f);
-    const float char_w = text_size(font, "m").x;
+    const float char_w = font->CalcTextSizeA(size, FLT_MAX, 0.f, "m").x;
     const ImVec4 clip(p0.x, p0.y, p0.x + width, p0.y + h);
     for (size_t i = size_t(first); i <= size_t(last); ++i) {
         const std::string& line = lines[i];
@@ -155,7 +180,7 @@ float draw_code(AppState& s, UiContext& ui, const WalkStep& st, ImVec2 p0, float
             dl->AddLine(ImVec2(a.x, b.y), b, ui.pal.accent, 2.f);
         }
         if (lit) dl->AddRectFilled(ImVec2(p0.x + 2, at.y), ImVec2(p0.x + 5, at.y + lh - 3), ui.pal.accent);
-        dl->AddText(font, font->FontSize, at, lit ? ui.pal.text : ui.pal.text_dim, line.c_str(), nullptr, 0.f, &clip);
+        dl->AddText(font, size, at, lit ? ui.pal.text : ui.pal.text_dim, line.c_str(), nullptr, 0.f, &clip);
     }
     return h;
 }
@@ -280,56 +305,63 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float gap = std::round(8 * ui.scale);
     float y = p0.y;
 
-    // Header: "Step 4 of 11: transpose", Previous / Next.
+    // Header: "Step 4 of 11: transpose"; its buttons are placed once the heads shown are known.
+    const int H = s.trace.H;
+    const float header_y = y;
+    float title_end = p0.x;
     {
         ImFont* hf = ui.fonts->heading;
         const std::string counter = "Step " + std::to_string(step) + " of " + std::to_string(walk_last_step) + ":  ";
         dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text_dim, counter.c_str());
         dl->AddText(hf, hf->FontSize, ImVec2(p0.x + text_size(hf, counter).x, y), ui.pal.text, st.title);
-        const float bw = std::round(92 * ui.scale);
-        ImGui::SetCursorScreenPos(ImVec2(p1.x - 2 * bw - gap, y - 2));
-        ImGui::BeginDisabled(step == 0);
-        if (ImGui::Button("← Previous", ImVec2(bw, 0))) s.step = step - 1;
-        ImGui::EndDisabled();
-        ImGui::SameLine(0, gap);
-        ImGui::BeginDisabled(step == walk_last_step);
-        if (ImGui::Button("Next →", ImVec2(bw, 0))) s.step = step + 1;
-        ImGui::EndDisabled();
+        title_end = p0.x + text_size(hf, counter).x + text_size(hf, st.title).x;
         y += hf->FontSize + gap;
     }
-    // The code, the shapes, the why. The whole code unless the tensors would get too little room.
+    // The code, the shapes, the why. As much code as leaves the tensors cells of 28 px
+    // (times the text size); at least the highlighted lines.
+    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
+    const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
+    const std::string shapes = st.before == st.after ? st.after + "   (shape unchanged)" : st.before + "  →  " + st.after;
+    const std::string why = "Why: " + st.why;
     {
+        const float text_h = ImGui::CalcTextSize(shapes.c_str(), nullptr, false, width).y +
+                             ImGui::CalcTextSize(why.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y + gap;
         const std::vector<std::string> lines = code_lines(s.config);
-        const float full_h = float(lines.size()) * code_line_h(ui, code_font(ui, lines, width)) + 16 * ui.scale;
-        const float rest = p1.y - y - full_h - 3 * ui.fonts->body->FontSize - 4 * ImGui::GetFrameHeight();
-        const bool compact = rest < 0.45f * (p1.y - p0.y);
-        y += draw_code(s, ui, st, ImVec2(p0.x, y), width, compact) + gap;
+        const std::vector<Row> one_head = walk_rows(s, ui, step, std::clamp(win.head0, 0, H - 1), 1);
+        CodeExtent extent = CodeExtent::lit;
+        for (CodeExtent e : {CodeExtent::all, CodeExtent::context}) {
+            const float rest = p1.y - y - code_height(ui, st, lines, width, e) - gap - text_h - legend_h;
+            if (fit_cell(ui, one_head, ImVec2(width, rest), 64 * ui.scale) >= 28 * ui.scale) {
+                extent = e;
+                break;
+            }
+        }
+        y += draw_code(s, ui, st, ImVec2(p0.x, y), width, extent) + gap;
     }
+    const float shapes_y = y;
+    const float shapes_end = p0.x + ImGui::CalcTextSize(shapes.c_str()).x;
     {
-        ImFont* bf = ui.fonts->body;
-        const std::string shapes = st.before == st.after ? st.after + "   (shape unchanged)" : st.before + "  →  " + st.after;
-        const ImVec4 clip(p0.x, y, p1.x, p1.y);
-        dl->AddText(bf, bf->FontSize, ImVec2(p0.x, y), ui.pal.accent, shapes.c_str(), nullptr, 0.f, &clip);
-        y += bf->FontSize + std::round(4 * ui.scale);
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
         ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
-        ImGui::TextUnformatted(("Why: " + st.why).c_str());
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
+        ImGui::TextUnformatted(shapes.c_str());
+        ImGui::PopStyleColor();
+        ImGui::TextUnformatted(why.c_str());
         ImGui::PopTextWrapPos();
         y = ImGui::GetCursorScreenPos().y + gap;
     }
 
     // The tensors, above the legend.
-    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
-    const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
-    const int H = s.trace.H;
     int nh = 1;
     if (step_is_per_head(step)) {
         nh = std::min(H, 4);
         // As many heads as fit with readable cells.
         while (nh > 1) {
             std::vector<Row> trial = walk_rows(s, ui, step, 0, nh);
-            // Values need about 36 px cells to print with their decimals.
-            if (fit_cell(ui, trial, ImVec2(width, p1.y - y - legend_h - bar_h), 64 * ui.scale) >= 36 * ui.scale) break;
+            // Values need about 36 px cells to print with their decimals; laying the heads side
+            // by side (step 10) is the point of the step, so there colours will do.
+            const float want = (step == 10 ? 16 : 36) * ui.scale;
+            if (fit_cell(ui, trial, ImVec2(width, p1.y - y - legend_h - bar_h), 64 * ui.scale) >= want) break;
             --nh;
         }
         win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
@@ -355,10 +387,52 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
             it->spec.minimap = true;
             break;
         }
-    const float top = y + bar_h;
+
+    // Header buttons, right-aligned: the head pager, then Previous / Next ("←" / "→" when
+    // the words do not fit beside the title).
+    const bool pager = step_is_per_head(step) && H > nh;
+    bool pager_in_header = false;
+    {
+        const ImGuiStyle& sty = ImGui::GetStyle();
+        const std::string heads_text = "head 00 of " + std::to_string(H) + "0";
+        const float pager_w = 2 * ImGui::GetFrameHeight() + 2 * sty.ItemSpacing.x + ImGui::CalcTextSize(heads_text.c_str()).x;
+        float bw = std::round(92 * ui.scale);
+        auto buttons_w = [&](float b) { return 2 * b + gap; };
+        const float free = p1.x - title_end - 2 * gap;
+        const bool words = buttons_w(bw) + (pager ? pager_w + gap : 0) <= free;
+        if (!words) bw = ImGui::GetFrameHeight() * 1.4f;
+        pager_in_header = pager && buttons_w(bw) + pager_w + gap <= free;
+        const float bx = p1.x - buttons_w(bw);
+        ImGui::SetCursorScreenPos(ImVec2(bx, header_y - 2));
+        ImGui::BeginDisabled(step == 0);
+        if (ImGui::Button(words ? "← Previous" : "←", ImVec2(bw, 0))) s.step = step - 1;
+        if (!words && ImGui::IsItemHovered()) ImGui::SetTooltip("Previous step (Left)");
+        ImGui::EndDisabled();
+        ImGui::SameLine(0, gap);
+        ImGui::BeginDisabled(step == walk_last_step);
+        if (ImGui::Button(words ? "Next →" : "→", ImVec2(bw, 0))) s.step = step + 1;
+        if (!words && ImGui::IsItemHovered()) ImGui::SetTooltip("Next step (Right)");
+        ImGui::EndDisabled();
+        if (pager_in_header) draw_head_pager(s, ui, win, nh, ImVec2(bx - gap - pager_w, header_y - 2));
+        // Else at the end of the shapes line, when that is one line with room to spare.
+        if (pager && !pager_in_header && shapes_end + 2 * gap + pager_w <= p1.x) {
+            draw_head_pager(s, ui, win, nh, ImVec2(p1.x - pager_w, shapes_y - std::round(ImGui::GetStyle().FramePadding.y)));
+            pager_in_header = true;
+        }
+    }
+
+    // The zoom bar costs a row: shown when there is room for it or it is needed (a window of
+    // cells to move, a zoom to undo, the head pager); the keys = - 0 zoom either way.
+    const ImVec2 area_no_bar(width, p1.y - y - legend_h);
+    const float fit_no_bar = fit_cell(ui, rows, area_no_bar, 64 * ui.scale);
+    const bool show_bar = (pager && !pager_in_header) || win.zoom != 1 || fit_no_bar < std::round(7 * ui.scale) ||
+                          fit_no_bar >= 36 * ui.scale;
+    const float top = show_bar ? y + bar_h : y;
     RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - legend_h), 64 * ui.scale);
-    draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.6f, rr.windowed);
-    if (step_is_per_head(step) && H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.62f, y));
+    if (show_bar) {
+        draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * (pager && !pager_in_header ? 0.6f : 1.f), rr.windowed);
+        if (pager && !pager_in_header) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.62f, y));
+    }
     draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, step >= 5 && step <= 8);
 }
 
