@@ -9,6 +9,7 @@
 #include "heatmap_renderer.h"
 #include "imgui_backend.h"
 #include "key_script.h"
+#include "inputs.h"
 #include "layout_record.h"
 #include "screenshot.h"
 #include "session_state.h"
@@ -18,6 +19,7 @@
 #include "views.h"
 #include <GLFW/glfw3.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <imgui.h>
@@ -27,6 +29,7 @@ namespace attnviz {
 
 void add_gui_options(CLI::App& app, GuiOptions& o) {
     add_config_options(app, o.config, true, true);
+    add_input_options(app, o.config);
     app.add_option("--view", o.view, "walk (default), qkv, scores, causality or check")->type_name("VIEW");
     app.add_option("--step", o.step, "shape-walk step: 0 (the input x) to 11 (proj)")->type_name("N");
     app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)")->type_name("A");
@@ -68,6 +71,9 @@ struct GuiPlan {
     bool headless = false;
     int bench_frames = 0;
     SoakPlan soak;  // soak.frames > 0: the soak run
+    // --text and --weights (or the session's words and weights file).
+    std::vector<std::string> tokens;
+    std::shared_ptr<const WeightsFile> weights;
 };
 
 bool parse_size(const std::string& text, int& w, int& h, std::string& error) {
@@ -107,10 +113,27 @@ bool make_soak_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
 }
 
 bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
-    if (!to_config(o.config, plan.config, error)) return false;
+    Inputs in;
+    if (!to_inputs(o.config, in, error)) return false;
+    plan.config = in.config;
+    plan.tokens = in.tokens;
+    if (in.weights) {
+        auto w = std::make_shared<WeightsFile>();
+        w->path = in.weights_path;
+        w->layer = in.weights->layer;
+        w->loaded = std::move(*in.weights);
+        plan.weights = std::move(w);
+    }
     // The window keeps two traces and their textures: a tighter cap than the commands'.
     if (std::string why = validate(plan.config, gui_memory_cap); !why.empty()) {
         error = why + " (the window's limit)";
+        if (!plan.tokens.empty()) {
+            // Too many words: say how many the window takes at this C and H.
+            AppState probe;
+            probe.edit = plan.config;
+            std::string words;
+            if (!set_text(probe, *o.config.text, words)) error = "--text: " + words;
+        }
         return false;
     }
     if (!o.config.kernel.empty()) {
@@ -164,6 +187,8 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         plan.theme_given = true;
         plan.font_scale = probe.font_scale;
         plan.palette = probe.palette;
+        plan.tokens = probe.edit_tokens;
+        plan.weights = probe.edit_weights;
     }
     if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
     if (!o.layout_out.empty() && o.screenshot.empty()) {
@@ -180,7 +205,8 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         // The benchmark's size is (T, C, H) = (512, 512, 8) unless a size option changed the
         // lesson's, and it drags the slider in the causality view unless --view says otherwise.
         const ConfigOptions lesson;
-        if (o.config.seq_len == lesson.seq_len && o.config.n_embd == lesson.n_embd && o.config.n_head == lesson.n_head) {
+        if (o.config.seq_len == lesson.seq_len && o.config.n_embd == lesson.n_embd && o.config.n_head == lesson.n_head &&
+            !o.config.text && !o.config.weights && o.open.empty()) {
             plan.config.seq_len = 512;
             plan.config.n_embd = 512;
             plan.config.n_head = 8;
@@ -234,6 +260,28 @@ void sync_textures(AppState& s, Gpu& gpu) {
     }
 }
 
+// Ctrl+P / the Export section's PNG button: the view's part of the frame just drawn, read
+// back before the swap; the result goes to the status line.
+void write_png_request(GLFWwindow* window, AppState& s) {
+    if (s.png_request.empty()) return;
+    int fw = 0, fh = 0, ww = 0, wh = 0;
+    glfwGetFramebufferSize(window, &fw, &fh);
+    glfwGetWindowSize(window, &ww, &wh);
+    // view_rect is in window coordinates; the framebuffer may have more pixels (HiDPI).
+    const float sx = ww > 0 ? float(fw) / float(ww) : 1.f, sy = wh > 0 ? float(fh) / float(wh) : 1.f;
+    const int x0 = std::clamp(int(std::lround(s.view_rect[0] * sx)), 0, fw);
+    const int y0 = std::clamp(int(std::lround(s.view_rect[1] * sy)), 0, fh);
+    const int x1 = std::clamp(int(std::lround(s.view_rect[2] * sx)), x0, fw);
+    const int y1 = std::clamp(int(std::lround(s.view_rect[3] * sy)), y0, fh);
+    std::string error;
+    if (write_screenshot_png_region(s.png_request, fw, fh, x0, y0, x1 - x0, y1 - y0, error))
+        s.status = std::string("Saved the ") + to_string(s.view) + " view (" + std::to_string(x1 - x0) + " × " +
+                   std::to_string(y1 - y0) + " pixels) to " + s.png_request + ".";
+    else
+        s.status = "Not saved: " + error + ".";
+    s.png_request.clear();
+}
+
 // One frame: recompute, upload, panels, draw. The back buffer holds the frame afterwards.
 void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts) {
     if (s.fonts_dirty) {
@@ -261,6 +309,8 @@ void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts) {
     Minimap overview; // offered by this frame's panels, drawn by the side panel next frame
     ui.minimap = &overview;
     ui.view = int(s.view);
+    ui.tokens = &s.tokens;
+    ui.row_label_w = widest_position_label(fonts.small, s.tokens);
     draw_app(s, ui);
     s.minimap = overview;
     ImGui::Render();
@@ -269,6 +319,7 @@ void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts) {
     glfwGetFramebufferSize(window, &fw, &fh);
     clear_frame(fw, fh, ui.pal.clear_rgb[0], ui.pal.clear_rgb[1], ui.pal.clear_rgb[2]);
     imgui_backend_render();
+    write_png_request(window, s);
 }
 
 // --bench-frames: median frame time with nothing changing, and while the strength slider
@@ -395,6 +446,13 @@ int run_gui(const GuiOptions& o) {
     s.auto_kernel = &choose_kernel;
     s.screenshot_mode = !o.screenshot.empty();
     init_app_state(s, plan.config, plan.kernel);
+    s.edit_tokens = plan.tokens;
+    s.edit_weights = plan.weights;
+    for (const std::string& w : plan.tokens) s.text_field += (s.text_field.empty() ? "" : " ") + w;
+    if (plan.weights) {
+        s.weights_field = plan.weights->path;
+        s.layer_field = plan.weights->layer;
+    }
     s.view = plan.view;
     s.step = plan.step;
     s.p = plan.perturb.value_or(std::min(2, plan.config.seq_len - 1));

@@ -35,4 +35,19 @@ bool write_screenshot_png(const std::string& path, int w, int h, std::string& er
     return true;
 }
 
+bool write_screenshot_png_region(const std::string& path, int w, int h, int x, int y, int rw, int rh,
+                                 std::string& error) {
+    if (x < 0 || y < 0 || rw < 1 || rh < 1 || x + rw > w || y + rh > h) {
+        error = "the part of the window to save is empty or outside it; make the window larger and save again";
+        return false;
+    }
+    std::vector<unsigned char> pixels = read_back_buffer(w, h);
+    const unsigned char* first = pixels.data() + (size_t(y) * size_t(w) + size_t(x)) * 4;
+    if (!stbi_write_png(path.c_str(), rw, rh, 4, first, w * 4)) {
+        error = "could not write the PNG to '" + path + "'; check that its folder exists and is writable";
+        return false;
+    }
+    return true;
+}
+
 } // namespace attnviz

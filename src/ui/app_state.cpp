@@ -1,5 +1,6 @@
 // app_state.cpp: see app_state.h.
 #include "app_state.h"
+#include "inputs.h"
 #include <algorithm>
 #include <cmath>
 
@@ -138,18 +139,25 @@ KernelKind resolve_kernel(const AppState& s, const Config& c, KernelChoice k) {
 // A new config: the recipe, the full forward pass, fresh ranges, every texture.
 bool apply_config(AppState& s) {
     const Config c = s.edit;
-    std::string why = validate(c, s.memory_cap);
+    std::string why = check_inputs(s, c);
+    if (why.empty()) why = validate(c, s.memory_cap);
+    Experiment e;
+    if (why.empty()) make_state_experiment(s, c, e, why);
     if (!why.empty()) {
         s.error = "Kept the previous settings: " + why + ".";
         s.edit = s.config;
         s.edit_kernel_choice = s.kernel_choice;
+        s.edit_tokens = s.tokens;
+        s.edit_weights = s.weights;
         return false;
     }
     s.error.clear();
+    s.tokens = s.edit_tokens;
+    s.weights = s.edit_weights;
     s.config = c;
     s.kernel_choice = s.edit_kernel_choice;
     s.kernel = resolve_kernel(s, c, s.kernel_choice);
-    s.experiment = make_experiment(c);
+    s.experiment = std::move(e);
     s.has_base = trace_bytes(c) <= keep_base_cap;
     Trace& first = s.has_base ? s.base : s.trace;
     forward(c, s.experiment.weights, s.experiment.x, s.kernel, first);
@@ -170,7 +178,7 @@ bool apply_config(AppState& s) {
     s.ready = true;
     s.status = "Computed seed " + std::to_string(c.seed) + ", C = " + std::to_string(c.n_embd) +
                ", H = " + std::to_string(c.n_head) + ", T = " + std::to_string(c.seq_len) + " with the " +
-               to_string(s.kernel) + " kernel.";
+               to_string(s.kernel) + " kernel" + inputs_status(s) + ".";
     return true;
 }
 

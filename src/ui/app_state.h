@@ -9,6 +9,8 @@
 #include "experiment.h"
 #include "heatmap_renderer.h"
 #include "trace_textures.h"
+#include "weights_io.h"
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -92,6 +94,15 @@ struct LayoutItem {
     float value = 0;   // bars: max |dy| at t
 };
 
+// Weights read from a safetensors file (inputs.h): the file as given, the layer, and what
+// the reader found. Shared and immutable, so that the staged and the applied state can
+// hold the same file without copying its matrices.
+struct WeightsFile {
+    std::string path;
+    int layer = 0;
+    LoadedWeights loaded;
+};
+
 struct AppState {
     // The run in use, and what the controls show (applied on the next recompute).
     Config config;
@@ -140,6 +151,23 @@ struct AppState {
     // Messages: what happened last, and why an edit was refused (empty: nothing refused).
     std::string status;
     std::string error;
+
+    // Words and weights as input (inputs.h). The applied ones, and the ones the controls
+    // asked for (applied by the next recompute, like `edit`; a refused edit restores them).
+    std::vector<std::string> tokens;       // one word per position; empty: x = torch.randn(1, T, C)
+    std::vector<std::string> edit_tokens;
+    std::shared_ptr<const WeightsFile> weights;      // nullptr: the seeded weights
+    std::shared_ptr<const WeightsFile> edit_weights;
+    std::string text_field;                // the side panel's text box
+    std::string weights_field;             // the side panel's weights path
+    int layer_field = 0;
+    // Export (inputs.h): the side panel's paths and tensor, and a PNG the loop writes after
+    // the next frame is drawn (empty: none asked for).
+    std::string png_path = "attnviz-walk.png";
+    std::string tensor_path = "attnviz-x.npy";
+    int export_tensor = 0;                 // index into all_tensor_names()
+    std::string png_request;
+    float view_rect[4] = {0, 0, 0, 0};     // the view's screen rectangle x0, y0, x1, y1 (tabs included)
 
     // Dirty flags, cleared by recompute() and by the loop.
     bool config_dirty = true;

@@ -2,6 +2,7 @@
 // the strength from the original row (0) to the lesson's replacement row (1), and watch
 // which outputs move: a bar per position of max |Δy|, exact zeros said in words.
 #include "format.h"
+#include "inputs.h"
 #include "specs.h"
 #include "views.h"
 #include <algorithm>
@@ -20,16 +21,31 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("position p");
     ImGui::SameLine();
+    // With words, each choice says its word ("2 saw") while the choices take at most half the row.
+    const std::vector<std::string>& words = s.tokens;
+    bool worded = !words.empty();
+    if (worded && T <= 12) {
+        float total = 0;
+        for (int t = 0; t < T; ++t)
+            total += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::GetStyle().ItemSpacing.x +
+                     ImGui::CalcTextSize(position_label(words, t, 8).c_str()).x;
+        worded = total <= width * 0.5f;
+    }
     if (T <= 12) {
         for (int t = 0; t < T; ++t) {
             ImGui::PushID(t);
-            if (ImGui::RadioButton(std::to_string(t).c_str(), p == t)) p = t;
+            if (ImGui::RadioButton(worded ? position_label(words, t, 8).c_str() : std::to_string(t).c_str(), p == t)) p = t;
+            if (!words.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("position %d: “%s”", t, words[size_t(t)].c_str());
             ImGui::PopID();
             ImGui::SameLine();
         }
     } else {
         ImGui::SetNextItemWidth(std::round(150 * ui.scale));
-        ImGui::SliderInt("##p", &p, 0, T - 1);
+        // The slider shows "2 saw" with words (a % in a word is doubled for the format).
+        std::string format = "%d";
+        if (!words.empty() && p >= 0 && p < T)
+            for (char ch : " " + position_word(words, p, 10)) format += ch == '%' ? std::string("%%") : std::string(1, ch);
+        ImGui::SliderInt("##p", &p, 0, T - 1, format.c_str());
         ImGui::SameLine();
     }
     ImGui::SameLine(0, std::round(18 * ui.scale));
@@ -103,7 +119,14 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
         }
         if (d == 0.f && bar_w >= 6) // an exact zero: a flat marker on the baseline, no bar
             dl->AddLine(ImVec2(x0, base_y - 1), ImVec2(x1, base_y - 1), pal.exact_zero, 3.f);
-        const std::string pos = std::to_string(t);
+        // The position's word when it fits the slot (cut with "…" if need be), else its number.
+        std::string pos = std::to_string(t);
+        if (!s.tokens.empty()) {
+            const std::string word = fit_text(small, position_label(s.tokens, t), slot - 4);
+            const std::string bare = fit_text(small, position_word(s.tokens, t), slot - 4);
+            if (!word.empty() && word.size() > pos.size() + 2) pos = word;
+            else if (!bare.empty()) pos = bare;
+        }
         const ImVec2 ps = text_size(small, pos);
         if (slot >= ps.x + 4 || t % 10 == 0)
             dl->AddText(small, small->FontSize, ImVec2(std::round(cx - ps.x * 0.5f), base_y + 3),
@@ -111,7 +134,10 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
         // Hover: the exact value.
         if (ImGui::IsMouseHoveringRect(ImVec2(cx - slot * 0.5f, top_y), ImVec2(cx + slot * 0.5f, base_y + label_h))) {
             ImGui::BeginTooltip();
-            ImGui::Text("position %d: max |Δy| = %s", t, format_diff(d).c_str());
+            if (!s.tokens.empty())
+                ImGui::Text("position %d “%s”: max |Δy| = %s", t, s.tokens[size_t(t)].c_str(), format_diff(d).c_str());
+            else
+                ImGui::Text("position %d: max |Δy| = %s", t, format_diff(d).c_str());
             if (d != 0.f && std::isfinite(d)) ImGui::TextDisabled("exact value %s", format_exact(d).c_str());
             ImGui::EndTooltip();
         }
@@ -175,7 +201,9 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     float y = p0.y;
 
     ImFont* hf = ui.fonts->heading;
-    const std::string question = "Change position p = " + std::to_string(s.p) + ". Which outputs move?";
+    std::string question = "Change position p = " + std::to_string(s.p);
+    if (s.p >= 0 && size_t(s.p) < s.tokens.size()) question += " (“" + position_word(s.tokens, s.p) + "”)";
+    question += ". Which outputs move?";
     dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, question.c_str());
     y += hf->FontSize + gap;
     draw_perturb_controls(s, ui, ImVec2(p0.x, y), width);

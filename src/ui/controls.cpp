@@ -1,6 +1,7 @@
 // controls.cpp: the fixed side panel - the model's sizes, the teaching switches, the
 // kernel, "Reset to the lesson", the parameter count - and the whole window's layout.
 #include "format.h"
+#include "inputs.h"
 #include "session_state.h"
 #include "specs.h"
 #include <imgui_stdlib.h>
@@ -110,6 +111,9 @@ void draw_controls(AppState& s, UiContext& ui) {
         ImGui::PopTextWrapPos();
     }
 
+    draw_words_section(s, ui);
+    draw_weights_section(s, ui);
+
     section(ui, "Teaching switches");
     {
         ImGui::AlignTextToFramePadding();
@@ -172,6 +176,10 @@ void draw_controls(AppState& s, UiContext& ui) {
         s.perturb_dirty = true;
         s.p = 2;
         for (ViewWindow& w : s.windows) w = ViewWindow{};
+        // The lesson's input: random x and the seeded weights.
+        s.edit_tokens.clear();
+        s.edit_weights.reset();
+        s.text_field.clear();
     }
 
     // A refused edit says why, right under the settings it refused.
@@ -243,6 +251,8 @@ void draw_controls(AppState& s, UiContext& ui) {
         if (ImGui::Button("Open  Ctrl+O", ImVec2(half, 0))) open_session_file(s, s.session_path);
     }
 
+    draw_export_section(s, ui);
+
     if (changed) request_config(s, e, k);
 
     // What happened last.
@@ -282,6 +292,9 @@ void draw_app(AppState& s, UiContext& ui) {
     const float tabs_bottom = draw_view_tabs(s, ui, v0, vp->Pos.x + W - margin);
     const float top = tabs_bottom + std::round(10 * ui.scale);
     const ImVec2 area0(v0.x, top), area1(vp->Pos.x + W - margin, vp->Pos.y + Hh - std::round(6 * ui.scale));
+    // What Ctrl+P saves: the view with its margins, without the side panel and the tabs.
+    s.view_rect[0] = area0.x - margin, s.view_rect[1] = area0.y - std::round(6 * ui.scale);
+    s.view_rect[2] = vp->Pos.x + W, s.view_rect[3] = vp->Pos.y + Hh;
     ImGui::SetCursorScreenPos(area0);
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0, 0, 0, 0));

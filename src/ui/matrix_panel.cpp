@@ -1,6 +1,7 @@
 // matrix_panel.cpp: see matrix_panel.h.
 #include "matrix_panel.h"
 #include "format.h"
+#include "inputs.h"
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -74,6 +75,20 @@ int tick_step(float cell, float label_extent) {
 
 float line_h(ImFont* f) { return f->FontSize; }
 
+// Words label this axis: it runs over positions and the input has words.
+bool has_words(const UiContext& ui, Axis a) {
+    return ui.tokens && !ui.tokens->empty() && (a == Axis::position || a == Axis::key);
+}
+// ... and its ticks show them.
+bool worded(const UiContext& ui, Axis a) { return ui.word_ticks && has_words(ui, a); }
+
+// "2" or, with words, "2 “saw”", for the tooltip.
+std::string index_text(const UiContext& ui, Axis a, int i) {
+    std::string s = std::to_string(i);
+    if (has_words(ui, a) && i >= 0 && size_t(i) < ui.tokens->size()) s += " “" + (*ui.tokens)[size_t(i)] + "”";
+    return s;
+}
+
 } // namespace
 
 ImVec2 text_size(ImFont* font, const std::string& s) {
@@ -115,7 +130,8 @@ Chrome matrix_chrome(const UiContext& ui, const MatrixSpec& m) {
     c.top += float(m.band_levels) * (line_h(small) + pad);
     c.top += line_h(small) + pad; // column ticks
     if (!m.row_caption.empty()) c.left += line_h(small) + pad;
-    c.left += text_size(small, std::to_string(std::max(m.rows - 1, 0))).x + 2 * pad;
+    c.left += (worded(ui, m.row_axis) ? ui.row_label_w : text_size(small, std::to_string(std::max(m.rows - 1, 0))).x) +
+              2 * pad;
     if (!m.col_caption.empty()) c.bottom += line_h(small) + pad;
     if (m.colorbar) c.bottom += std::round(10 * ui.scale) + line_h(small) + 2 * pad;
     c.right = pad;
@@ -296,18 +312,33 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
         y += line_h(small) + pad;
     }
     {
-        // Column ticks.
-        const int k = tick_step(cw, text_size(small, std::to_string(m.cols - 1)).x + 6);
+        // Column ticks: the words of key positions when every one fits its column (cut
+        // with "…" if need be), otherwise numbers.
+        std::vector<std::string> words;
+        if (worded(ui, m.col_axis))
+            for (int c = c0; c < c0 + nc; ++c) {
+                words.push_back(fit_text(small, position_word(*ui.tokens, c), cw - 4));
+                if (words.back().empty()) {
+                    words.clear();
+                    break;
+                }
+            }
+        const int k = words.empty() ? tick_step(cw, text_size(small, std::to_string(m.cols - 1)).x + 6) : 1;
         for (int c = ((c0 + k - 1) / k) * k; c < c0 + nc; c += k) {
-            std::string s = std::to_string(c);
+            std::string s = words.empty() ? std::to_string(c) : words[size_t(c - c0)];
             const ImVec2 ts = text_size(small, s);
             dl->AddText(small, small->FontSize, ImVec2(std::round(p0.x + (float(c - c0) + 0.5f) * cw - ts.x * 0.5f), y),
                         pal.text_dim, s.c_str());
         }
-        // Row ticks.
+        // Row ticks: "2 saw" with words.
+        const bool row_words = worded(ui, m.row_axis);
         const int kr = tick_step(chh, small->FontSize * 1.1f);
         for (int r = ((r0 + kr - 1) / kr) * kr; r < r0 + nr; r += kr) {
             std::string s = std::to_string(r);
+            if (row_words) {
+                const std::string label = fit_text(small, position_label(*ui.tokens, r), ui.row_label_w);
+                if (!label.empty()) s = label;
+            }
             const ImVec2 ts = text_size(small, s);
             dl->AddText(small, small->FontSize,
                         ImVec2(p0.x - pad - ts.x, std::round(p0.y + (float(r - r0) + 0.5f) * chh - ts.y * 0.5f)),
@@ -371,7 +402,8 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
             const float v = m.value(r, c);
             ImGui::BeginTooltip();
             ImGui::TextUnformatted(m.describe ? m.describe(r, c, v).c_str() : format_exact(v).c_str());
-            ImGui::TextDisabled("row %d, column %d; exact value %s", r, c, format_exact(v).c_str());
+            ImGui::TextDisabled("row %s, column %s; exact value %s", index_text(ui, m.row_axis, r).c_str(),
+                                index_text(ui, m.col_axis, c).c_str(), format_exact(v).c_str());
             if (m.base_value) {
                 const float b = m.base_value(r, c);
                 const bool same = (std::isnan(b) && std::isnan(v)) || b == v;

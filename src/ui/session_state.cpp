@@ -1,5 +1,6 @@
 // session_state.cpp: see session_state.h.
 #include "session_state.h"
+#include "inputs.h"
 #include "theme.h"
 #include <algorithm>
 
@@ -18,6 +19,11 @@ Session to_session(const AppState& s) {
     ss.theme = to_string(s.theme);
     ss.font_scale = double(s.font_scale);
     ss.palette = to_string(s.palette);
+    ss.tokens = s.tokens;
+    if (s.weights) {
+        ss.weights_path = s.weights->path;
+        ss.layer = s.weights->layer;
+    }
     return ss;
 }
 
@@ -26,9 +32,9 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
         error = "the session's sizes do not fit the window: " + why;
         return false;
     }
-    if (!ss.tokens.empty() || !ss.weights_path.empty()) {
-        error = "the session uses words or a weights file, which the window cannot open yet; open it with the same "
-                "--text/--weights on the command line instead";
+    if (!ss.tokens.empty() && ss.config.seq_len != int(ss.tokens.size())) {
+        error = "the session's seq_len " + std::to_string(ss.config.seq_len) + " differs from its " +
+                std::to_string(ss.tokens.size()) + " words; T follows the words";
         return false;
     }
     View view;
@@ -50,7 +56,17 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
         error = "the session's kernel '" + ss.kernel + "' is not a kernel; use reference, fast or leave it empty";
         return false;
     }
+    // Last of the checks: the weights file is read (and must still be there).
+    std::shared_ptr<const WeightsFile> weights;
+    if (!ss.weights_path.empty() && !read_session_weights(ss.weights_path, ss.layer, ss.config, weights, error))
+        return false;
     init_app_state(s, ss.config, k);
+    s.edit_tokens = ss.tokens;
+    s.edit_weights = weights;
+    s.weights_field = ss.weights_path;
+    s.layer_field = ss.layer;
+    s.text_field.clear();
+    for (const std::string& w : ss.tokens) s.text_field += (s.text_field.empty() ? "" : " ") + w;
     s.view = view;
     s.step = ss.step;
     s.p = ss.perturb >= 0 ? ss.perturb : std::min(2, ss.config.seq_len - 1);

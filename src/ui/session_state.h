@@ -8,7 +8,8 @@ namespace attnviz {
 // What a session file records of the state on screen.
 Session to_session(const AppState& s);
 // Checks the session against what the window can show (sizes under its memory cap, a known
-// view and theme, no words or weights file yet); on failure `error` is one sentence and `s`
+// view and theme, words that match T, a weights file that still reads and matches C); on
+// failure `error` is one sentence and `s`
 // is untouched. On success the state is set to the session's and the next recompute applies it.
 bool apply_session(AppState& s, const Session& ss, std::string& error);
 

@@ -5,6 +5,7 @@
 #include "heatmap_renderer.h"
 #include "theme.h"
 #include "trace_textures.h"
+#include <string>
 #include <vector>
 
 namespace attnviz {
@@ -19,6 +20,11 @@ struct UiContext {
     std::vector<LayoutItem>* layout = nullptr;
     Minimap* minimap = nullptr;              // filled by the first windowed matrix that offers one
     int view = 0;                            // the view being drawn
+    // Words as input (inputs.h): they label the position axes (query rows, key columns)
+    // of every matrix; nullptr or empty: the positions are numbers.
+    const std::vector<std::string>* tokens = nullptr;
+    float row_label_w = 0;                   // widest position_label in the small font
+    bool word_ticks = true;                  // false: ticks show numbers (no room), tooltips the words
 };
 
 } // namespace attnviz

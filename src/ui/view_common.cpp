@@ -1,6 +1,7 @@
 // view_common.cpp: pieces every view uses - the colour legend, the head pager, the zoom and
 // window bar - and the keyboard.
 #include "format.h"
+#include "inputs.h"
 #include "specs.h"
 #include "session_state.h"
 #include "views.h"
@@ -185,6 +186,8 @@ const std::vector<Shortcut>& shortcuts() {
         {"F6", "keyboard into the side panel's fields (Tab moves on, Enter applies, Esc leaves)"},
         {"Ctrl+S", "save the session to the file named in the side panel"},
         {"Ctrl+O", "open that session file"},
+        {"Ctrl+E", "export the tensor chosen in the side panel (.npy or .csv) to its file"},
+        {"Ctrl+P", "save the view as PNG to the file named in the side panel"},
         {"F11", "full screen on / off"},
         {"F1 or ?", "this list on / off (Esc closes it)"}};
     return list;
@@ -195,6 +198,9 @@ void handle_keys(AppState& s) {
     // Ctrl+S / Ctrl+O save and open the session named in the side panel, even from its field.
     if (io.KeyCtrl && pressed('S')) save_session_file(s, s.session_path);
     if (io.KeyCtrl && pressed('O')) open_session_file(s, s.session_path);
+    // Ctrl+E / Ctrl+P export the tensor / the view as PNG to the side panel's Export paths.
+    if (io.KeyCtrl && pressed('E')) export_tensor_now(s);
+    if (io.KeyCtrl && pressed('P')) request_png(s);
     const bool bigger = ImGui::IsKeyPressed(key_equal) || ImGui::IsKeyPressed(key_kp_add);
     const bool smaller = ImGui::IsKeyPressed(key_minus) || ImGui::IsKeyPressed(key_kp_subtract);
     if (io.KeyCtrl && (bigger || smaller)) {

@@ -97,6 +97,13 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
                      float max_cell) {
     RowsResult out;
     const ImVec2 size(p1.x - p0.x, p1.y - p0.y);
+    // Words on the position axes take width; where they would leave the cells too small to
+    // read whole, the rows show numbers (the tooltips still name the words).
+    if (ui.tokens && !ui.tokens->empty() && ui.word_ticks && fit_cell(ui, rows, size, max_cell) < std::round(7 * ui.scale)) {
+        UiContext numbers = ui;
+        numbers.word_ticks = false;
+        return draw_rows(numbers, win, rows, p0, p1, max_cell);
+    }
     const float fit = fit_cell(ui, rows, size, max_cell);
     float cell = fit * win.zoom;
     // Cells smaller than this are switched to a window of readable ones (a few pixels are

@@ -1,0 +1,121 @@
+// input_panel.cpp: the side panel's Words, Weights and Export sections (inputs.h does
+// the work; these only arrange the widgets).
+#include "format.h"
+#include "inputs.h"
+#include "views.h"
+#include <algorithm>
+#include <cmath>
+#include <imgui_stdlib.h>
+
+namespace attnviz {
+
+namespace {
+
+void input_section(UiContext& ui, const char* title) {
+    ImGui::Spacing();
+    ImGui::PushFont(ui.fonts->body);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", title);
+    ImGui::PopFont();
+    ImGui::Separator();
+}
+
+void wrapped_dim(const std::string& text) {
+    ImGui::PushTextWrapPos(0.f);
+    ImGui::TextDisabled("%s", text.c_str());
+    ImGui::PopTextWrapPos();
+}
+
+} // namespace
+
+void draw_words_section(AppState& s, UiContext& ui) {
+    input_section(ui, "Words");
+    const float apply_w = ImGui::CalcTextSize("Apply").x + 2 * ImGui::GetStyle().FramePadding.x;
+    ImGui::SetNextItemWidth(-(apply_w + ImGui::GetStyle().ItemSpacing.x));
+    const bool enter = ImGui::InputTextWithHint("##text", "e.g. the cat saw the cat", &s.text_field,
+                                                ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Words as input, one position each: each distinct word gets its own seeded random row, so a "
+                          "repeated word repeats its row of x. Enter applies; an empty text goes back to random x.");
+    ImGui::SameLine();
+    if (ImGui::Button("Apply") || enter) {
+        std::string error;
+        set_text(s, s.text_field, error);
+    }
+    if (s.tokens.empty())
+        wrapped_dim("no words: x = torch.randn(1, T, C)");
+    else
+        wrapped_dim(std::to_string(s.tokens.size()) + " words, T = " + std::to_string(s.config.seq_len) + "; at most " +
+                    std::to_string(max_words(s)) + " at this C and H");
+}
+
+void draw_weights_section(AppState& s, UiContext& ui) {
+    input_section(ui, "Weights");
+    if (s.weights) {
+        // The file's name (the whole path on hover), then its scheme, layer, sizes and names.
+        const std::string& path = s.weights->path;
+        const size_t slash = path.find_last_of('/');
+        ImGui::PushTextWrapPos(0.f);
+        ImGui::TextUnformatted(slash == std::string::npos ? path.c_str() : path.c_str() + slash + 1);
+        ImGui::PopTextWrapPos();
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", path.c_str());
+        wrapped_dim(weights_details(*s.weights));
+    } else
+        wrapped_dim("seeded: SelfAttention(C, H) after torch.manual_seed(" + std::to_string(s.config.seed) + ")");
+    ImGui::SetNextItemWidth(-1);
+    const bool enter = ImGui::InputTextWithHint("##weights_path", "model.safetensors", &s.weights_field,
+                                                ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("A .safetensors file with the lesson's, nanoGPT's or GPT-2's attention names. C comes from the "
+                          "file; x still comes from the seed.");
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("layer");
+    ImGui::SameLine();
+    const float load_w = ImGui::CalcTextSize("Load weights…").x + 2 * ImGui::GetStyle().FramePadding.x;
+    ImGui::SetNextItemWidth(std::max(40.f * ui.scale, ImGui::GetContentRegionAvail().x - load_w - ImGui::GetStyle().ItemSpacing.x));
+    int layer = s.layer_field;
+    if (ImGui::InputInt("##layer", &layer, 1, 1)) s.layer_field = std::max(0, layer);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Which h.N of a GPT-2 or nanoGPT model file (0 for one-block files).");
+    ImGui::SameLine();
+    if (ImGui::Button("Load weights…") || enter) {
+        std::string error;
+        load_weights_file(s, s.weights_field, s.layer_field, error);
+    }
+    ImGui::BeginDisabled(!s.weights && !s.edit_weights);
+    if (ImGui::Button("Unload: seeded weights", ImVec2(-1, 0))) unload_weights(s);
+    ImGui::EndDisabled();
+}
+
+void draw_export_section(AppState& s, UiContext& ui) {
+    input_section(ui, "Export");
+    // The default names follow the view and the tensor until the user types a name.
+    if (is_default_png_name(s.png_path)) s.png_path = default_png_name(s.view);
+    const float save_w = ImGui::CalcTextSize("PNG  Ctrl+P").x + 2 * ImGui::GetStyle().FramePadding.x;
+    const float gap = ImGui::GetStyle().ItemSpacing.x;
+    ImGui::SetNextItemWidth(-(save_w + gap));
+    ImGui::InputText("##png_path", &s.png_path);
+    ImGui::SameLine();
+    if (ImGui::Button("PNG  Ctrl+P", ImVec2(save_w, 0))) request_png(s);
+
+    const std::vector<TensorName>& names = all_tensor_names();
+    s.export_tensor = std::clamp(s.export_tensor, 0, int(names.size()) - 1);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("tensor");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::BeginCombo("##tensor", to_string(names[size_t(s.export_tensor)]))) {
+        for (int i = 0; i < int(names.size()); ++i)
+            if (ImGui::Selectable(to_string(names[size_t(i)]), i == s.export_tensor)) {
+                const bool csv = s.tensor_path.size() >= 4 && s.tensor_path.compare(s.tensor_path.size() - 4, 4, ".csv") == 0;
+                if (is_default_tensor_file(s.tensor_path)) s.tensor_path = default_tensor_file(names[size_t(i)], csv);
+                s.export_tensor = i;
+            }
+        ImGui::EndCombo();
+    }
+    ImGui::SetNextItemWidth(-(save_w + gap));
+    ImGui::InputText("##tensor_path", &s.tensor_path);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(".npy (numpy.load gives the tensor's own shape) or .csv");
+    ImGui::SameLine();
+    if (ImGui::Button("Save  Ctrl+E", ImVec2(save_w, 0))) export_tensor_now(s);
+}
+
+} // namespace attnviz
