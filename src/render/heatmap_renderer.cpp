@@ -41,6 +41,9 @@ void draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
     auto ndc_x = [&](float x) { return (x - off.x) / size.x * 2.f - 1.f; };
     auto ndc_y = [&](float y) { return 1.f - (y - off.y) / size.y * 2.f; };
 
+    // Changes a slider move deferred (texture.h) are sent now that the texture is drawn.
+    send_pending(*d.data);
+    if (d.base) send_pending(*d.base);
     glUseProgram(r.program);
     glBindVertexArray(r.vao);
     glUniform4f(r.loc_rect, ndc_x(d.x0), ndc_y(d.y0), ndc_x(d.x1), ndc_y(d.y1));

@@ -13,6 +13,7 @@ static void set_unpack(int stride) {
 
 void upload(Texture& t, const float* data, int rows, int cols, int stride) {
     if (rows <= 0 || cols <= 0) return;
+    t.pending = PendingUpload{}; // every value is sent now
     bool fresh = t.id == 0 || t.rows != rows || t.cols != cols;
     if (t.id == 0) glGenTextures(1, &t.id);
     glBindTexture(GL_TEXTURE_2D, t.id);
@@ -51,6 +52,44 @@ void upload_column(Texture& t, const float* data, int col, int stride) {
     set_unpack(stride);
     glTexSubImage2D(GL_TEXTURE_2D, 0, col, 0, 1, t.rows, GL_RED, GL_FLOAT, data + col);
     set_unpack(0);
+}
+
+// Records `data` as the source of the pending change; a new source replaces an older
+// one (the trace's buffers are the same matrices from one slider move to the next).
+static bool set_source(Texture& t, const float* data, int stride) {
+    if (t.id == 0 || !data) return false;
+    t.pending.data = data;
+    t.pending.stride = stride == 0 ? t.cols : stride;
+    return true;
+}
+
+void defer_rows(Texture& t, const float* data, int row0, int row1, int stride) {
+    row0 = row0 < 0 ? 0 : row0;
+    row1 = row1 > t.rows ? t.rows : row1;
+    if (row0 >= row1 || !set_source(t, data, stride)) return;
+    for (auto& r : t.pending.row_ranges)
+        if (row0 <= r.second && r.first <= row1) { // overlapping or touching: one range
+            r.first = r.first < row0 ? r.first : row0;
+            r.second = r.second > row1 ? r.second : row1;
+            return;
+        }
+    t.pending.row_ranges.emplace_back(row0, row1);
+}
+
+void defer_column(Texture& t, const float* data, int col, int stride) {
+    if (col < 0 || col >= t.cols || !set_source(t, data, stride)) return;
+    for (int c : t.pending.columns)
+        if (c == col) return;
+    t.pending.columns.push_back(col);
+}
+
+void send_pending(const Texture& t) {
+    if (t.pending.empty()) return;
+    PendingUpload p = std::move(t.pending);
+    t.pending = PendingUpload{};
+    Texture& w = const_cast<Texture&>(t); // only the GL contents change, not the struct's shape
+    for (const auto& r : p.row_ranges) upload_rows(w, p.data, r.first, r.second, p.stride);
+    for (int c : p.columns) upload_column(w, p.data, c, p.stride);
 }
 
 void destroy(Texture& t) {

@@ -45,24 +45,26 @@ void upload_trace(TraceTextures& tex, const Trace& tr, const Weights& w, const U
         std::sort(v->begin(), v->end());
         v->erase(std::unique(v->begin(), v->end()), v->end());
     }
+    // Deferred: sent when a view draws the texture (send_pending), so the heads and
+    // tensors off screen cost nothing while the slider moves.
     for (int r : rows) {
         if (r < 0 || r >= T) continue;
-        upload_rows(tex.x, tr.x.data(), r, r + 1);
-        upload_rows(tex.q, qkv, r, r + 1, 3 * C);
-        upload_rows(tex.k, qkv + C, r, r + 1, 3 * C);
-        upload_rows(tex.v, qkv + 2 * C, r, r + 1, 3 * C);
-        for (int h = 0; h < heads; ++h) upload_rows(tex.raw_scores[h], tr.raw_scores[h].data(), r, r + 1);
+        defer_rows(tex.x, tr.x.data(), r, r + 1);
+        defer_rows(tex.q, qkv, r, r + 1, 3 * C);
+        defer_rows(tex.k, qkv + C, r, r + 1, 3 * C);
+        defer_rows(tex.v, qkv + 2 * C, r, r + 1, 3 * C);
+        for (int h = 0; h < heads; ++h) defer_rows(tex.raw_scores[h], tr.raw_scores[h].data(), r, r + 1);
     }
     // Key j's column of q k^T: every query row, masked or not (the raw scores are shown
     // before the mask).
     for (int j : columns)
-        for (int h = 0; h < heads; ++h) upload_column(tex.raw_scores[h], tr.raw_scores[h].data(), j);
+        for (int h = 0; h < heads; ++h) defer_column(tex.raw_scores[h], tr.raw_scores[h].data(), j);
     if (req.row0 >= 0 && req.row0 < T) {
         // Rows row0..T-1 of everything that mixes positions.
         const int r0 = req.row0;
-        for (int h = 0; h < heads; ++h) upload_rows(tex.probs[h], tr.probs[h].data(), r0, T);
-        upload_rows(tex.concat, tr.concat.data(), r0, T);
-        upload_rows(tex.y, tr.y.data(), r0, T);
+        for (int h = 0; h < heads; ++h) defer_rows(tex.probs[h], tr.probs[h].data(), r0, T);
+        defer_rows(tex.concat, tr.concat.data(), r0, T);
+        defer_rows(tex.y, tr.y.data(), r0, T);
     }
 }
 

@@ -35,7 +35,10 @@ struct UploadRequest {
     bool any() const { return full || row0 >= 0 || !rows.empty() || !columns.empty(); }
 };
 
-// Sends what `req` names. `w` (the weights) is sent only on a full upload.
+// Sends what `req` names: a full request at once (`w`, the weights, only then), a partial
+// one deferred to when each texture is drawn (texture.h, send_pending), reading the trace's
+// buffers then; they stay valid because only a new config reallocates them, and a new
+// config sends everything.
 void upload_trace(TraceTextures& tex, const Trace& tr, const Weights& w, const UploadRequest& req);
 void destroy(TraceTextures& tex);
 
