@@ -13,6 +13,9 @@ and prints a table of medians:
                  the same count for both, although torch computes the full T x T
   peak RSS MB    the process's maximum resident set (torch's includes the library itself)
   vs torch       forward time / torch's best forward time (below 1: faster than torch)
+  cpu/wall       attnviz only: CPU time of all its threads per forward time, i.e. how many
+                 cores the forward really ran on (2: both; less on a machine busy with
+                 other work, where the threads wait for a core)
 
 torch runs in inference mode (no autograd graph), once with its thread count and OpenBLAS's
 set to attnviz's and once with one thread (on a busy machine torch's OpenMP regions can
@@ -215,7 +218,8 @@ def main():
     w = TorchWorker(4, 8, 2, threads)
     info = w.ask("info")
     w.close()
-    print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; attnviz threads: {threads}")
+    print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; attnviz threads: {threads}; "
+          f"load average at start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"torch {info['torch']}, threads {info['threads']}, {', '.join(info['blas_info']) or 'BLAS_INFO ?'}; "
           f"BLAS loaded: {', '.join(info['blas_loaded']) or 'none found in /proc/self/maps'}")
     alt = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
@@ -224,7 +228,7 @@ def main():
 
     results = []
     header = (f"{'T':>5} {'C':>5} {'H':>3}  {'impl':<17} {'forward ms':>10} {'update ms':>10} {'upd/fwd':>8} "
-              f"{'GFLOP/s':>8} {'peak RSS MB':>11} {'vs torch':>8}")
+              f"{'GFLOP/s':>8} {'peak RSS MB':>11} {'vs torch':>8} {'cpu/wall':>8}")
     print(header)
     print("-" * len(header))
     for T, C, H, rounds, runs, with_reference in sizes:
@@ -262,10 +266,13 @@ def main():
             fwd = statistics.median(r["forward_ms"] for r in ours[k])
             upd = statistics.median(r["update_ms"] for r in ours[k])
             rss = max(r["peak_rss_mb"] for r in ours[k])
+            cpu = statistics.median(r.get("forward_cpu_ms", 0.0) for r in ours[k])
+            upd_cpu = statistics.median(r.get("update_cpu_ms", 0.0) for r in ours[k])
             row[k] = {"forward_ms": fwd, "update_ms": upd, "gflops": flops / (fwd * 1e6), "peak_rss_mb": rss,
-                      "vs_torch": fwd / torch_ms}
+                      "vs_torch": fwd / torch_ms, "forward_cpu_ms": cpu, "update_cpu_ms": upd_cpu,
+                      "cpu_per_wall": cpu / fwd}
             print(f"{T:>5} {C:>5} {H:>3}  {'attnviz ' + k:<17} {fmt(fwd):>10} {fmt(upd):>10} {fmt(upd / fwd, 2):>8} "
-                  f"{fmt(flops / (fwd * 1e6)):>8} {fmt(rss):>11} {fmt(fwd / torch_ms, 2):>8}")
+                  f"{fmt(flops / (fwd * 1e6)):>8} {fmt(rss):>11} {fmt(fwd / torch_ms, 2):>8} {fmt(cpu / fwd, 2):>8}")
         for n, ms in torch_ms_by_threads.items():
             label = f"torch {n} thr" + (" (best)" if ms == torch_ms and len(torch_threads) > 1 else "")
             print(f"{'':>17}{label:<17} {fmt(ms):>10} {'-':>10} {'-':>8} {fmt(flops / (ms * 1e6)):>8} "
@@ -276,12 +283,16 @@ def main():
     frames = gui_frames(args.bin, args.gui_frames)
     if frames is not None:
         print(f"\nGUI frames ({args.gui_frames}): {json.dumps(frames)}")
+        if frames.get("median_idle_ms"):
+            print(f"GUI drag frame / idle frame: {fmt(frames['median_drag_ms'] / frames['median_idle_ms'], 3)} (goal: at most 1.5)")
 
     print(f"\ntorch's peak RSS includes about {fmt(info['import_rss_mb'])} MB for importing torch. "
-          f"Total time {time.time() - started:.0f} s.")
+          f"Total time {time.time() - started:.0f} s. "
+          f"Load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}.")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": cpu_model(), "threads": threads, "torch": info, "libblas": alt,
+                       "load_average_end": os.getloadavg(),
                        "sizes": results, "gui_frames": frames}, f, indent=1)
     return 0
 
