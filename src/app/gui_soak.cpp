@@ -7,7 +7,9 @@
 // is read at the same state both times (the lesson's config after Reset, three frames
 // settled), so any growth between the readings is memory the run kept.
 #include "gui_soak.h"
+#include "inputs.h"
 #include "session_state.h"
+#include "weights_io.h"
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -18,6 +20,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <malloc.h>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -93,6 +96,8 @@ struct Soak {
     std::string dir;          // a private temporary directory for the session files
     int64_t files_opened = 0; // good session files opened and applied
     int64_t files_refused = 0; // bad files refused with the state kept
+    int64_t weights_loaded = 0;  // good weights files loaded and applied
+    int64_t weights_refused = 0; // bad weights files refused with the state kept
 
     Soak(AppState& state, const SoakPlan& p, GlErrorCounter& counter, const std::function<void()>& draw_fn)
         : s(state), plan(p), gl(counter), draw_frame(draw_fn), rng(p.seed) {}
@@ -163,6 +168,13 @@ struct Soak {
             c.n_embd = pick(Cs);
             c.n_head = random_heads(c.n_embd);
             c.seq_len = pick(Ts);
+        }
+        // The inputs fix some sizes, as the side panel does: T follows the words, C the
+        // weights file (H stays a divisor of it).
+        if (!s.edit_tokens.empty()) c.seq_len = int(s.edit_tokens.size());
+        if (s.edit_weights && c.n_embd != s.edit_weights->loaded.n_embd) {
+            c.n_embd = s.edit_weights->loaded.n_embd;
+            c.n_head = random_heads(c.n_embd);
         }
         // Many heads over many positions: keep a frame's draw within reason.
         if (int64_t(c.n_head) * c.seq_len * c.seq_len > (int64_t(1) << 22)) {
@@ -250,6 +262,33 @@ struct Soak {
         };
         for (const auto& [name, text] : bad) std::ofstream(dir + "/" + name) << text;
         std::filesystem::create_directory(dir + "/a-directory.json");
+
+        // Weights: good files at two sizes (C = 8, H = 2 and C = 24, H = 4), as save-weights
+        // writes them; bad ones cut from a good one or written by hand.
+        std::string error;
+        for (auto [C, H] : {std::pair{8, 2}, std::pair{24, 4}}) {
+            Config c = lesson_config();
+            c.n_embd = C, c.n_head = H, c.seed = uint64_t(C);
+            const std::string path = dir + "/good-" + std::to_string(C) + ".safetensors";
+            if (!save_weights(path, make_experiment(c).weights, H, error)) throw std::runtime_error(error);
+        }
+        std::string good;
+        {
+            std::ifstream f(dir + "/good-8.safetensors", std::ios::binary);
+            good.assign(std::istreambuf_iterator<char>(f), {});
+        }
+        std::string past_end = good;
+        past_end[0] = char(0xff), past_end[1] = char(0xff); // header length far past the end
+        std::string nan = good;
+        for (size_t i = 0; i < 4; ++i) nan[nan.size() - 4 + i] = "\x00\x00\xc0\x7f"[i]; // last float NaN
+        const std::vector<std::pair<std::string, std::string>> bad_weights{
+            {"truncated.safetensors", good.substr(0, good.size() / 2)},
+            {"header-past-end.safetensors", past_end},
+            {"nan.safetensors", nan},
+            {"text.safetensors", "qkv.weight = [1, 2, 3]\n"},
+            {"empty.safetensors", ""},
+        };
+        for (const auto& [name, bytes] : bad_weights) std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
     }
 
     void remove_files() {
@@ -284,19 +323,79 @@ struct Soak {
         else ++files_refused;
     }
 
-    // "Reset to the lesson", as the button does it.
-    void reset() {
-        request_config(s, lesson_config(), KernelChoice::automatic);
-        s.shared_ranges = true;
-        s.strength = 0;
-        s.perturb_dirty = true;
-        s.p = 2;
-        for (ViewWindow& w : s.windows) w = ViewWindow{};
+    // The side panel's Weights: a good file is applied (C follows the file), Unload goes back
+    // to the seeded weights, and a bad file leaves the weights and trace as they were.
+    void weights_edit() {
+        std::string error;
+        if (s.weights && chance(0.3)) {
+            unload_weights(s);
+            draw();
+            if (s.weights) fail("Unload kept the weights of " + s.weights->path);
+            return;
+        }
+        if (chance(0.4)) {
+            const int C = chance(0.5) ? 8 : 24;
+            const std::string path = dir + "/good-" + std::to_string(C) + ".safetensors";
+            if (!load_weights_file(s, path, 0, error)) {
+                fail("the good weights file " + path + " was refused: " + error);
+                return;
+            }
+            draw();
+            if (s.config.n_embd != C || !s.weights || !s.error.empty())
+                fail("the weights of " + path + " were not applied (" + s.error + ")");
+            else ++weights_loaded;
+            return;
+        }
+        const char* const bad[] = {"truncated.safetensors", "header-past-end.safetensors", "nan.safetensors",
+                                   "text.safetensors", "empty.safetensors", "a-directory.json", "missing.safetensors"};
+        const std::string path = dir + "/" + bad[uniform(0, int(std::size(bad)) - 1)];
+        const Config before = s.config;
+        const std::string weights_before = s.weights ? s.weights->path : "";
+        const Mat y = s.trace.y;
+        const bool taken = load_weights_file(s, path, 0, error);
+        draw();
+        const bool kept = same_config(s.config, before) && (s.weights ? s.weights->path : "") == weights_before &&
+                          s.trace.y.rows() == y.rows() && s.trace.y.cols() == y.cols() &&
+                          std::memcmp(s.trace.y.data(), y.data(), size_t(y.size()) * sizeof(float)) == 0;
+        if (taken || error.empty()) fail("the bad weights file " + path + " was not refused");
+        else if (!kept) fail("the bad weights file " + path + " changed the state");
+        else ++weights_refused;
     }
+
+    // Words in the side panel's text box: a few words from a small vocabulary (so words
+    // repeat), clearing the text, or more words than the window takes (refused, state kept).
+    void text_edit() {
+        const char* const vocab[] = {"the", "cat", "saw", "a", "dog", "sat", "on", "mat", "é", "∞"};
+        std::string text, error;
+        const int r = uniform(0, 9);
+        if (r == 0) {
+            set_text(s, "", error);
+            draw();
+            if (!s.tokens.empty()) fail("clearing the text kept " + std::to_string(s.tokens.size()) + " words");
+            return;
+        }
+        const bool too_many = r == 1;
+        const int n = too_many ? max_words(s) + 1 : uniform(1, 12);
+        for (int i = 0; i < n; ++i) text += std::string(i ? " " : "") + vocab[uniform(0, int(std::size(vocab)) - 1)];
+        const Config before = s.config;
+        const bool taken = set_text(s, text, error);
+        draw();
+        if (too_many) {
+            if (taken || error.empty()) fail(std::to_string(n) + " words were not refused");
+            else if (!same_config(s.config, before)) fail(std::to_string(n) + " words changed the state");
+            else ++refused;
+        } else if (!taken || s.config.seq_len != n || int(s.tokens.size()) != n) {
+            fail("the text \"" + text + "\" was not applied (" + error + s.error + ")");
+        }
+    }
+
+    // "Reset to the lesson": the side panel's button (key L), drawn in the next frame.
+    void reset() { s.reset_request = true; }
 
     // RSS at a fixed state: the lesson after Reset, in the walk view at text size 1, three
     // frames settled. Reset keeps the text size, and a font atlas baked at size 3 holds
-    // about 6 MB more than at size 1 (plus its texture): that is not memory kept.
+    // about 6 MB more than at size 1 (plus its texture): that is not memory kept. Freed heap
+    // goes back to the system first (malloc_trim), so the reading is what the run still holds.
     double checkpoint_rss() {
         drag_left = 0;
         reset();
@@ -305,6 +404,11 @@ struct Soak {
         s.view = View::walk;
         s.step = 0;
         for (int i = 0; i < 3; ++i) draw();
+        if (!same_config(s.config, lesson_config()) || s.weights || !s.tokens.empty())
+            fail("Reset did not bring back the lesson's example (" + describe(s.config) + ")");
+#if !defined(__SANITIZE_ADDRESS__)
+        malloc_trim(0); // hand freed heap back, so that RSS counts what is kept, not what malloc caches
+#endif
         return rss_mb();
     }
 
@@ -359,7 +463,13 @@ struct Soak {
         else if (r < 0.588) {
             file_edit();
             return;
-        } else if (r < 0.608) {
+        } else if (r < 0.593) {
+            weights_edit();
+            return;
+        } else if (r < 0.603) {
+            text_edit();
+            return;
+        } else if (r < 0.623) {
             refuse(random_invalid());
             return;
         }
@@ -408,9 +518,10 @@ int run_soak(AppState& s, const SoakPlan& plan, GlErrorCounter& gl, const std::f
                 ", \"gl_debug_output\": %s, \"rss_mb_after_warmup\": %.2f, \"rss_mb_end\": %.2f, "
                 "\"rss_growth_mb\": %.2f, \"rss_peak_mb\": %.2f, \"refused_edits\": %" PRId64
                 ", \"config_edits\": %" PRId64 ", \"files_opened\": %" PRId64 ", \"files_refused\": %" PRId64
-                ", \"seconds\": %.1f}\n",
+                ", \"weights_loaded\": %" PRId64 ", \"weights_refused\": %" PRId64 ", \"seconds\": %.1f}\n",
                 k.frame, plan.seed, warmup, errors, gl.debug_output ? "true" : "false", rss_warm, rss_end, growth,
-                k.rss_peak, k.refused, k.config_edits, k.files_opened, k.files_refused, seconds);
+                k.rss_peak, k.refused, k.config_edits, k.files_opened, k.files_refused, k.weights_loaded,
+                k.weights_refused, seconds);
     std::fflush(stdout);
 
     std::string why = k.failure;
