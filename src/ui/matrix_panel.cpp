@@ -139,9 +139,17 @@ Chrome matrix_chrome(const UiContext& ui, const MatrixSpec& m) {
     return c;
 }
 
+namespace {
+
+// A title's name without its shape: "y = proj(…)   (T, C) = (4, 8)" -> "y = proj(…)".
+std::string short_title(const std::string& title) { return title.substr(0, title.find("   ")); }
+
+} // namespace
+
 float matrix_min_width(const UiContext& ui, const MatrixSpec& m) {
     ImFont* small = ui.fonts->small;
-    float w = m.title.empty() ? 0.f : text_size(ui.fonts->body, m.title).x;
+    // The title may drop its shape (short_title) rather than widen the panel.
+    float w = m.title.empty() ? 0.f : text_size(ui.fonts->body, short_title(m.title)).x;
     if (!m.col_caption.empty()) w = std::max(w, text_size(small, m.col_caption).x);
     if (m.colorbar) {
         // lo and hi apart by a gap, as the colour bar prints them.
@@ -171,10 +179,11 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
     const float cw = (p1.x - p0.x) / float(nc), chh = (p1.y - p0.y) / float(nr);
     res.size = ImVec2(ch.left + (p1.x - p0.x) + ch.right, ch.top + (p1.y - p0.y) + ch.bottom);
     // A title wider than the cells widens the panel rather than being cut.
-    if (!m.title.empty()) res.size.x = std::max(res.size.x, ch.left + text_size(body, m.title).x + pad);
-    // So does a caption or a colour bar's numbers wider than the cells.
+    // A caption, a title's name or a colour bar's numbers wider than the cells widen the
+    // panel; the title's shape is written only when it fits in that width.
     const float min_w = matrix_min_width(ui, m);
     res.size.x = std::max(res.size.x, ch.left + min_w + ch.right);
+    const std::string title = text_size(body, m.title).x <= res.size.x - ch.left ? m.title : short_title(m.title);
     const ImVec2 panel_max(pos.x + res.size.x, pos.y + res.size.y);
 
     // Interaction: an invisible button over the cells.
@@ -292,7 +301,7 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
     const ImVec4 clip(pos.x, pos.y, std::max(panel_max.x, pos.x + 1), panel_max.y);
     float y = pos.y;
     if (!m.title.empty()) {
-        dl->AddText(body, body->FontSize, ImVec2(p0.x, y), m.title_color ? m.title_color : pal.text, m.title.c_str());
+        dl->AddText(body, body->FontSize, ImVec2(p0.x, y), m.title_color ? m.title_color : pal.text, title.c_str());
         y += line_h(body) + pad;
     }
     for (int level = 0; level < m.band_levels; ++level) {
@@ -371,7 +380,9 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
         d.colormap = m.colormap;
         d.lo = m.lo;
         d.hi = m.hi;
-        const float bar_x1 = std::max(p1.x, p0.x + min_w);
+        // As wide as the cells, or as its two end numbers need.
+        const float bar_x1 = std::max(p1.x, p0.x + text_size(small, format_value(m.lo, 2)).x +
+                                                text_size(small, format_value(m.hi, 2)).x + std::round(12 * ui.scale));
         d.x0 = p0.x, d.x1 = bar_x1, d.y0 = yb, d.y1 = yb + bar_h;
         if (d.data && d.data->id) add_heatmap(dl, *ui.renderer, d);
         dl->AddRect(ImVec2(p0.x - 1, yb - 1), ImVec2(bar_x1 + 1, yb + bar_h + 1), pal.frame);

@@ -53,6 +53,19 @@ RowNeeds needs(const UiContext& ui, const Row& row) {
     return n;
 }
 
+// Height of `rows` stacked at `c` pixels per cell: the tallest panel of each row decides,
+// with a gap between rows.
+float stack_height(const UiContext& ui, const std::vector<Row>& rows, float c) {
+    float h = 0;
+    for (const Row& r : rows) {
+        RowNeeds n = needs(ui, r);
+        float tallest = 0;
+        for (auto& [fixed, cells] : n.heights) tallest = std::max(tallest, fixed + cells * c);
+        h += tallest + row_gap(ui);
+    }
+    return rows.empty() ? 0.f : h - row_gap(ui);
+}
+
 } // namespace
 
 float readable_cell(const UiContext& ui) { return std::round(12 * ui.scale); }
@@ -70,18 +83,9 @@ float fit_cell(const UiContext& ui, const std::vector<Row>& rows, ImVec2 size, f
         }
         cell = lo;
     }
-    // Height: the rows stacked. The tallest panel of each row decides; try the cell size
-    // found so far and shrink it until the stack fits (heights are monotone in the cell).
-    auto stack_h = [&](float c) {
-        float h = 0;
-        for (const Row& r : rows) {
-            RowNeeds n = needs(ui, r);
-            float tallest = 0;
-            for (auto& [fixed, cells] : n.heights) tallest = std::max(tallest, fixed + cells * c);
-            h += tallest + row_gap(ui);
-        }
-        return h;
-    };
+    // Height: the rows stacked; try the cell size found so far and shrink it until the
+    // stack fits (heights are monotone in the cell).
+    auto stack_h = [&](float c) { return stack_height(ui, rows, c); };
     if (stack_h(cell) > size.y) {
         float lo = 0, hi = cell;
         for (int i = 0; i < 30; ++i) {
@@ -130,7 +134,8 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
         total_cells += cells;
     }
     const float free_h = std::max(size.y - total_fixed, cell);
-    const bool tall = total_cells * cell > free_h + 0.5f;
+    // Measured as fit_cell measures, panel by panel, so that a cell size it found fits.
+    const bool tall = stack_height(ui, rows, cell) > size.y + 0.5f;
 
     float y = p0.y;
     out.panels.resize(rows.size());

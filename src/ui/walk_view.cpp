@@ -423,17 +423,23 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
 
     // The zoom bar costs a row: shown when there is room for it or it is needed (a window of
     // cells to move, a zoom to undo, the head pager); the keys = - 0 zoom either way.
-    const ImVec2 area_no_bar(width, p1.y - y - legend_h);
+    // The colour legend gives its row to the matrices when they would not fit whole without
+    // it (each matrix keeps its own colour bar).
+    const float readable_fit = std::round(7 * ui.scale);
+    const bool legend = fit_cell(ui, rows, ImVec2(width, p1.y - y - legend_h), 64 * ui.scale) >= readable_fit ||
+                        fit_cell(ui, rows, ImVec2(width, p1.y - y), 64 * ui.scale) < readable_fit;
+    const float legend_room = legend ? legend_h : 0.f;
+    const ImVec2 area_no_bar(width, p1.y - y - legend_room);
     const float fit_no_bar = fit_cell(ui, rows, area_no_bar, 64 * ui.scale);
-    const bool show_bar = (pager && !pager_in_header) || win.zoom != 1 || fit_no_bar < std::round(7 * ui.scale) ||
+    const bool show_bar = (pager && !pager_in_header) || win.zoom != 1 || fit_no_bar < readable_fit ||
                           fit_no_bar >= 36 * ui.scale;
     const float top = show_bar ? y + bar_h : y;
-    RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - legend_h), 64 * ui.scale);
+    RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - legend_room), 64 * ui.scale);
     if (show_bar) {
         draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * (pager && !pager_in_header ? 0.6f : 1.f), rr.windowed);
         if (pager && !pager_in_header) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.62f, y));
     }
-    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, step >= 5 && step <= 8);
+    if (legend) draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, step >= 5 && step <= 8);
 }
 
 } // namespace attnviz
