@@ -4,6 +4,7 @@
 #include "app_state.h"
 #include "gui_test_support.h"
 #include "inputs.h"
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
@@ -96,4 +97,38 @@ TEST(ExportFromTheApp, PngRequestFollowsTheViewAndChecksTheName) {
     s.view = View::walk;
     request_png(s);
     EXPECT_EQ(s.png_request, "figure.png"); // a name of the user's own stays
+}
+
+TEST(ExportWindow, CtrlPSavesTheViewAndCtrlEATensor) {
+    // The default names land in the working directory, as they would for a user.
+    const std::filesystem::path cwd = std::filesystem::current_path();
+    const std::filesystem::path png = cwd / "attnviz-scores.png", npy = cwd / "attnviz-x.npy";
+    std::filesystem::remove(png);
+    std::filesystem::remove(npy);
+    const std::string shot = temp_dir() + "/ctrl_p_window.png";
+    RunResult r = run_headless({"--view", "scores", "--text", "the cat saw the cat", "--keys", "ctrl+p,ctrl+e",
+                                "--screenshot", shot});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const Image view = load_png(png.string()), window = load_png(shot);
+    std::filesystem::remove(png);
+    ASSERT_GT(view.w, 0);
+    ASSERT_EQ(window.w, 1280);
+    // The view without the side panel, and exactly what the window showed there.
+    EXPECT_GT(view.w, 640);
+    EXPECT_LT(view.w, window.w);
+    EXPECT_LT(view.h, window.h);
+    const int x0 = window.w - view.w, y0 = window.h - view.h;
+    int differ = 0;
+    for (int y = 0; y < view.h; ++y)
+        for (int x = 0; x < view.w; ++x) {
+            const Rgb a = view.at(x, y), b = window.at(x0 + x, y0 + y);
+            differ += a.r != b.r || a.g != b.g || a.b != b.b;
+        }
+    EXPECT_EQ(differ, 0);
+    // Ctrl+E: x of the five words, as numpy.load reads it.
+    const std::string bytes = slurp(npy.string());
+    std::filesystem::remove(npy);
+    ASSERT_GT(bytes.size(), 10u);
+    EXPECT_EQ(bytes.substr(1, 5), "NUMPY");
+    EXPECT_NE(bytes.find("(5, 8)"), std::string::npos);
 }
