@@ -70,18 +70,21 @@ void draw_weights_section(AppState& s, UiContext& ui) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("layer");
     ImGui::SameLine();
-    const float load_w = ImGui::CalcTextSize("Load weights…").x + 2 * ImGui::GetStyle().FramePadding.x;
-    ImGui::SetNextItemWidth(std::max(40.f * ui.scale, ImGui::GetContentRegionAvail().x - load_w - ImGui::GetStyle().ItemSpacing.x));
+    ImGui::SetNextItemWidth(-1);
     int layer = s.layer_field;
     if (ImGui::InputInt("##layer", &layer, 1, 1)) s.layer_field = std::max(0, layer);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Which h.N of a GPT-2 or nanoGPT model file (0 for one-block files).");
-    ImGui::SameLine();
-    if (ImGui::Button("Load weights…") || enter) {
+    // "Load weights…" whole, "Unload" in the rest of the row.
+    const float row = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x;
+    const float load_w = std::max(row / 2, ImGui::CalcTextSize("Load weights…").x + 2 * ImGui::GetStyle().FramePadding.x);
+    if (ImGui::Button("Load weights…", ImVec2(load_w, 0)) || enter) {
         std::string error;
         load_weights_file(s, s.weights_field, s.layer_field, error);
     }
+    ImGui::SameLine();
     ImGui::BeginDisabled(!s.weights && !s.edit_weights);
-    if (ImGui::Button("Unload: seeded weights", ImVec2(-1, 0))) unload_weights(s);
+    if (ImGui::Button("Unload", ImVec2(std::max(1.f, row - load_w), 0))) unload_weights(s);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back to the seeded weights of this config.");
     ImGui::EndDisabled();
 }
 
