@@ -71,9 +71,9 @@ namespace {
 
 // Largest finite |v| over a column block [c0, c1) of m (NaN and inf are skipped: they have
 // their own looks and must not flatten the colour map).
-float max_abs(const Mat& m, int c0, int c1) {
+float max_abs(const Mat& m, int c0, int c1, Eigen::Index r0 = 0) {
     float best = 0;
-    for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    for (Eigen::Index r = r0; r < m.rows(); ++r) {
         const float* row = m.data() + r * m.cols();
         for (int c = c0; c < c1; ++c)
             if (std::isfinite(row[c])) best = std::max(best, std::fabs(row[c]));
@@ -94,26 +94,46 @@ void grow_set(RangeSet& r, int H, const std::vector<float>& per_head) {
     }
 }
 
-void grow_ranges(Ranges& rg, const Trace& tr, const Weights& w) {
+// Largest finite |v| of column j of m.
+float max_abs_column(const Mat& m, int j) {
+    float best = 0;
+    for (Eigen::Index r = 0; r < m.rows(); ++r) {
+        const float v = m(r, j);
+        if (std::isfinite(v)) best = std::max(best, std::fabs(v));
+    }
+    return best;
+}
+
+// Grows the ranges over the trace's rows from `row0` on, the raw scores' `columns` too,
+// and, when `weights` is given, the weights. A new config scans everything (row0 = 0); a
+// slider move under the causal mask scans only what it can change: the rows from the
+// first changed one, and the score columns of the changed keys (about half the work at
+// p = T/2, and no weights).
+void grow_ranges(Ranges& rg, const Trace& tr, const Weights* weights, int row0 = 0,
+                 const std::vector<int>& columns = {}) {
     const int H = tr.H, C = tr.C, hd = tr.head_dim;
-    grow(rg.x.all, max_abs(tr.x));
-    grow(rg.y.all, max_abs(tr.y));
+    grow(rg.x.all, max_abs(tr.x, 0, int(tr.x.cols()), row0));
+    grow(rg.y.all, max_abs(tr.y, 0, int(tr.y.cols()), row0));
     const size_t nh = static_cast<size_t>(H);
     std::vector<float> q(nh), k(nh), v(nh), raw(nh), heads(nh);
     for (int h = 0; h < H; ++h) {
-        q[size_t(h)] = max_abs(tr.qkv, h * hd, (h + 1) * hd);
-        k[size_t(h)] = max_abs(tr.qkv, C + h * hd, C + (h + 1) * hd);
-        v[size_t(h)] = max_abs(tr.qkv, 2 * C + h * hd, 2 * C + (h + 1) * hd);
-        raw[size_t(h)] = max_abs(tr.raw_scores[size_t(h)]);
-        heads[size_t(h)] = max_abs(tr.concat, h * hd, (h + 1) * hd);
+        q[size_t(h)] = max_abs(tr.qkv, h * hd, (h + 1) * hd, row0);
+        k[size_t(h)] = max_abs(tr.qkv, C + h * hd, C + (h + 1) * hd, row0);
+        v[size_t(h)] = max_abs(tr.qkv, 2 * C + h * hd, 2 * C + (h + 1) * hd, row0);
+        const Mat& scores = tr.raw_scores[size_t(h)];
+        raw[size_t(h)] = max_abs(scores, 0, int(scores.cols()), row0);
+        for (int j : columns) raw[size_t(h)] = std::max(raw[size_t(h)], max_abs_column(scores, j));
+        heads[size_t(h)] = max_abs(tr.concat, h * hd, (h + 1) * hd, row0);
     }
     grow_set(rg.q, H, q);
     grow_set(rg.k, H, k);
     grow_set(rg.v, H, v);
     grow_set(rg.raw, H, raw);
     grow_set(rg.heads, H, heads);
-    grow(rg.w_qkv.all, max_abs(w.w_qkv));
-    grow(rg.w_proj.all, max_abs(w.w_proj));
+    if (weights) {
+        grow(rg.w_qkv.all, max_abs(weights->w_qkv));
+        grow(rg.w_proj.all, max_abs(weights->w_proj));
+    }
 }
 
 // Keeps every view's window inside the new shapes.
@@ -170,7 +190,7 @@ bool apply_config(AppState& s) {
     s.p = std::clamp(s.p, 0, c.seq_len - 1);
     s.perturb_dirty = s.strength != 0;
     s.ranges = Ranges{};
-    grow_ranges(s.ranges, s.trace, s.experiment.weights);
+    grow_ranges(s.ranges, s.trace, &s.experiment.weights);
     clamp_windows(s);
     s.upload = UploadRequest{};
     s.upload.full = true;
@@ -215,7 +235,8 @@ void apply_perturbation(AppState& s) {
     }
     s.applied_strength = s.applied_p >= 0 ? s.strength : 0.f;
     s.dy = max_abs_diff_per_position(s.trace.y, s.base_y);
-    grow_ranges(s.ranges, s.trace, s.experiment.weights);
+    if (s.config.mask == MaskMode::causal) grow_ranges(s.ranges, s.trace, nullptr, first_row, columns);
+    else grow_ranges(s.ranges, s.trace, nullptr);
     // Causal: rows before the first changed row cannot move. Other masks let any row move.
     if (s.config.mask == MaskMode::causal) {
         s.upload.row0 = s.upload.row0 >= 0 ? std::min(s.upload.row0, first_row) : first_row;

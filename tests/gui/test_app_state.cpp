@@ -149,3 +149,41 @@ TEST(AppStateRecompute, ViewAndThemeNamesRoundTrip) {
     EXPECT_FALSE(parse_view("heads", v, error));
     EXPECT_NE(error.find("heads"), std::string::npos);
 }
+
+// The colour ranges must cover every value on screen after any sequence of slider moves:
+// a move under the causal mask rescans only the rows from p and the score column p, so a
+// value that changed outside them would fall off the colour map.
+TEST(AppStateRecompute, RangesCoverEveryValueAfterSliderMoves) {
+    AppState s;
+    Config c = lesson_config();
+    c.seq_len = 16, c.n_embd = 12, c.n_head = 3;
+    for (MaskMode mask : {MaskMode::causal, MaskMode::none}) {
+        c.mask = mask;
+        init_app_state(s, c, KernelChoice::reference);
+        recompute(s);
+        ASSERT_TRUE(s.ready) << s.error;
+        for (auto [p, strength] : {std::pair{9, 1.f}, std::pair{3, 0.7f}, std::pair{15, 1.f}, std::pair{0, 1.f}}) {
+            request_perturbation(s, p, strength);
+            recompute(s);
+            auto top = [](const Mat& m, int c0, int c1) {
+                float best = 0;
+                for (Eigen::Index r = 0; r < m.rows(); ++r)
+                    for (int j = c0; j < c1; ++j)
+                        if (std::isfinite(m(r, j))) best = std::max(best, std::fabs(m(r, j)));
+                return best;
+            };
+            const Trace& t = s.trace;
+            const int C = t.C, hd = t.head_dim;
+            EXPECT_GE(s.ranges.x.all, top(t.x, 0, C)) << "p " << p;
+            EXPECT_GE(s.ranges.y.all, top(t.y, 0, C)) << "p " << p;
+            for (int h = 0; h < t.H; ++h) {
+                const size_t i = size_t(h);
+                EXPECT_GE(s.ranges.q.head[i], top(t.qkv, h * hd, (h + 1) * hd)) << "p " << p << " head " << h;
+                EXPECT_GE(s.ranges.k.head[i], top(t.qkv, C + h * hd, C + (h + 1) * hd)) << "p " << p << " head " << h;
+                EXPECT_GE(s.ranges.v.head[i], top(t.qkv, 2 * C + h * hd, 2 * C + (h + 1) * hd)) << "p " << p;
+                EXPECT_GE(s.ranges.raw.head[i], top(t.raw_scores[i], 0, t.T)) << "p " << p << " head " << h;
+                EXPECT_GE(s.ranges.heads.head[i], top(t.concat, h * hd, (h + 1) * hd)) << "p " << p;
+            }
+        }
+    }
+}
