@@ -98,13 +98,16 @@ ImVec2 text_size(ImFont* font, const std::string& s) {
 void add_text_vertical(ImDrawList* dl, ImFont* font, ImVec2 center, ImU32 color, const char* text) {
     const ImVec2 ts = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.f, text);
     const int first = dl->VtxBuffer.Size;
-    // Drawn upright without clipping (upright, its ends may stick out of the window), then
-    // every new vertex is turned about the centre.
+    // Drawn upright at the screen's top-left corner, where no glyph falls outside the screen
+    // (ImGui drops glyphs that lie wholly outside the clip rectangle, and upright around
+    // `center` the caption of a matrix at the window's left edge starts left of x = 0),
+    // then every new vertex is turned a quarter about the upright centre and moved to `center`.
+    const ImVec2 upright(1.f + ts.x * 0.5f, 1.f + ts.y * 0.5f);
     dl->PushClipRectFullScreen();
-    dl->AddText(font, font->FontSize, ImVec2(center.x - ts.x * 0.5f, center.y - ts.y * 0.5f), color, text);
+    dl->AddText(font, font->FontSize, ImVec2(1.f, 1.f), color, text);
     for (int i = first; i < dl->VtxBuffer.Size; ++i) {
         ImVec2& p = dl->VtxBuffer[i].pos;
-        const float dx = p.x - center.x, dy = p.y - center.y;
+        const float dx = p.x - upright.x, dy = p.y - upright.y;
         p = ImVec2(center.x + dy, center.y - dx);
     }
     dl->PopClipRect();

@@ -45,7 +45,8 @@ struct WalkStep {
     std::string why;
 };
 
-WalkStep walk_step(int step, const Config& c) {
+// `words`: the input comes from words (--text), not from torch.randn.
+WalkStep walk_step(int step, const Config& c, bool words) {
     auto sh = [&](const char* s) { return format_shape(s, c); };
     const std::string scale_code = c.scale == ScaleMode::head_dim ? "* self.head_dim ** -0.5"
                                    : c.scale == ScaleMode::n_embd ? "* C ** -0.5"
@@ -53,7 +54,10 @@ WalkStep walk_step(int step, const Config& c) {
     switch (step) {
     case 0:
         return {"the input x", {{1, ""}}, sh("(B, T, C)"), sh("(B, T, C)"),
-                "The module takes T positions of C channels each (B = 1 sequence); the lesson's x is torch.randn(1, 4, 8)."};
+                words ? "One position per word, C channels each (B = 1 sequence): each distinct word has its own "
+                        "seeded N(0, 1) row, so a repeated word repeats its row of x."
+                      : "The module takes T positions of C channels each (B = 1 sequence); here x = torch.randn(1, " +
+                            std::to_string(c.seq_len) + ", " + std::to_string(c.n_embd) + ")."};
     case 1:
         return {"x → qkv", {{2, "self.qkv(x)"}}, sh("(B, T, C)"), sh("(B, T, 3C)"),
                 "One Linear(C, 3C) makes queries, keys and values together: one matmul instead of three."};
@@ -298,7 +302,7 @@ bool step_is_per_head(int step) { return step >= 4 && step <= 10; }
 
 void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const int step = std::clamp(s.step, 0, walk_last_step);
-    const WalkStep st = walk_step(step, s.config);
+    const WalkStep st = walk_step(step, s.config, !s.tokens.empty());
     ViewWindow& win = s.windows[int(View::walk)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
