@@ -1,6 +1,7 @@
 // test_app_state.cpp: recompute() - the one place the window does math - against a fresh
 // forward pass of the same input, and the upload requests it leaves for the textures.
 #include "app_state.h"
+#include "state_test_support.h"
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -8,22 +9,7 @@
 #include <nlohmann/json.hpp>
 
 using namespace attnviz;
-
-namespace {
-
-bool same_bits(const Mat& a, const Mat& b) {
-    return a.rows() == b.rows() && a.cols() == b.cols() &&
-           std::memcmp(a.data(), b.data(), sizeof(float) * size_t(a.size())) == 0;
-}
-
-AppState lesson_state() {
-    AppState s;
-    init_app_state(s, lesson_config(), KernelChoice::reference);
-    recompute(s);
-    return s;
-}
-
-} // namespace
+using namespace attnviz_gui_test;
 
 TEST(AppStateRecompute, StartsOnTheLessonUnperturbed) {
     AppState s = lesson_state();

@@ -2,6 +2,7 @@
 // panel's "Load weights…"): the file's matrices replace the seeded ones while x still comes
 // from the seed; a bad file keeps the current weights and says why; sessions reopen the file.
 #include "app_state.h"
+#include "state_test_support.h"
 #include "gui_test_support.h"
 #include "inputs.h"
 #include "session_state.h"
@@ -19,17 +20,6 @@ const std::string fixtures = ATTNVIZ_TEST_DATA "/weights/";
 const std::string gpt2_file = fixtures + "gpt2_hf_c12.safetensors";             // h.0, h.1; C 12, no n_head
 const std::string nanogpt_model_file = fixtures + "nanogpt_model_bf16.safetensors"; // n_head 4 in metadata
 
-bool same_bits(const Mat& a, const Mat& b) {
-    return a.rows() == b.rows() && a.cols() == b.cols() &&
-           std::memcmp(a.data(), b.data(), sizeof(float) * size_t(a.size())) == 0;
-}
-
-AppState lesson_state() {
-    AppState s;
-    init_app_state(s, lesson_config(), KernelChoice::reference);
-    recompute(s);
-    return s;
-}
 
 } // namespace
 

@@ -2,6 +2,7 @@
 // repeats its row of x (in the numbers and on screen), too many words are refused with the
 // count and the limit, clearing the text goes back to random x, and a session keeps the words.
 #include "app_state.h"
+#include "state_test_support.h"
 #include "gui_test_support.h"
 #include "inputs.h"
 #include "text_input.h"
@@ -10,22 +11,6 @@
 
 using namespace attnviz;
 using namespace attnviz_gui_test;
-
-namespace {
-
-bool same_bits(const Mat& a, const Mat& b) {
-    return a.rows() == b.rows() && a.cols() == b.cols() &&
-           std::memcmp(a.data(), b.data(), sizeof(float) * size_t(a.size())) == 0;
-}
-
-AppState lesson_state() {
-    AppState s;
-    init_app_state(s, lesson_config(), KernelChoice::reference);
-    recompute(s);
-    return s;
-}
-
-} // namespace
 
 TEST(Words, TextSetsTAndRepeatsTheRowOfARepeatedWord) {
     AppState s = lesson_state();
