@@ -54,12 +54,13 @@ bool parse_key_script(const std::string& text, std::vector<KeyPress>& out, std::
         for (char& c : n) c = char(std::tolower(static_cast<unsigned char>(c)));
         if (n.rfind("ctrl+", 0) == 0 && n.size() > 5) k.ctrl = true, n = n.substr(5);
         else if (n.rfind("shift+", 0) == 0 && n.size() > 6) k.shift = true, n = n.substr(6);
+        else if (n.rfind("alt+", 0) == 0 && n.size() > 4) k.alt = true, n = n.substr(4);
         if (!key_of(n, k)) {
             error = "--keys: '" + k.name + "' is not a key; use letters, digits, f1 to f12, left, right, up, down, esc, =, -, ? "
-                    "with an optional ctrl+ or shift+, separated by commas";
+                    "with an optional ctrl+, shift+ or alt+, separated by commas";
             return false;
         }
-        if (k.ctrl) k.ch = 0; // Ctrl+key types nothing
+        if (k.ctrl || k.alt) k.ch = 0; // Ctrl+key and Alt+key type nothing
         keys.push_back(k);
         start = end + 1;
     }
@@ -72,6 +73,7 @@ void press_key(const KeyPress& k, bool down) {
     if (k.key >= 0 && k.key < IM_ARRAYSIZE(io.KeysDown)) io.KeysDown[k.key] = down;
     io.KeyCtrl = down && k.ctrl;
     io.KeyShift = down && k.shift;
+    io.KeyAlt = down && k.alt;
     if (down && k.ch) io.AddInputCharacter(k.ch);
 }
 

@@ -119,6 +119,21 @@ void takeaways(UiContext& ui) {
 
 } // namespace
 
+void show_me(AppState& s, int question) {
+    if (question == 1) show_causality(s);
+    if (question == 2) {
+        // The next of 1, 2, 4 after the current H that divides C (back to 1 after the last).
+        int next = 1;
+        for (int H : {1, 2, 4})
+            if (H > s.config.n_head && s.config.n_embd % H == 0) {
+                next = H;
+                break;
+            }
+        show_heads(s, next);
+    }
+    if (question == 3) s.view = View::scores;
+}
+
 void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float width = p1.x - p0.x;
     const bool two_columns = width >= 760 * ui.scale;
@@ -133,7 +148,7 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::PushFont(ui.fonts->body);
 
     heading(ui, "1. Why does changing position 2's input leave the outputs at positions 0 and 1 unchanged?");
-    if (ImGui::Button("Show me##1")) show_causality(s);
+    if (ImGui::Button("Show me##1")) show_me(s, 1);
     ImGui::SameLine();
     ImGui::TextDisabled("causality view, p = 2, strength 1 (drag the strength slider)");
     answer(s, 0,
@@ -179,7 +194,7 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (on) ImGui::PopStyleColor(2);
     }
     ImGui::SameLine();
-    if (ImGui::Button("Show me##3")) s.view = View::scores;
+    if (ImGui::Button("Show me##3")) show_me(s, 3);
     ImGui::TextUnformatted("How sharp each softmax row is under both scales (same q and k):");
     sharpness_table(s, ui);
     answer(s, 2,

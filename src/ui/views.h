@@ -22,6 +22,9 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+// The check view's "Show me" of question 1, 2 or 3 (Alt+1, Alt+2, Alt+3). Question 2 steps
+// H through 1, 2, 4 (those that divide C), as its buttons do one at a time.
+void show_me(AppState& s, int question);
 
 // Every shortcut, as the help overlay lists it (F1 or ?).
 struct Shortcut {

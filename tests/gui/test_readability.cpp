@@ -251,6 +251,20 @@ TEST(Keys, ShortcutsDoWhatTheirOptionsDo) {
     ASSERT_EQ(kc.result.status, 0) << kc.result.err;
     EXPECT_EQ(kc.layout["perturb"]["p"], 3);
     EXPECT_NEAR(double(kc.layout["perturb"]["strength"]), 0.1, 1e-6);
+    // Alt+1 / Alt+2 in the check view are its "Show me" buttons: the lesson's perturbation in
+    // the causality view; the next of H = 1, 2, 4 at the same C, in the scores view.
+    Shot a1 = take_shot("keys_alt1", {"--view", "check", "--keys", "alt+1"});
+    ASSERT_EQ(a1.result.status, 0) << a1.result.err;
+    EXPECT_EQ(a1.layout["perturb"]["p"], 2);
+    EXPECT_NEAR(double(a1.layout["perturb"]["strength"]), 1.0, 1e-6);
+    EXPECT_EQ(differing_fraction(a1.image, take_shot("opt_lesson_p2", {"--view", "causality", "--perturb", "2", "--strength", "1"}).image), 0.0);
+    Shot a2 = take_shot("keys_alt2", {"--view", "check", "--keys", "alt+2,5,alt+2"});
+    ASSERT_EQ(a2.result.status, 0) << a2.result.err;
+    EXPECT_EQ(a2.layout["config"]["n_head"], 1); // 2 -> 4, then past the last back to 1
+    EXPECT_EQ(a2.layout["config"]["n_embd"], 8);
+    // Without Alt, 1 still switches to the shape walk.
+    Shot k1 = take_shot("keys_1_from_check", {"--view", "check", "--keys", "1"});
+    EXPECT_EQ(differing_fraction(k1.image, base.image), 0.0);
 }
 
 TEST(Keys, BadKeyScriptIsOneSentence) {
