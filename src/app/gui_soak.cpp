@@ -389,8 +389,8 @@ struct Soak {
         }
     }
 
-    // "Reset to the lesson": the side panel's button (key L), drawn in the next frame.
-    void reset() { s.reset_request = true; }
+    // "Reset to the lesson", as the side panel's button and the key L do it.
+    void reset() { reset_to_lesson(s); }
 
     // RSS at a fixed state: the lesson after Reset, in the walk view at text size 1, three
     // frames settled. Reset keeps the text size, and a font atlas baked at size 3 holds

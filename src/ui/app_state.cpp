@@ -60,6 +60,19 @@ void request_config(AppState& s, const Config& c, KernelChoice kernel) {
     s.config_dirty = true;
 }
 
+void reset_to_lesson(AppState& s) {
+    request_config(s, lesson_config(), KernelChoice::automatic);
+    s.shared_ranges = true;
+    s.strength = 0;
+    s.perturb_dirty = true;
+    s.p = 2;
+    for (ViewWindow& w : s.windows) w = ViewWindow{};
+    // The lesson's input: random x and the seeded weights.
+    s.edit_tokens.clear();
+    s.edit_weights.reset();
+    s.text_field.clear();
+}
+
 void request_perturbation(AppState& s, int p, float strength) {
     if (p == s.p && strength == s.strength) return;
     s.p = p;

@@ -143,7 +143,6 @@ struct AppState {
     PanelMode side_panel = PanelMode::automatic;
     bool panel_visible = true;       // the side panel was drawn in the last frame
     bool focus_panel = false;        // F6: put the keyboard in the side panel's first field
-    bool reset_request = false;      // L: "Reset to the lesson", as the side panel's button
     bool show_help = false;          // F1: the shortcut overlay
     bool fullscreen_toggle = false;  // F11: asks the loop to switch full screen
     float frame_ms = 0;
@@ -189,6 +188,10 @@ void init_app_state(AppState& s, const Config& c, KernelChoice kernel);
 // previous state in place and sets `error`).
 void request_config(AppState& s, const Config& c, KernelChoice kernel);
 void request_perturbation(AppState& s, int p, float strength);
+// "Reset to the lesson" (the side panel's button and the key L, whether or not the panel is
+// shown): the lesson's config and kernel choice, its input (no words, seeded weights), p = 2
+// unperturbed, shared colour ranges and every view's window back to the start.
+void reset_to_lesson(AppState& s);
 // Does what the dirty flags ask; see the top of this file.
 void recompute(AppState& s);
 

@@ -166,20 +166,11 @@ void draw_controls(AppState& s, UiContext& ui) {
                                   : "Eigen products: within 1e-5 of the reference, fast enough for large sizes.");
     }
     ImGui::Spacing();
-    if (ImGui::Button("Reset to the lesson  L", ImVec2(-1, 0)) || s.reset_request) {
-        s.reset_request = false;
-        e = lesson_config();
-        k = KernelChoice::automatic;
-        changed = true;
-        s.shared_ranges = true;
-        s.strength = 0;
-        s.perturb_dirty = true;
-        s.p = 2;
-        for (ViewWindow& w : s.windows) w = ViewWindow{};
-        // The lesson's input: random x and the seeded weights.
-        s.edit_tokens.clear();
-        s.edit_weights.reset();
-        s.text_field.clear();
+    if (ImGui::Button("Reset to the lesson  L", ImVec2(-1, 0))) {
+        reset_to_lesson(s);
+        e = s.edit;
+        k = s.edit_kernel_choice;
+        changed = false; // reset_to_lesson made the request; edits above this frame are dropped
     }
 
     // A refused edit says why, right under the settings it refused.

@@ -264,7 +264,7 @@ void handle_keys(AppState& s) {
     if (pressed('K')) k = KernelChoice((int(k) + 1) % 3), changed = true;
     if (changed) request_config(s, e, k);
     if (pressed('R')) s.shared_ranges = !s.shared_ranges;
-    if (pressed('L')) s.reset_request = true;
+    if (pressed('L')) reset_to_lesson(s);
     if (pressed('A') && s.view == View::check) {
         const bool any = s.answer_shown[0] || s.answer_shown[1] || s.answer_shown[2];
         for (bool& b : s.answer_shown) b = !any;

@@ -262,6 +262,11 @@ TEST(Keys, ShortcutsDoWhatTheirOptionsDo) {
     ASSERT_EQ(a2.result.status, 0) << a2.result.err;
     EXPECT_EQ(a2.layout["config"]["n_head"], 1); // 2 -> 4, then past the last back to 1
     EXPECT_EQ(a2.layout["config"]["n_embd"], 8);
+    // L resets to the lesson with the side panel hidden too (its button is not drawn then).
+    Shot kl = take_shot("keys_f2_l", {"--n-embd", "12", "--n-head", "3", "--keys", "f2,l"});
+    ASSERT_EQ(kl.result.status, 0) << kl.result.err;
+    EXPECT_EQ(kl.layout["config"]["n_embd"], 8);
+    EXPECT_EQ(kl.layout["config"]["n_head"], 2);
     // Without Alt, 1 still switches to the shape walk.
     Shot k1 = take_shot("keys_1_from_check", {"--view", "check", "--keys", "1"});
     EXPECT_EQ(differing_fraction(k1.image, base.image), 0.0);
