@@ -1,5 +1,6 @@
 // run_attnviz.h: runs build/attnviz as a child process and captures what it says.
 #pragma once
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,6 +15,17 @@ struct RunResult {
 
 // Runs ATTNVIZ_BIN with `args` (no shell), stdout and stderr to temporary files.
 RunResult run_attnviz(const std::vector<std::string>& args);
+
+// Runs ATTNVIZ_BIN with `args` and parses its stdout as JSON, expecting exit status 0 and
+// nothing on stderr (gtest failures otherwise; a discarded value when stdout is not JSON).
+inline nlohmann::json run_json(const std::vector<std::string>& args) {
+    RunResult r = run_attnviz(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "not JSON: " << r.out.substr(0, 200);
+    return j;
+}
 
 // A file's whole content, or "" when it cannot be read.
 std::string read_file(const std::string& path);

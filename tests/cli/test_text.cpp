@@ -9,6 +9,7 @@
 using attnviz_test::load_json;
 using attnviz_test::read_file;
 using attnviz_test::run_attnviz;
+using attnviz_test::run_json;
 using attnviz_test::RunResult;
 using attnviz_test::TempDir;
 using nlohmann::json;
@@ -16,15 +17,6 @@ using nlohmann::json;
 namespace {
 
 json text_cases() { return load_json(ATTNVIZ_TEST_DATA "/text_examples.json")["cases"]; }
-
-json run_json(const std::vector<std::string>& args) {
-    RunResult r = run_attnviz(args);
-    EXPECT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.err, "");
-    json j = json::parse(r.out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << "not JSON: " << r.out.substr(0, 200);
-    return j;
-}
 
 // The reference stores float32 values as "%.9g" strings: each parses back to one float.
 float ref_float(const json& s) { return std::strtof(s.get<std::string>().c_str(), nullptr); }

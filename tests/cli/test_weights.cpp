@@ -12,6 +12,7 @@
 using attnviz_test::load_json;
 using attnviz_test::read_file;
 using attnviz_test::run_attnviz;
+using attnviz_test::run_json;
 using attnviz_test::RunResult;
 using attnviz_test::same_float32;
 using attnviz_test::TempDir;
@@ -27,15 +28,6 @@ const std::string gpt2_f16_file = fixtures + "gpt2_hf_prefixed_f16.safetensors";
 const std::string nanogpt_model_file = fixtures + "nanogpt_model_bf16.safetensors"; // n_head 4 in metadata
 
 RunResult run(const std::vector<std::string>& args) { return run_attnviz(args); }
-
-json run_json(const std::vector<std::string>& args) {
-    RunResult r = run_attnviz(args);
-    EXPECT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.err, "");
-    json j = json::parse(r.out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << "not JSON: " << r.out.substr(0, 200);
-    return j;
-}
 
 void expect_usage_error(const std::vector<std::string>& args, const std::string& must_contain) {
     RunResult r = run_attnviz(args);
