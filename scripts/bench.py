@@ -19,7 +19,8 @@ and prints a table of medians:
 
 torch runs in inference mode (no autograd graph), once with its thread count and OpenBLAS's
 set to attnviz's and once with one thread (on a busy machine torch's OpenMP regions can
-cost milliseconds each); the faster of the two is the one compared against. Which BLAS torch really loaded is read from the worker's /proc/self/maps.
+cost milliseconds each); the faster of the two is the one compared against. After each
+torch run the script waits SETTLE_S for OpenBLAS's spinning threads to go to sleep. Which BLAS torch really loaded is read from the worker's /proc/self/maps.
 
 Options: --bin PATH (default build/attnviz), --quick (the two small sizes only), --rounds N
 (multiply the rounds), --json FILE (save all results), --gui-frames N (if the app has
@@ -46,6 +47,11 @@ SIZES = [
     (2048, 2048, 16, 2, 1, False),
 ]
 TIMEOUT_S = 600
+# Seconds to wait after each torch run before the next measurement. OpenBLAS's idle threads
+# busy-wait for 2^28 cycles (about 0.1 s) after a product before they sleep, so a run that
+# starts at once shares the cores with them: attnviz's forward at (2048, 2048, 16) measured
+# 658 ms right after torch and 394 ms on its own.
+SETTLE_S = 0.3
 
 
 # ---------------------------------------------------------------------------------------
@@ -242,12 +248,18 @@ def main():
         torch_info = {}
         workers = {n: TorchWorker(T, C, H, n) for n in torch_threads}
         try:
+            # A worker answers only after its import and warm-up forward (seconds at the
+            # largest size), which would otherwise run alongside the first measurements.
+            for w in workers.values():
+                w.ask("info")
+            time.sleep(SETTLE_S)
             # Interleaved: each round runs every kernel and then torch, the same number of times.
             for _ in range(rounds):
                 for k in kernels:
                     ours[k].append(attnviz_bench(args.bin, T, C, H, k, runs))
                 for n, w in workers.items():
                     theirs[n].append(w.ask(f"run {runs}")["forward_ms"])
+                    time.sleep(SETTLE_S)
             for n, w in workers.items():
                 torch_info[n] = w.ask("info")
         finally:
