@@ -52,11 +52,11 @@ const vec3 diverging_cb[11] = vec3[11](
     vec3(45, 0, 75), vec3(84, 39, 136), vec3(128, 115, 172), vec3(178, 171, 210),
     vec3(216, 218, 235), vec3(247, 247, 247), vec3(254, 224, 182), vec3(253, 184, 99),
     vec3(224, 130, 20), vec3(179, 88, 6), vec3(127, 59, 8));
-// cividis (Nuñez, Anderton and Renslow, 2018) at t = 0, 0.1, ..., 1, rounded.
+// matplotlib's cividis (Nuñez, Anderton and Renslow, 2018) at t = 0, 0.1, ..., 1.
 const vec3 cividis[11] = vec3[11](
-    vec3(0, 34, 78), vec3(18, 53, 112), vec3(59, 73, 108), vec3(87, 92, 109),
-    vec3(106, 108, 113), vec3(124, 123, 120), vec3(146, 142, 119), vec3(168, 162, 115),
-    vec3(192, 183, 108), vec3(219, 206, 92), vec3(253, 234, 69));
+    vec3(0, 34, 78), vec3(8, 51, 112), vec3(53, 69, 108), vec3(79, 87, 108),
+    vec3(102, 105, 112), vec3(125, 124, 120), vec3(148, 142, 119), vec3(174, 163, 113),
+    vec3(200, 184, 102), vec3(229, 207, 82), vec3(254, 232, 56));
 
 vec3 stop(int i) {
     if (u_palette == 1) return u_colormap == 1 ? cividis[i] : diverging_cb[i];
