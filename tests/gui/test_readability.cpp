@@ -97,8 +97,9 @@ TEST(Palette, ColourBlindPaletteChangesTheHeatmapsAndNotTheLayout) {
     ASSERT_EQ(b.result.status, 0) << b.result.err;
     EXPECT_GT(differing_fraction(a.image, b.image), 0.02);
     EXPECT_EQ(a.layout["items"], b.layout["items"]);
-    // The weights' cell (0, 0) is exactly 1: the top of viridis (yellow-green) by default,
-    // the top of cividis (a yellow with less green than red) with cb.
+    // The weights' cell (0, 0) is exactly 1: the top of viridis (253, 231, 37) by default,
+    // the top of cividis (254, 232, 56) with cb: two yellows. Cell (1, 0) is 0.764: a green
+    // in viridis (about 103, 203, 92), a khaki in cividis (about 191, 176, 106).
     auto probs_a = a.items("heatmap", "probs", 0), probs_b = b.items("heatmap", "probs", 0);
     ASSERT_EQ(probs_a.size(), 1u);
     ASSERT_EQ(probs_b.size(), 1u);
@@ -109,10 +110,16 @@ TEST(Palette, ColourBlindPaletteChangesTheHeatmapsAndNotTheLayout) {
     const Rgb cb = b.image.at(x, y);
     EXPECT_NEAR(ca.r, 253, 12);
     EXPECT_NEAR(ca.g, 231, 12);
-    EXPECT_NEAR(cb.r, 253, 12);
-    EXPECT_NEAR(cb.g, 234, 12);
-    EXPECT_NEAR(cb.b, 69, 14);
-    EXPECT_GT(std::abs(ca.b - cb.b), 20);
+    EXPECT_NEAR(cb.r, 254, 12);
+    EXPECT_NEAR(cb.g, 232, 12);
+    EXPECT_NEAR(cb.b, 56, 14);
+    ASSERT_TRUE(cell_point(probs_a[0], 1, 0, 0.2, 0.15, x, y));
+    const Rgb ma = a.image.at(x, y);
+    ASSERT_TRUE(cell_point(probs_b[0], 1, 0, 0.2, 0.15, x, y));
+    const Rgb mb = b.image.at(x, y);
+    EXPECT_NEAR(ma.r, 103, 14);
+    EXPECT_NEAR(mb.r, 191, 14);
+    EXPECT_GT(std::abs(ma.r - mb.r), 60);
 }
 
 TEST(Palette, MaskedCellsKeepTheirStripesInEveryPalette) {
