@@ -88,6 +88,7 @@ void prepare_trace(const Config& c, KernelKind kernel, ConstMatRef x, Trace& tr)
     tr.H = H;
     tr.head_dim = hd;
     tr.scale = score_scale(c);
+    tr.update_cache.p = -1; // new scores: the fast update's cache is stale (buffers kept)
     // Buffers are kept when their size is unchanged: repeated forwards of one
     // configuration allocate nothing.
     resize(tr.x, T, C);

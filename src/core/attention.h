@@ -22,6 +22,20 @@
 
 namespace attnviz {
 
+// What the fast kernel's update_row keeps between slider moves at one position p: for
+// each head h and each row i != p whose softmax sees key p, the parts of its softmax and
+// head output that do not involve key p (an update at p changes only q, k, v of row p):
+//   max(h, i) = max over visible j != p of raw[h](i, j) * scale   (-inf if none)
+//   sum(h, i) = sum over visible j != p of exp(raw[h](i, j) * scale - max(h, i))
+//   u[h] row i = the same terms times v[h] row j, summed            (head_dim values)
+// A later update at p then needs only raw[h](i, p) and v[h] row p for those rows.
+// forward() clears it; an update at another position rebuilds it. Memory: 2HT + TC floats.
+struct UpdateCache {
+    int p = -1;      // position the cache is for; -1: none
+    Mat max, sum;    // (H, T)
+    PerHead u;       // H x (T, head_dim)
+};
+
 struct Trace {
     Config config;        // C, H, T, mask and scale this trace was computed with
     KernelKind kernel = KernelKind::reference;
@@ -37,6 +51,7 @@ struct Trace {
     PerHead heads;        // H x (T, head_dim)  probs v
     Mat concat;           // (T, C)       heads side by side, before proj
     Mat y;                // (T, C)       concat W_proj^T (+ b_proj)
+    UpdateCache update_cache; // fast kernel only; see UpdateCache
 
     // True when key j is visible from query i under the trace's mask.
     bool visible(int i, int j) const;
@@ -64,7 +79,9 @@ void forward(const Config& c, const Weights& w, ConstMatRef x, KernelKind kernel
 // p..T-1 of the softmax, heads, concat and y are recomputed. With the causal mask the
 // result equals forward() on the new input bit for bit on the reference kernel and
 // within 1e-5 on the fast one. For other masks, rows before p may also change and the
-// whole affected part is recomputed.
+// whole affected part is recomputed. The fast kernel, from the second update at one p
+// on, redoes only the terms with key p (UpdateCache): `w` must be the weights the trace
+// was computed with, and the other rows of tr.x must be left as they are.
 // A position outside 0 .. T-1 or weights of another size throw std::invalid_argument.
 void update_row(const Weights& w, int p, const float* new_row, Trace& tr);
 

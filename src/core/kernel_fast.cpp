@@ -25,6 +25,7 @@
 #include "kernels.h"
 #include "work_team.h"
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -173,6 +174,107 @@ void proj_step(const Weights& w, Trace& tr, int r0, const Plan& plan) {
     });
 }
 
+// Largest raw score among keys [j0, j1) of a row, -inf when the range is empty.
+float max_of(const float* raw, int j0, int j1) {
+    if (j1 <= j0) return -std::numeric_limits<float>::infinity();
+    return Eigen::Map<const Eigen::ArrayXf>(raw + j0, j1 - j0).maxCoeff();
+}
+
+// e_j = exp(raw_j * scale - m) for keys [j0, j1) into p; returns their sum.
+float exp_range(const float* raw, float scale, float m, int j0, int j1, float* p) {
+    if (j1 <= j0) return 0.f;
+    Eigen::Map<Eigen::ArrayXf> e(p + j0, j1 - j0);
+    e = (Eigen::Map<const Eigen::ArrayXf>(raw + j0, j1 - j0) * scale - m).exp();
+    return e.sum();
+}
+
+// The update cache (UpdateCache in attention.h) of head h for rows i0 .. i1-1 after an
+// update at p. Every one of these rows except p sees key p. Each row's terms without key p
+// go into its probs row (0 at key p; the masked part is 0 already), and one product
+// (rows, keys) x (keys, head_dim) sums them against v. Row p's u row is not used.
+void build_cache_block(Trace& tr, int h, int p, int i0, int i1) {
+    const int T = tr.T;
+    const MaskMode mask = tr.config.mask;
+    UpdateCache& cache = tr.update_cache;
+    Mat& probs = tr.probs[h];
+    for (int i = i0; i < i1; ++i) {
+        if (i == p) continue;
+        const int n = visible_count(mask, T, i); // > p: row i sees key p
+        const float* raw = tr.raw_scores[h].data() + int64_t(i) * T;
+        float* e = probs.data() + int64_t(i) * T;
+        // scale > 0, so the largest scaled score is the largest raw score scaled.
+        const float m = std::max(max_of(raw, 0, p), max_of(raw, p + 1, n)) * tr.scale;
+        e[p] = 0.f;
+        cache.max(h, i) = m;
+        cache.sum(h, i) = exp_range(raw, tr.scale, m, 0, p, e) + exp_range(raw, tr.scale, m, p + 1, n, e);
+    }
+    const int keys = std::max(1, visible_count(mask, T, i1 - 1));
+    cache.u[size_t(h)].middleRows(i0, i1 - i0).noalias() = probs.block(i0, 0, i1 - i0, keys) * tr.v[h].topRows(keys);
+}
+
+// Rows [a, b) of head h after an update at p (raw row p and column p are new): the cache
+// built first if asked, then each row's softmax and head output from it and the one new
+// score raw(i, p) and v row p, and their columns of concat. Row p, whose query changed,
+// is recomputed whole. The probs come from the raw scores each time, so repeated updates
+// do not drift.
+void update_rows(Trace& tr, int h, int p, int a, int b, bool build) {
+    const int T = tr.T, hd = tr.head_dim;
+    const MaskMode mask = tr.config.mask;
+    const float scale = tr.scale;
+    const UpdateCache& cache = tr.update_cache;
+    const Mat& raw = tr.raw_scores[h];
+    Mat& probs = tr.probs[h];
+    const Mat& u = cache.u[size_t(h)];
+    for (int i0 = a; i0 < b; i0 += block_rows) {
+        const int i1 = std::min(b, i0 + block_rows);
+        if (build) build_cache_block(tr, h, p, i0, i1);
+        for (int i = i0; i < i1; ++i) {
+            const int n = visible_count(mask, T, i);
+            const float* r = raw.data() + int64_t(i) * T;
+            float* e = probs.data() + int64_t(i) * T;
+            if (i == p) {
+                softmax_row(r, scale, n, T, e, false);
+                const int keys = std::max(1, n); // a NaN row still gives NaN outputs
+                tr.heads[h].row(i).noalias() = probs.block(i, 0, 1, keys) * tr.v[h].topRows(keys);
+                continue;
+            }
+            // Fold key p into the cached max and sum: m = max(M, s_p), and the cached
+            // terms rescale by exp(M - m) (0 when the row sees no other key, M = -inf).
+            const float s_p = r[p] * scale, cached_max = cache.max(h, i);
+            const float m = std::max(cached_max, s_p);
+            const float old_part = std::exp(cached_max - m), new_part = std::exp(s_p - m);
+            const float inv = 1.f / (cache.sum(h, i) * old_part + new_part);
+            Eigen::Map<Eigen::ArrayXf>(e, n) = (Eigen::Map<const Eigen::ArrayXf>(r, n) * scale - m).exp() * inv;
+            tr.heads[h].row(i) = (u.row(i) * old_part + tr.v[h].row(p) * new_part) * inv;
+        }
+    }
+    if (b > a) tr.concat.block(a, h * hd, b - a, hd) = tr.heads[h].middleRows(a, b - a);
+}
+
+// Rows r0 .. T-1 of every head after an update at p, as attention_step cuts them.
+void update_step(Trace& tr, int p, int r0, bool build, const Plan& plan) {
+    const int T = tr.T, H = tr.H;
+    const int parts = plan.cut ? std::min(T - r0, (step_pieces + H - 1) / H) : 1;
+    const std::vector<int> at = split_rows(tr.config.mask, T, r0, parts, tr.head_dim);
+    run_pieces(H * parts, plan.threads, [&](int task) {
+        const int h = task % H, part = parts - 1 - task / H;
+        update_rows(tr, h, p, at[size_t(part)], at[size_t(part) + 1], build);
+    });
+}
+
+// An empty cache for position p, sized for the trace (buffers kept when they fit).
+void reset_cache(Trace& tr, int p) {
+    UpdateCache& cache = tr.update_cache;
+    cache.p = p;
+    if (cache.max.rows() != tr.H || cache.max.cols() != tr.T) {
+        cache.max.resize(tr.H, tr.T);
+        cache.sum.resize(tr.H, tr.T);
+    }
+    cache.u.resize(size_t(tr.H));
+    for (Mat& m : cache.u)
+        if (m.rows() != tr.T || m.cols() != tr.head_dim) m.resize(tr.T, tr.head_dim);
+}
+
 } // namespace
 
 bool fast_uses_reference_loops(const Trace& tr) {
@@ -200,15 +302,22 @@ void fast_update(const Weights& w, int p, Trace& tr) {
         return;
     }
     const SerialEigen serial;
-    const int C = tr.C, hd = tr.head_dim;
+    const int C = tr.C, H = tr.H, hd = tr.head_dim;
     const int64_t T = tr.T;
     const int r0 = first_affected_row(tr.config.mask, p);
     const int64_t n = T - r0;
-    // Multiply-adds: row p's q, k, v and scores, then from row r0 on probs v and proj.
-    const Plan plan = plan_for(3 * int64_t(C) * C + 2 * T * C + (T * T - int64_t(r0) * r0) * C / 2 + n * C * C);
+    // The first update at p builds the cache (UpdateCache in attention.h): the probs v
+    // product of the rows that see key p, without it. Later ones at the same p need none.
+    const bool build = tr.update_cache.p != p;
+    if (build) reset_cache(tr, p);
+    // Multiply-adds: row p's q, k, v and scores, the exps of the affected rows (about 8
+    // each), the cache's probs v when it is built, and the projection of the rows.
+    const int64_t visible = (T * T - int64_t(r0) * r0) / 2;
+    const Plan plan =
+        plan_for(3 * int64_t(C) * C + 2 * T * C + visible * H * 8 + (build ? visible * C : 0) + n * C * C);
     // A head per piece: its q, k, v columns of qkv row p ((1, C) x (C, head_dim) each,
     // reading that head's rows of W_qkv), then score row p (new q) and column p (new k).
-    run_pieces(tr.H, plan.threads, [&](int h) {
+    run_pieces(H, plan.threads, [&](int h) {
         for (int part = 0; part < 3; ++part) {
             const int c0 = part * C + h * hd;
             auto out = tr.qkv.row(p).segment(c0, hd);
@@ -220,9 +329,9 @@ void fast_update(const Weights& w, int p, Trace& tr) {
         tr.raw_scores[h].row(p).noalias() = tr.q[h].row(p) * tr.k[h].transpose();
         tr.raw_scores[h].col(p).noalias() = tr.q[h] * tr.k[h].row(p).transpose();
     });
-    // Rows r0 .. T-1 of softmax, heads, concat and y: probs v over their visible keys and
-    // the projection of their rows.
-    attention_step(tr, r0, false, plan);
+    // Rows r0 .. T-1 of softmax, heads, concat and y: from the cache, and the projection
+    // of their rows.
+    update_step(tr, p, r0, build, plan);
     proj_step(w, tr, r0, plan);
 }
 
