@@ -273,7 +273,19 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     if (!with_weights) rows = make_row(false);
     // With large text in a small window the matrices' labels alone would fill the room: the
     // chart, which answers the question, gets it all, and a line says how to see x and y.
-    const bool with_matrices = fit_cell(ui, rows, ImVec2(width, rows_bottom - y - bar_h), 56 * ui.scale) >= 12 * ui.scale;
+    // Matrices too big for readable cells are drawn as a window of readable ones
+    // (draw_rows); for them what must fit is the labels and a few such cells, say 8 x 8.
+    const ImVec2 room(width, rows_bottom - y - bar_h);
+    const float fit = fit_cell(ui, rows, room, 56 * ui.scale);
+    std::vector<Row> window_rows = rows;
+    for (Row& r : window_rows)
+        for (RowItem& it : r.items) {
+            it.spec.rows = std::min(it.spec.rows, 8);
+            it.spec.cols = std::min(it.spec.cols, 8);
+        }
+    const bool windowed = fit < std::round(7 * ui.scale);
+    const bool with_matrices =
+        fit >= 12 * ui.scale || (windowed && fit_cell(ui, window_rows, room, 56 * ui.scale) >= 12 * ui.scale);
     RowsResult rr;
     rr.bottom = y;
     if (with_matrices) {
