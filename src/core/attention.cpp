@@ -81,13 +81,16 @@ int visible_count(MaskMode mask, int T, int i) {
 
 void prepare_trace(const Config& c, KernelKind kernel, ConstMatRef x, Trace& tr) {
     const int T = c.seq_len, C = c.n_embd, H = c.n_head, hd = c.head_dim();
+    // The scale depends only on these: keep it rather than call pow again (a few percent
+    // of a forward at the lesson's size).
+    const bool same_scale = tr.T > 0 && tr.config.scale == c.scale && tr.C == C && tr.H == H;
     tr.config = c;
     tr.kernel = kernel;
     tr.T = T;
     tr.C = C;
     tr.H = H;
     tr.head_dim = hd;
-    tr.scale = score_scale(c);
+    if (!same_scale) tr.scale = score_scale(c);
     tr.update_cache.p = -1; // new scores: the fast update's cache is stale (buffers kept)
     // Buffers are kept when their size is unchanged: repeated forwards of one
     // configuration allocate nothing.

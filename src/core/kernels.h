@@ -26,12 +26,15 @@ int visible_count(MaskMode mask, int T, int i);
 void reference_forward(const Weights& w, Trace& tr);
 // After tr.x row p changed: recompute exactly what row p touches, with the same loops.
 void reference_update(const Weights& w, int p, Trace& tr);
+// probs[h] row i from raw_scores[h] row i, as reference_forward computes it.
+void reference_softmax_row(Trace& tr, int h, int i);
 
 // Eigen products, causal-aware, within 1e-5 of the reference.
 void fast_forward(const Weights& w, Trace& tr);
 void fast_update(const Weights& w, int p, Trace& tr);
 // Below this much work the fast kernel runs the reference loops: no thread start-up, no
-// allocation, and the result is the reference's.
+// allocation, and the result is the reference's, bit for bit (its forward vectorises the
+// two linear layers across outputs, each output still its own sequential sum).
 bool fast_uses_reference_loops(const Trace& tr);
 
 } // namespace attnviz::detail
