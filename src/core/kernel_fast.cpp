@@ -23,6 +23,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include "kernels.h"
+#include "rng.h"
 #include "work_team.h"
 #include <algorithm>
 #include <cmath>
@@ -310,7 +311,17 @@ void tiny_product(const float* in, int rows, int n_in, const float* rhs, int str
             }
             for (int r = 0; r < nt; ++r) {
                 float* o = out + int64_t(t0 + r) * n_out + k0;
-                for (int k = 0; k < nk; ++k) o[k] = b ? acc[r][k] + b[k0 + k] : acc[r][k];
+                if (nk == tiny_lanes) {
+                    TinyLanes sum = acc[r];
+                    if (b) {
+                        TinyLanes bias;
+                        std::memcpy(&bias, b + k0, sizeof bias);
+                        sum += bias;
+                    }
+                    std::memcpy(o, &sum, sizeof sum);
+                } else {
+                    for (int k = 0; k < nk; ++k) o[k] = b ? acc[r][k] + b[k0 + k] : acc[r][k];
+                }
             }
         }
     }
@@ -319,22 +330,43 @@ void tiny_product(const float* in, int rows, int n_in, const float* rhs, int str
 // dst (n, padded(m)) = src (n, m), zero in the padding.
 void pad_into(const float* src, int n, int m, float* dst) {
     const int stride = padded(m);
-    for (int i = 0; i < n; ++i) {
-        float* row = dst + int64_t(i) * stride;
-        const float* from = src + int64_t(i) * m;
-        for (int j = 0; j < m; ++j) row[j] = from[j];
-        for (int j = m; j < stride; ++j) row[j] = 0.f;
-    }
+    std::memset(dst, 0, sizeof(float) * size_t(n) * size_t(stride)); // one call, not one per row
+    for (int i = 0; i < n; ++i) std::memcpy(dst + int64_t(i) * stride, src + int64_t(i) * m, sizeof(float) * size_t(m));
 }
 
 // dst (n, padded(m)) = src^T for src (m, n), zero in the padding.
 void pad_transposed_into(const float* src, int m, int n, float* dst) {
     const int stride = padded(m);
+    std::memset(dst, 0, sizeof(float) * size_t(n) * size_t(stride));
     for (int i = 0; i < n; ++i) {
         float* row = dst + int64_t(i) * stride;
         for (int j = 0; j < m; ++j) row[j] = src[int64_t(j) * n + i];
-        for (int j = m; j < stride; ++j) row[j] = 0.f;
     }
+}
+
+// probs[h] row i as reference_softmax_row computes it, without its exps of masked
+// scores: with a finite or +inf row maximum m they are exp(-inf - m) = 0 exactly. Rows
+// with a NaN score or no finite maximum (every visible score -inf, or none visible) go
+// to the reference, whose arithmetic gives them NaN.
+void tiny_softmax_row(Trace& tr, int h, int i) {
+    const int T = tr.T, n = visible_count(tr.config.mask, T, i);
+    const float* raw = tr.raw_scores[h].data() + int64_t(i) * T;
+    float* p = tr.probs[h].data() + int64_t(i) * T;
+    float m = -std::numeric_limits<float>::infinity();
+    bool any_nan = false;
+    for (int j = 0; j < n; ++j) {
+        p[j] = raw[j] * tr.scale;
+        m = p[j] > m ? p[j] : m;
+        any_nan |= std::isnan(p[j]);
+    }
+    if (any_nan || m == -std::numeric_limits<float>::infinity()) {
+        reference_softmax_row(tr, h, i);
+        return;
+    }
+    for (int j = 0; j < n; ++j) p[j] = sleef_expf_u10(p[j] - m);
+    for (int j = n; j < T; ++j) p[j] = 0.f;
+    const float inv = 1.f / reference_lane_sum(p, T);
+    for (int j = 0; j < T; ++j) p[j] = p[j] * inv;
 }
 
 // The reference forward (torch-rng.md section 8) bit for bit, for the sizes where the
@@ -363,7 +395,7 @@ void tiny_forward(const Weights& w, Trace& tr) {
         // raw = q k^T, every key (the mask comes later).
         pad_transposed_into(tr.k[h].data(), T, hd, rhs);
         tiny_product(tr.q[h].data(), T, hd, rhs, padded(T), T, nullptr, tr.raw_scores[h].data());
-        for (int i = 0; i < T; ++i) reference_softmax_row(tr, h, i);
+        for (int i = 0; i < T; ++i) tiny_softmax_row(tr, h, i);
         // heads = probs v over all T keys (masked ones add +0, as in the reference).
         pad_into(tr.v[h].data(), T, hd, rhs);
         tiny_product(tr.probs[h].data(), T, T, rhs, padded(hd), hd, nullptr, tr.heads[h].data());

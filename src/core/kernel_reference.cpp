@@ -208,6 +208,7 @@ int64_t work_from(const Trace& tr, int r0) {
 } // namespace
 
 void reference_softmax_row(Trace& tr, int h, int i) { softmax_row(tr, h, i); }
+float reference_lane_sum(const float* e, int L) { return lane_sum(e, L); }
 
 void reference_forward(const Weights& w, Trace& tr) {
     // Tiny traces stay on the calling thread and in the microseconds.
