@@ -282,8 +282,19 @@ void write_png_request(GLFWwindow* window, AppState& s) {
     s.png_request.clear();
 }
 
+// Where one frame's time went (--bench-frames): ms since the frame began at the end of
+// recompute(), of the texture sync and of the panels (ImGui::Render included); the render
+// after them (which sends the deferred texture rows, texture.h) is the rest.
+struct FrameMarks {
+    double recompute = 0, sync = 0, panels = 0;
+};
+
 // One frame: recompute, upload, panels, draw. The back buffer holds the frame afterwards.
-void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts) {
+void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts, FrameMarks* marks = nullptr) {
+    const double t0 = marks ? glfwGetTime() : 0;
+    auto mark = [&](double FrameMarks::*at) {
+        if (marks) marks->*at = (glfwGetTime() - t0) * 1e3;
+    };
     if (s.fonts_dirty) {
         fonts = load_fonts(s.font_scale);
         apply_theme(s.theme, s.font_scale);
@@ -291,7 +302,9 @@ void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts) {
         s.fonts_dirty = false;
     }
     recompute(s);
+    mark(&FrameMarks::recompute);
     sync_textures(s, gpu);
+    mark(&FrameMarks::sync);
 
     imgui_backend_new_frame();
     ImGui::NewFrame();
@@ -314,6 +327,7 @@ void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts) {
     draw_app(s, ui);
     s.minimap = overview;
     ImGui::Render();
+    mark(&FrameMarks::panels);
 
     int fw = 0, fh = 0;
     glfwGetFramebufferSize(window, &fw, &fh);
@@ -322,32 +336,71 @@ void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts) {
     write_png_request(window, s);
 }
 
-// --bench-frames: median frame time with nothing changing, and while the strength slider
-// moves every frame (update_row + row uploads + drawing).
+// --bench-frames: median frame times with nothing changing, and while the strength slider
+// moves every frame (update_row, range scan, row uploads, panels, drawing) at two
+// positions: the view's p (the lesson's 2, where causality leaves almost every row to
+// redo) and T/2 (the position of bench's update_ms). Each drag also says where its median
+// frame's time went. The keys median_idle_ms and median_drag_ms are the idle frame and the
+// drag at the view's p.
+struct FrameSamples {
+    std::vector<double> total, recompute, sync, panels, render;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// `n` frames; `before` runs ahead of each one (untimed), e.g. to move the slider.
+template <class Before>
+FrameSamples time_frames(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts, int n, Before before) {
+    FrameSamples out;
+    for (int i = 0; i < n; ++i) {
+        before(i);
+        FrameMarks m;
+        const double t0 = glfwGetTime();
+        frame(window, s, gpu, fonts, &m);
+        read_back_buffer(1, 1); // waits for the GPU (llvmpipe draws here), so the frame is really done
+        const double total = (glfwGetTime() - t0) * 1e3;
+        out.recompute.push_back(m.recompute);
+        out.sync.push_back(m.sync - m.recompute);
+        out.panels.push_back(m.panels - m.sync);
+        out.render.push_back(total - m.panels);
+        out.total.push_back(total);
+    }
+    return out;
+}
+
+std::string parts_json(const FrameSamples& f) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "{\"recompute\": %.3f, \"sync\": %.3f, \"panels\": %.3f, \"render\": %.3f}",
+                  median(f.recompute), median(f.sync), median(f.panels), median(f.render));
+    return buf;
+}
+
 void bench(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts, int n) {
-    auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v.empty() ? 0.0 : v[v.size() / 2];
-    };
-    std::vector<double> idle, drag;
     for (int i = 0; i < 3; ++i) frame(window, s, gpu, fonts); // settle
-    for (int i = 0; i < n; ++i) {
-        const double t0 = glfwGetTime();
-        frame(window, s, gpu, fonts);
-        read_back_buffer(1, 1); // waits for the GPU, so the frame is really done
-        idle.push_back((glfwGetTime() - t0) * 1e3);
-    }
-    for (int i = 0; i < n; ++i) {
-        request_perturbation(s, s.p, float(i % 50 + 1) / 50.f);
-        const double t0 = glfwGetTime();
-        frame(window, s, gpu, fonts);
-        read_back_buffer(1, 1);
-        drag.push_back((glfwGetTime() - t0) * 1e3);
-    }
+    const FrameSamples idle = time_frames(window, s, gpu, fonts, n, [](int) {});
+    const int heatmaps = gpu.renderer.drawn; // in the idle frame: what the drags redraw too
+    // A drag at position p: a few untimed frames first, as moving p itself redoes more
+    // (the old row goes back) than a strength step does.
+    auto drag_at = [&](int p) {
+        request_perturbation(s, p, 1.f);
+        for (int i = 0; i < 3; ++i) frame(window, s, gpu, fonts);
+        return time_frames(window, s, gpu, fonts, n,
+                           [&](int i) { request_perturbation(s, p, float(i % 50 + 1) / 50.f); });
+    };
+    const int p_view = s.p, p_mid = s.config.seq_len / 2;
+    const FrameSamples drag = drag_at(p_view);
+    const FrameSamples drag_mid = drag_at(p_mid);
+    const double mi = median(idle.total), md = median(drag.total), mm = median(drag_mid.total);
     std::printf("{\"frames\": %d, \"seq_len\": %d, \"n_embd\": %d, \"n_head\": %d, \"kernel\": \"%s\", "
-                "\"view\": \"%s\", \"median_idle_ms\": %.3f, \"median_drag_ms\": %.3f}\n",
-                n, s.config.seq_len, s.config.n_embd, s.config.n_head, to_string(s.kernel), to_string(s.view),
-                median(idle), median(drag));
+                "\"view\": \"%s\", \"heatmaps_drawn\": %d, \"median_idle_ms\": %.3f, \"p\": %d, \"median_drag_ms\": %.3f, "
+                "\"drag_ratio\": %.3f, \"p_mid\": %d, \"median_drag_mid_ms\": %.3f, \"drag_mid_ratio\": %.3f, "
+                "\"idle_parts_ms\": %s, \"drag_parts_ms\": %s, \"drag_mid_parts_ms\": %s}\n",
+                n, s.config.seq_len, s.config.n_embd, s.config.n_head, to_string(s.kernel), to_string(s.view), heatmaps, mi,
+                p_view, md, mi > 0 ? md / mi : 0.0, p_mid, mm, mi > 0 ? mm / mi : 0.0, parts_json(idle).c_str(),
+                parts_json(drag).c_str(), parts_json(drag_mid).c_str());
 }
 
 // Where the window was before F11 made it full screen.
