@@ -287,6 +287,7 @@ void write_png_request(GLFWwindow* window, AppState& s) {
 // after them (which sends the deferred texture rows, texture.h) is the rest.
 struct FrameMarks {
     double recompute = 0, sync = 0, panels = 0;
+    double uploads = 0; // part of the render: the deferred texture rows (HeatmapRenderer::upload_ms)
 };
 
 // One frame: recompute, upload, panels, draw. The back buffer holds the frame afterwards.
@@ -333,6 +334,7 @@ void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts, FrameMarks* 
     glfwGetFramebufferSize(window, &fw, &fh);
     clear_frame(fw, fh, ui.pal.clear_rgb[0], ui.pal.clear_rgb[1], ui.pal.clear_rgb[2]);
     imgui_backend_render();
+    if (marks) marks->uploads = gpu.renderer.upload_ms;
     write_png_request(window, s);
 }
 
@@ -343,7 +345,7 @@ void frame(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts, FrameMarks* 
 // frame's time went. The keys median_idle_ms and median_drag_ms are the idle frame and the
 // drag at the view's p.
 struct FrameSamples {
-    std::vector<double> total, recompute, sync, panels, render;
+    std::vector<double> total, recompute, sync, panels, render, uploads;
 };
 
 double median(std::vector<double> v) {
@@ -366,15 +368,17 @@ FrameSamples time_frames(GLFWwindow* window, AppState& s, Gpu& gpu, Fonts& fonts
         out.sync.push_back(m.sync - m.recompute);
         out.panels.push_back(m.panels - m.sync);
         out.render.push_back(total - m.panels);
+        out.uploads.push_back(m.uploads);
         out.total.push_back(total);
     }
     return out;
 }
 
 std::string parts_json(const FrameSamples& f) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "{\"recompute\": %.3f, \"sync\": %.3f, \"panels\": %.3f, \"render\": %.3f}",
-                  median(f.recompute), median(f.sync), median(f.panels), median(f.render));
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "{\"recompute\": %.3f, \"sync\": %.3f, \"panels\": %.3f, \"render\": %.3f, \"render_uploads\": %.3f}",
+                  median(f.recompute), median(f.sync), median(f.panels), median(f.render), median(f.uploads));
     return buf;
 }
 

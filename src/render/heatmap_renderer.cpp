@@ -3,6 +3,7 @@
 #include "embedded_shaders.h"
 #include <glad/gl.h>
 #include <imgui.h>
+#include <chrono>
 
 namespace attnviz {
 
@@ -41,9 +42,15 @@ void draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
     auto ndc_x = [&](float x) { return (x - off.x) / size.x * 2.f - 1.f; };
     auto ndc_y = [&](float y) { return 1.f - (y - off.y) / size.y * 2.f; };
 
-    // Changes a slider move deferred (texture.h) are sent now that the texture is drawn.
-    send_pending(*d.data);
-    if (d.base) send_pending(*d.base);
+    // Changes a slider move deferred (texture.h) are sent now that the texture is drawn;
+    // timed for --bench-frames (llvmpipe copies the rows in the call; a GPU driver may
+    // return sooner and copy later).
+    if (!d.data->pending.empty() || (d.base && !d.base->pending.empty())) {
+        const auto t0 = std::chrono::steady_clock::now();
+        send_pending(*d.data);
+        if (d.base) send_pending(*d.base);
+        q->renderer->upload_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
     glUseProgram(r.program);
     glBindVertexArray(r.vao);
     glUniform4f(r.loc_rect, ndc_x(d.x0), ndc_y(d.y0), ndc_x(d.x1), ndc_y(d.y1));
@@ -130,6 +137,7 @@ void destroy_heatmap_renderer(HeatmapRenderer& r) {
 void begin_heatmap_frame(HeatmapRenderer& r) {
     r.queue.clear();
     r.drawn = 0;
+    r.upload_ms = 0;
 }
 
 void add_heatmap(ImDrawList* draw_list, HeatmapRenderer& r, const HeatmapDraw& d) {

@@ -53,6 +53,7 @@ struct HeatmapRenderer {
     int palette = 0;                 // colour maps of every heatmap: 0 default (RdBu, viridis), 1 cb (PuOr, cividis)
     std::deque<QueuedHeatmap> queue; // this frame's requests; a deque keeps their addresses
     int drawn = 0;                 // heatmaps drawn by the last render (for tests and benchmarks)
+    double upload_ms = 0;          // of the last render: sending the deferred texture rows (benchmarks)
 };
 
 // Compiles the shaders and makes the vertex array. On failure sets `error` (with the
