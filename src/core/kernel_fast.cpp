@@ -372,7 +372,7 @@ void tiny_softmax_row(Trace& tr, int h, int i) {
 // The reference forward (torch-rng.md section 8) bit for bit, for the sizes where the
 // fast kernel uses the reference loops: at the lesson's (4, 8, 2) the reference spends
 // most of its time in one scalar sum after another. Here the sums that do not depend on
-// each other run side by side; the softmax rows are the reference's own.
+// each other run side by side, and the softmax skips the exps that are exactly 0.
 void tiny_forward(const Weights& w, Trace& tr) {
     const int T = tr.T, C = tr.C, H = tr.H, hd = tr.head_dim;
     if (3 * C * padded(3 * C) > tiny_buffer || hd * padded(T) > tiny_buffer || T * padded(hd) > tiny_buffer) {
