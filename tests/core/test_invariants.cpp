@@ -25,7 +25,9 @@ void check_probs(const Trace& t) {
                     ASSERT_EQ(bits(p), 0u) << "masked prob not +0 at h=" << h << " i=" << i << " j=" << j;
                 }
             }
-            if (n > 0) ASSERT_NEAR(sum, 1.0, 1e-5) << "h=" << h << " i=" << i;
+            if (n > 0) {
+                ASSERT_NEAR(sum, 1.0, 1e-5) << "h=" << h << " i=" << i;
+            }
         }
 }
 
@@ -62,7 +64,9 @@ TEST(Invariants, HoldOverRandomConfigurations) {
                         // moves through its own query, except under off-by-one at p = 1,
                         // whose only key is 0 (weight 1 whatever the query).
                         const bool fixed = mask == MaskMode::off_by_one && i == p && p == 1;
-                        if (!fixed) EXPECT_GT(diff[size_t(i)], 0.f) << "position " << i;
+                        if (!fixed) {
+                            EXPECT_GT(diff[size_t(i)], 0.f) << "position " << i;
+                        }
                     }
                 }
                 ++checked;
