@@ -22,7 +22,8 @@ TEST(Bench, PrintsItsFieldsAsJson) {
         EXPECT_EQ(j["repeat"], 3);
         EXPECT_EQ(j["perturbed_position"], 4); // T/2 by default
         EXPECT_GE(j["threads"].get<int>(), 1);
-        for (const char* k : {"forward_ms", "update_ms", "gflops", "peak_rss_mb"}) {
+        for (const char* k : {"forward_ms", "update_ms", "update_first_ms", "forward_cpu_ms", "update_cpu_ms", "gflops",
+                              "peak_rss_mb"}) {
             ASSERT_TRUE(j.contains(k) && j[k].is_number()) << k << " in " << r.out;
             EXPECT_GE(j[k].get<double>(), 0.0) << k;
         }
