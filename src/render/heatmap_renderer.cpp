@@ -28,6 +28,15 @@ void draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
     const HeatmapDraw& d = q->draw;
     const ImDrawData* dd = ImGui::GetDrawData();
     if (!dd || !d.data || d.data->id == 0) return; // swatches and colour bars bind any texture
+    // Cells need values: a lazy texture not sent (or freed) is sent whole now, which may
+    // free others not drawn this frame.
+    if (!d.colorbar && d.swatch == 0) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const bool ready = make_resident(*d.data, q->renderer->budget);
+        if (d.base) make_resident(*d.base, q->renderer->budget);
+        q->renderer->upload_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (!ready) return;
+    }
 
     // ImGui coordinates -> framebuffer pixels (y up) for the scissor, and -> NDC for the quad.
     const ImVec2 off = dd->DisplayPos, size = dd->DisplaySize, sc = dd->FramebufferScale;
@@ -60,7 +69,7 @@ void draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
     glBindTexture(GL_TEXTURE_2D, d.data->id);
     glUniform1i(r.loc_data, 0);
     glUniform1i(r.loc_base, 1);
-    glUniform1i(r.loc_has_base, d.base && d.base->id && d.base->rows == d.data->rows &&
+    glUniform1i(r.loc_has_base, d.base && d.base->id && d.base->stored && d.base->rows == d.data->rows &&
                                         d.base->cols == d.data->cols ? 1 : 0);
     glUniform2i(r.loc_size, d.rows, d.cols);
     glUniform2i(r.loc_offset, d.offset_row, d.offset_col);
@@ -123,6 +132,7 @@ bool create_heatmap_renderer(HeatmapRenderer& r, std::string& error) {
     r.loc_swatch = loc("u_swatch");
     r.loc_grid_min = loc("u_grid_min_px");
     r.loc_grid_color = loc("u_grid_color");
+    r.budget.cap_bytes = head_texture_budget;
     glGenVertexArrays(1, &r.vao); // core profile: a VAO must be bound even with no attributes
     return true;
 }
@@ -138,9 +148,15 @@ void begin_heatmap_frame(HeatmapRenderer& r) {
     r.queue.clear();
     r.drawn = 0;
     r.upload_ms = 0;
+    ++r.budget.frame;
 }
 
 void add_heatmap(ImDrawList* draw_list, HeatmapRenderer& r, const HeatmapDraw& d) {
+    // Drawn this frame: the budget frees none of these while sending others in the render.
+    if (d.data && !d.colorbar && d.swatch == 0) {
+        d.data->last_drawn = r.budget.frame;
+        if (d.base) d.base->last_drawn = r.budget.frame;
+    }
     r.queue.push_back(QueuedHeatmap{&r, d});
     draw_list->AddCallback(draw_callback, &r.queue.back());
     draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);

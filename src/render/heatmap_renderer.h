@@ -37,6 +37,12 @@ struct HeatmapDraw {
     float x0 = 0, y0 = 0, x1 = 0, y1 = 0; // screen rectangle, ImGui coordinates
 };
 
+// GL storage the lazy per-head (T, T) textures may hold together (texture.h,
+// TextureBudget): at (2048, 2048, 16) one is 16 MiB and the scores view draws four (raw
+// scores and weights of two heads), so 128 MiB holds two pages of heads for browsing,
+// where sending all 32 at once would take 512 MiB.
+constexpr int64_t head_texture_budget = int64_t(128) << 20;
+
 struct HeatmapRenderer;
 // One recorded heatmap and the renderer that draws it: the draw callback's user data.
 struct QueuedHeatmap {
@@ -54,13 +60,14 @@ struct HeatmapRenderer {
     std::deque<QueuedHeatmap> queue; // this frame's requests; a deque keeps their addresses
     int drawn = 0;                 // heatmaps drawn by the last render (for tests and benchmarks)
     double upload_ms = 0;          // of the last render: sending the deferred texture rows (benchmarks)
+    TextureBudget budget;          // the lazy textures it draws; cap head_texture_budget
 };
 
 // Compiles the shaders and makes the vertex array. On failure sets `error` (with the
 // driver's compile log).
 bool create_heatmap_renderer(HeatmapRenderer& r, std::string& error);
 void destroy_heatmap_renderer(HeatmapRenderer& r);
-// Forgets last frame's requests; call before the panels run.
+// Forgets last frame's requests and starts a budget frame; call before the panels run.
 void begin_heatmap_frame(HeatmapRenderer& r);
 // Records `d` and adds the callbacks that draw it to `draw_list`.
 void add_heatmap(ImDrawList* draw_list, HeatmapRenderer& r, const HeatmapDraw& d);

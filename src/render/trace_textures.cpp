@@ -4,11 +4,12 @@
 
 namespace attnviz {
 
+// A budget holds the textures' addresses, so a vector that changes size (and might move
+// them) is emptied first.
 static void resize(std::vector<Texture>& v, int n) {
-    while (int(v.size()) > n) {
-        destroy(v.back());
-        v.pop_back();
-    }
+    if (int(v.size()) == n) return;
+    for (Texture& t : v) destroy(t);
+    v.clear();
     v.resize(size_t(n));
 }
 
@@ -23,9 +24,10 @@ void upload_trace(TraceTextures& tex, const Trace& tr, const Weights& w, const U
         upload(tex.v, qkv + 2 * C, T, C, 3 * C);
         resize(tex.raw_scores, H);
         resize(tex.probs, H);
+        // Per head (T, T): sent when a view draws them, under the renderer's budget.
         for (int h = 0; h < H; ++h) {
-            upload(tex.raw_scores[h], tr.raw_scores[h].data(), T, T);
-            upload(tex.probs[h], tr.probs[h].data(), T, T);
+            set_lazy(tex.raw_scores[h], tr.raw_scores[h].data(), T, T);
+            set_lazy(tex.probs[h], tr.probs[h].data(), T, T);
         }
         upload(tex.concat, tr.concat.data(), T, C);
         upload(tex.y, tr.y.data(), T, C);

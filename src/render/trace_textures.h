@@ -35,10 +35,13 @@ struct UploadRequest {
     bool any() const { return full || row0 >= 0 || !rows.empty() || !columns.empty(); }
 };
 
-// Sends what `req` names: a full request at once (`w`, the weights, only then), a partial
-// one deferred to when each texture is drawn (texture.h, send_pending), reading the trace's
-// buffers then; they stay valid because only a new config reallocates them, and a new
-// config sends everything.
+// Sends what `req` names: a full request at once (`w`, the weights, only then) except the
+// per-head (T, T) textures, which become lazy (texture.h, set_lazy: sent whole when first
+// drawn, freed by the renderer's budget while off screen); a partial one deferred to when
+// each texture is drawn (texture.h, send_pending), reading the trace's buffers then; they
+// stay valid because only a new config reallocates them, and a new config sends
+// everything. A lazy texture not yet sent records no partial change: its whole send will
+// read the current values.
 void upload_trace(TraceTextures& tex, const Trace& tr, const Weights& w, const UploadRequest& req);
 void destroy(TraceTextures& tex);
 
