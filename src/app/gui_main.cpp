@@ -124,7 +124,7 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         w->loaded = std::move(*in.weights);
         plan.weights = std::move(w);
     }
-    // The window keeps two traces and their textures: a tighter cap than the commands'.
+    // The window keeps textures besides the trace: a tighter cap than the commands' (app_state.h).
     if (std::string why = validate(plan.config, gui_memory_cap); !why.empty()) {
         error = why + " (the window's limit)";
         if (!plan.tokens.empty()) {

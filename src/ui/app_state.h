@@ -36,9 +36,15 @@ bool parse_theme(const std::string& s, Theme& out, std::string& error);
 // The shape walk: step 0 is the input x, the last step is proj.
 constexpr int walk_last_step = 11;
 
-// The window the GUI keeps its traces under: the trace, its unperturbed copy and the
-// textures of both must fit in memory together.
-constexpr int64_t gui_memory_cap = int64_t(512) << 20;
+// The largest trace the window takes (trace_bytes). Besides the trace it holds the
+// unperturbed copy only up to keep_base_cap, textures of the (T, C) and (C, C) tensors
+// (fewer bytes than the trace's own (T, C) and (C, C) part), and per-head (T, T) textures
+// only within the renderer's head_texture_budget (128 MiB), sent as views draw them. 768
+// MiB takes (2048, 2048, 16), the largest size the project names (a 736 MiB trace, about
+// 1.1-1.3 GB peak RSS in every view), and refuses what would not fit next to its
+// textures. Near the cap with C = 4096 and one head the (T, C) textures are large too:
+// (2800, 4096, 1) peaks near 1.6 GB.
+constexpr int64_t gui_memory_cap = int64_t(768) << 20;
 // Up to this size the unperturbed trace is kept whole, so that every view can outline
 // the cells the perturbation changed; above it only the unperturbed output y is kept.
 constexpr int64_t keep_base_cap = int64_t(256) << 20;
