@@ -125,7 +125,7 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         plan.weights = std::move(w);
     }
     // The window keeps textures besides the trace: a tighter cap than the commands' (app_state.h).
-    if (std::string why = validate(plan.config, gui_memory_cap); !why.empty()) {
+    if (std::string why = validate_window(plan.config, gui_memory_cap); !why.empty()) {
         error = why + " (the window's limit)";
         if (!plan.tokens.empty()) {
             // Too many words: say how many the window takes at this C and H.

@@ -121,7 +121,7 @@ int64_t trace_bytes(const Config& c) {
 }
 
 // "1.5 GiB", "3 GiB", "120 MiB": the unit a reader expects at that size.
-static std::string human_bytes(int64_t bytes) {
+std::string human_bytes(int64_t bytes) {
     const double gib = double(int64_t(1) << 30), mib = double(1 << 20);
     char buf[64];
     if (bytes >= (int64_t(1) << 30)) std::snprintf(buf, sizeof buf, "%.3g GiB", double(bytes) / gib);

@@ -61,6 +61,8 @@ std::vector<int> divisors(int n);
 
 // Bytes a full trace of this config holds (see Trace in attention.h).
 int64_t trace_bytes(const Config& c);
+// "1.5 GiB", "120 MiB": a size in the unit a reader expects.
+std::string human_bytes(int64_t bytes);
 
 // Empty when the config is usable; otherwise one sentence that names the bad value
 // and says what is allowed, e.g. "n_embd 10 is not divisible by n_head 3; n_head can

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace attnviz {
 
@@ -80,6 +81,30 @@ void request_perturbation(AppState& s, int p, float strength) {
     s.p = p;
     s.strength = strength;
     s.perturb_dirty = true;
+}
+
+int64_t window_bytes(const Config& c) {
+    const int64_t T = c.seq_len, C = c.n_embd, H = c.n_head, f = int64_t(sizeof(float));
+    const int64_t trace = trace_bytes(c);
+    const bool whole_copy = trace <= keep_base_cap;
+    const int copies = whole_copy ? 2 : 1;
+    // x, q, k, v, concat, y and the four weight blocks, per kept trace; the per-head
+    // scores and weights up to the renderer's budget, or what one frame draws when that is
+    // more (the scores view shows two heads: four (T, T) textures, kept while drawn).
+    const int64_t textures = copies * (6 * T * C + 4 * C * C) * f;
+    const int64_t one_frame = std::min<int64_t>(H, 2) * 2 * T * T * f;
+    const int64_t heads = std::min<int64_t>(std::max(head_texture_budget, one_frame), copies * 2 * H * T * T * f);
+    return trace + (whole_copy ? trace : T * C * f) + textures + heads;
+}
+
+std::string validate_window(const Config& c, int64_t cap) {
+    if (std::string why = validate(c, std::numeric_limits<int64_t>::max()); !why.empty()) return why;
+    const int64_t need = window_bytes(c);
+    if (need <= cap) return "";
+    return "seq_len " + std::to_string(c.seq_len) + " with n_embd " + std::to_string(c.n_embd) + " and n_head " +
+           std::to_string(c.n_head) + " needs about " + human_bytes(need) +
+           " in the window (the trace, its unperturbed copy and their textures), over the cap of " +
+           human_bytes(cap) + "; use a smaller seq_len, n_head or n_embd";
 }
 
 namespace {
@@ -221,7 +246,7 @@ KernelKind resolve_kernel(const AppState& s, const Config& c, KernelChoice k) {
 bool apply_config(AppState& s) {
     const Config c = s.edit;
     std::string why = check_inputs(s, c);
-    if (why.empty()) why = validate(c, s.memory_cap);
+    if (why.empty()) why = validate_window(c, s.memory_cap);
     Experiment e;
     if (why.empty()) make_state_experiment(s, c, e, why);
     if (!why.empty()) {

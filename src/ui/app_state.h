@@ -36,18 +36,24 @@ bool parse_theme(const std::string& s, Theme& out, std::string& error);
 // The shape walk: step 0 is the input x, the last step is proj.
 constexpr int walk_last_step = 11;
 
-// The largest trace the window takes (trace_bytes). Besides the trace it holds the
-// unperturbed copy only up to keep_base_cap, textures of the (T, C) and (C, C) tensors
-// (fewer bytes than the trace's own (T, C) and (C, C) part), and per-head (T, T) textures
-// only within the renderer's head_texture_budget (128 MiB), sent as views draw them. 768
-// MiB takes (2048, 2048, 16), the largest size the project names (a 736 MiB trace, about
-// 1.1-1.3 GB peak RSS in every view), and refuses what would not fit next to its
-// textures. Near the cap with C = 4096 and one head the (T, C) textures are large too:
-// (2800, 4096, 1) peaks near 1.6 GB.
-constexpr int64_t gui_memory_cap = int64_t(768) << 20;
+// What the window may hold for one configuration (window_bytes): the trace, the
+// unperturbed copy (whole up to keep_base_cap, else only its y), the (T, C) and (C, C)
+// textures of each, and the per-head (T, T) textures up to the renderer's
+// head_texture_budget (128 MiB) or one frame's four when those are more. 1.1 GiB of that
+// takes (2048, 2048, 16), the largest size the project names (about 1.0 GiB; 1.1-1.3 GB
+// peak RSS in every view, Mesa and the fonts included). Counting only the trace let
+// through sizes that peaked at 1.6 GB (a wide C, (2800, 4096, 1)) and 2.2 GB (a long T,
+// (8070, 8, 2)); at the new cap's edges every view measured 1.18-1.34 GB.
+constexpr int64_t gui_memory_cap = int64_t(1126) << 20;
 // Up to this size the unperturbed trace is kept whole, so that every view can outline
 // the cells the perturbation changed; above it only the unperturbed output y is kept.
 constexpr int64_t keep_base_cap = int64_t(256) << 20;
+
+// Bytes the window holds for config c (see gui_memory_cap).
+int64_t window_bytes(const Config& c);
+// validate() for the window: "" when c is valid and window_bytes(c) <= cap, else one
+// sentence naming the sizes and what to do instead.
+std::string validate_window(const Config& c, int64_t cap);
 
 // What one view shows of matrices too big to read whole: a zoom factor and the first
 // query row, key column, channel and head on screen. All panels of a view share it, so

@@ -11,11 +11,11 @@ namespace attnviz {
 // ---- Words
 
 int max_words(const AppState& s) {
-    // validate() is monotonic in T: the largest T it accepts, by bisection.
+    // validate_window() is monotonic in T: the largest T it accepts, by bisection.
     Config c = s.edit;
     auto fits = [&](int T) {
         c.seq_len = T;
-        return validate(c, s.memory_cap).empty();
+        return validate_window(c, s.memory_cap).empty();
     };
     if (!fits(1)) return 0;
     int lo = 1, hi = max_seq_len;
@@ -102,7 +102,7 @@ bool load_weights_file(AppState& s, const std::string& path, int layer, std::str
     Config c = s.edit;
     c.n_embd = w->loaded.n_embd;
     c.n_head = w->loaded.n_head;
-    if (std::string size = validate(c, s.memory_cap); !size.empty())
+    if (std::string size = validate_window(c, s.memory_cap); !size.empty())
         return refuse(path + " has n_embd " + std::to_string(c.n_embd) + ", but " + size);
     s.edit = c;
     s.edit_weights = std::move(w);

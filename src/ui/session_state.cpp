@@ -28,7 +28,7 @@ Session to_session(const AppState& s) {
 }
 
 bool apply_session(AppState& s, const Session& ss, std::string& error) {
-    if (std::string why = validate(ss.config, s.memory_cap); !why.empty()) {
+    if (std::string why = validate_window(ss.config, s.memory_cap); !why.empty()) {
         error = "the session's sizes do not fit the window: " + why;
         return false;
     }

@@ -35,7 +35,7 @@ std::string repeat(const std::string& key, int n) {
 TEST(HeadTextures, TheSizeForcesEvictions) {
     const int64_t all_heads = int64_t(2) * big_H * big_T * big_T * int64_t(sizeof(float));
     EXPECT_GE(all_heads, 2 * head_texture_budget);
-    EXPECT_TRUE(validate(size_of(big_T, 64, big_H), gui_memory_cap).empty());
+    EXPECT_TRUE(validate_window(size_of(big_T, 64, big_H), gui_memory_cap).empty());
 }
 
 // Pager to the last heads and back: heads 0 and 1 were freed on the way and are sent
@@ -94,11 +94,19 @@ TEST(HeadTextures, SliderMovedWhileFreedEqualsAFreshStart) {
 // The largest size the project names fits the window's cap; twice its heads do not, and
 // the window says so in one sentence before opening.
 TEST(HeadTextures, CapTakesTheLargestNamedSizeAndRefusesLarger) {
-    EXPECT_TRUE(validate(size_of(2048, 2048, 16), gui_memory_cap).empty());
-    const std::string why = validate(size_of(2048, 2048, 32), gui_memory_cap);
+    EXPECT_TRUE(validate_window(size_of(2048, 2048, 16), gui_memory_cap).empty());
+    const std::string why = validate_window(size_of(2048, 2048, 32), gui_memory_cap);
     EXPECT_NE(why.find("over the cap"), std::string::npos) << why;
     // The soak's and the session tests' over-the-cap size.
-    EXPECT_FALSE(validate(size_of(max_seq_len, 8, 2), gui_memory_cap).empty());
+    EXPECT_FALSE(validate_window(size_of(max_seq_len, 8, 2), gui_memory_cap).empty());
+    // A trace well under the cap whose (T, C) and (C, C) textures are not: it peaked at
+    // 1.6 GB when only the trace was counted.
+    EXPECT_LT(trace_bytes(size_of(2800, 4096, 1)), gui_memory_cap);
+    EXPECT_NE(validate_window(size_of(2800, 4096, 1), gui_memory_cap).find("in the window"), std::string::npos);
+    // A long sequence with a small C: one frame's four (T, T) textures (two heads' scores
+    // and weights) are over the head budget; counting only the budget, it peaked at 2.2 GB.
+    EXPECT_LT(trace_bytes(size_of(8070, 8, 2)), gui_memory_cap);
+    EXPECT_NE(validate_window(size_of(8070, 8, 2), gui_memory_cap).find("in the window"), std::string::npos);
     RunResult r = run_headless({"--seq-len", "2048", "--n-embd", "2048", "--n-head", "32", "--screenshot",
                                 temp_dir() + "/never_over_cap.png"});
     EXPECT_EQ(r.status, 2) << r.err;
