@@ -1,0 +1,103 @@
+// model.h: the model stack. Tokens through embeddings into L attention blocks with
+// residuals, then task heads: the toy models the Train view teaches with, and the stack a
+// later GPT-2 / nanoGPT reader extends with LayerNorm and MLP blocks.
+//
+//   tok (N)                       N = T + 1 tokens, BOS (= V) first
+//   h = wte[tok] + wpe[0..N-1]    (N, C)
+//   for each block l:  h = h + attn_l(h)        attn_l is the lesson's SelfAttention
+//                      (later: h = h + attn_l(ln_1(h)); h = h + mlp_l(ln_2(h)))
+//   logits = h W_head^T           (N, V+1) prev, (N, 2) dup, (N, V) next token
+//
+// The lesson's module is the special case the app opens on: no embeddings, one block, no
+// residual (attention.h's forward on a given x). It does not go through this file.
+#pragma once
+#include "attention.h"
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+// The four toy tasks of the training recipe.
+//   prev       predict the previous token                -> a previous-token head
+//   dup        has this token appeared earlier?          -> a duplicate-token head
+//   both       both targets at once (H = 4)               -> heads of each kind
+//   induction  continue a repeated segment (L = 2)        -> previous-token + induction heads
+enum class Task { prev, dup, both, induction };
+
+const char* to_string(Task t); // "prev", "dup", "both", "induction"
+// On failure: false, and `error` is one sentence naming the value and the four tasks.
+bool parse_task(const std::string& s, Task& out, std::string& error);
+
+// Everything that fixes a model's shapes.
+struct ModelConfig {
+    Task task = Task::both;
+    int vocab = 16;   // V: tokens 0..V-1 print as a, b, c, ...; token V is BOS ("^")
+    int seq_len = 16; // T: the body's length; a sequence holds T + 1 tokens, BOS first
+    int n_embd = 64;  // C
+    int n_head = 4;   // H
+    int n_layer = 1;  // L
+
+    int bos() const { return vocab; }
+    int n_tokens() const { return seq_len + 1; } // N: wpe's rows
+    int head_dim() const { return n_embd / n_head; }
+    bool has_prev_head() const { return task == Task::prev || task == Task::both; }
+    bool has_dup_head() const { return task == Task::dup || task == Task::both; }
+    bool has_lm_head() const { return task == Task::induction; }
+};
+
+// The recipe's defaults for a task (its TASKS table): sizes, learning rate, batch, steps.
+struct TrainDefaults {
+    ModelConfig model;
+    double lr = 5e-3;
+    int batch = 64;
+    int steps = 1000;
+};
+TrainDefaults task_defaults(Task t);
+
+// Empty when usable; otherwise one sentence naming the bad value and what is allowed
+// (V < 2, H not dividing C, T too short for induction, sizes over the caps, L < 1).
+std::string validate(const ModelConfig& c);
+
+// One block of the stack. Today attention only; LayerNorm and MLP fields join it later.
+struct Block {
+    Weights attn; // w_qkv (3C, C), w_proj (C, C), no biases for the toy models
+};
+
+struct Model {
+    ModelConfig config;
+    Mat wte;              // (V+1, C)  token embedding, BOS last
+    Mat wpe;              // (T+1, C)  position embedding
+    std::vector<Block> h; // L blocks
+    Mat head_prev;        // (V+1, C)  prev and both; empty otherwise
+    Mat head_dup;         // (2, C)    dup and both; empty otherwise
+    Mat lm_head;          // (V, C)    induction; empty otherwise
+};
+
+// torch.manual_seed(seed); ToyModel(task, V, T, C, H, L): weights made in the recipe's
+// order: wte = randn(V+1, C), wpe = randn(T+1, C), then per block qkv and proj
+// (kaiming_uniform as nn.Linear), then head_prev, head_dup, lm_head (those the task has).
+Model init_model(const ModelConfig& c, uint64_t seed);
+
+// One named parameter tensor, in model.parameters() order (the order Adam walks).
+// Names are nanoGPT's, as the recipe's file stores them: transformer.wte.weight,
+// transformer.wpe.weight, transformer.h.N.attn.c_attn.weight, transformer.h.N.attn.c_proj.weight,
+// head_prev.weight, head_dup.weight, lm_head.weight.
+struct Param {
+    std::string name;
+    Mat* value;
+};
+std::vector<Param> parameters(Model& m);
+
+// The forward of one sequence for the views and the commands: every block's intermediates
+// in a Trace (x is that block's input h, y its attention output before the residual add).
+struct ModelTrace {
+    std::vector<int> tokens;    // (N)
+    Mat h0;                     // (N, C)  wte[tok] + wpe
+    std::vector<Trace> layers;  // L traces, seq_len N
+    Mat h_out;                  // (N, C)  after the last block
+    Mat logits_prev, logits_dup, logits_next; // (N, V+1), (N, 2), (N, V); those the task has
+};
+// The reference kernel is bit for bit torch's forward on the same tokens.
+void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out);
+
+} // namespace attnviz

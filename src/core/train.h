@@ -1,0 +1,70 @@
+// train.h: training the toy models step for step as the recipe's PyTorch does: its data,
+// its loss, the backward pass (written by hand, one function per layer, as llm.c does),
+// Adam as torch 1.13's single-tensor loop, and the head scores that name what each head
+// has become.
+#pragma once
+#include "model.h"
+#include "rng.h"
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+// One batch of B sequences of N = T + 1 tokens, BOS first, and the task's targets.
+// Draws, in order, from the batch generator (torch.Generator().manual_seed(seed + 1)):
+// randint(0, V, (B, T)); for induction also randint(3, T // 2, (B,)) then randint(0, 2, (B,)).
+struct Batch {
+    int B = 0, N = 0;
+    std::vector<int> tok;       // (B, N)
+    std::vector<int> prev;      // (B, N) prev and both: the previous token (BOS at 0)
+    std::vector<int> dup;       // (B, N) dup and both: 1 when the token appeared earlier
+    std::vector<uint8_t> where; // (B, N) induction: positions whose next token is known
+};
+void make_batch(const ModelConfig& c, TorchGenerator& g, int B, Batch& out);
+
+// Adam(lr, betas (0.9, 0.999), eps 1e-8, no weight decay), torch 1.13's single-tensor loop.
+struct AdamState {
+    double lr = 5e-3;
+    int64_t step = 0;
+    std::vector<Mat> m, v; // one per parameter, parameters() order
+};
+
+// A training run: the model, the optimiser and the batch generator. Stepping 100 then
+// 100 more gives bit for bit the weights of 200 at once, for any number of threads.
+struct TrainRun {
+    Model model;
+    AdamState adam;
+    TorchGenerator batch_gen;
+    int batch = 64;
+    uint64_t seed = 0;
+    std::vector<float> losses; // per step, the batch's loss before that step's update
+};
+
+// torch.manual_seed(seed) for the weights, Generator().manual_seed(seed + 1) for batches.
+TrainRun start_training(const ModelConfig& c, uint64_t seed, double lr, int batch);
+
+// One step: batch, forward, loss, backward, Adam. Returns the loss. `threads` 0 means the
+// work team's default. A non-finite loss or gradient leaves the model as it was and
+// returns NaN (the caller names the step and stops).
+float train_step(TrainRun& run, int threads = 0);
+
+// Step-0 style gradients for tests: loss and d loss / d param for one batch, in
+// parameters() order, without updating anything.
+float loss_and_grads(const Model& m, const Batch& b, std::vector<Mat>& grads, int threads = 0);
+
+// The recipe's head scores, per layer and head, on its fixed probe sequences
+// (probe seed 1234, 256 sequences).
+struct HeadScores {
+    std::vector<std::vector<float>> prev_token; // [layer][head]
+    std::vector<std::vector<float>> duplicate;
+    std::vector<std::vector<float>> induction;
+};
+HeadScores head_scores(const Model& m);
+
+// The recipe's accuracy on probe seed 4321, 256 sequences: keys "prev", "dup", "next"
+// (those the task has).
+std::map<std::string, double> accuracy(const Model& m);
+
+} // namespace attnviz
