@@ -41,9 +41,10 @@ constexpr int walk_last_step = 11;
 // textures of each, and the per-head (T, T) textures up to the renderer's
 // head_texture_budget (128 MiB) or one frame's four when those are more. 1.1 GiB of that
 // takes (2048, 2048, 16), the largest size the project names (about 1.0 GiB; 1.1-1.3 GB
-// peak RSS in every view, Mesa and the fonts included). Counting only the trace let
-// through sizes that peaked at 1.6 GB (a wide C, (2800, 4096, 1)) and 2.2 GB (a long T,
-// (8070, 8, 2)); at the new cap's edges every view measured 1.18-1.34 GB.
+// peak RSS in every view, Mesa and the fonts included), and at the cap's edges every view
+// peaks at 1.18-1.34 GB. The textures must be counted, not the trace alone: a wide C
+// ((2800, 4096, 1)) or a long T ((8070, 8, 2)) has a trace well under the cap and peaks at
+// 1.6 or 2.2 GB in the window.
 constexpr int64_t gui_memory_cap = int64_t(1126) << 20;
 // Up to this size the unperturbed trace is kept whole, so that every view can outline
 // the cells the perturbation changed; above it only the unperturbed output y is kept.

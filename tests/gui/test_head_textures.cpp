@@ -99,12 +99,12 @@ TEST(HeadTextures, CapTakesTheLargestNamedSizeAndRefusesLarger) {
     EXPECT_NE(why.find("over the cap"), std::string::npos) << why;
     // The soak's and the session tests' over-the-cap size.
     EXPECT_FALSE(validate_window(size_of(max_seq_len, 8, 2), gui_memory_cap).empty());
-    // A trace well under the cap whose (T, C) and (C, C) textures are not: it peaked at
-    // 1.6 GB when only the trace was counted.
+    // A trace well under the cap whose (T, C) and (C, C) textures are not: the window would
+    // peak at 1.6 GB if only the trace were counted.
     EXPECT_LT(trace_bytes(size_of(2800, 4096, 1)), gui_memory_cap);
     EXPECT_NE(validate_window(size_of(2800, 4096, 1), gui_memory_cap).find("in the window"), std::string::npos);
     // A long sequence with a small C: one frame's four (T, T) textures (two heads' scores
-    // and weights) are over the head budget; counting only the budget, it peaked at 2.2 GB.
+    // and weights) are over the head budget; counting only the budget, it would peak at 2.2 GB.
     EXPECT_LT(trace_bytes(size_of(8070, 8, 2)), gui_memory_cap);
     EXPECT_NE(validate_window(size_of(8070, 8, 2), gui_memory_cap).find("in the window"), std::string::npos);
     RunResult r = run_headless({"--seq-len", "2048", "--n-embd", "2048", "--n-head", "32", "--screenshot",
