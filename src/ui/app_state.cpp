@@ -1,5 +1,6 @@
 // app_state.cpp: see app_state.h.
 #include "app_state.h"
+#include "text_util.h"
 #include "inputs.h"
 #include <algorithm>
 #include <cmath>
@@ -26,7 +27,7 @@ bool parse_view(const std::string& s, View& out, std::string& error) {
             out = v;
             return true;
         }
-    error = "--view '" + s + "' is not a view; use walk, qkv, scores, causality or check";
+    error = "--view " + quote(s) + " is not a view; use walk, qkv, scores, causality or check";
     return false;
 }
 
@@ -45,7 +46,7 @@ bool parse_theme(const std::string& s, Theme& out, std::string& error) {
             out = t;
             return true;
         }
-    error = "--theme '" + s + "' is not a theme; use dark, light or high-contrast";
+    error = "--theme " + quote(s) + " is not a theme; use dark, light or high-contrast";
     return false;
 }
 

@@ -101,7 +101,7 @@ struct Minimap {
 // a colour bar or a bar of the causality chart.
 struct LayoutItem {
     std::string kind;  // "heatmap", "colorbar", "bar"
-    std::string name;  // e.g. "scores_masked", "probs", "y", "dy"
+    std::string name;  // e.g. "masked", "probs", "y" (MatrixSpec::name), "dy"
     int head = -1;     // -1: not per head
     float x = 0, y = 0, w = 0, h = 0;   // screen pixels, origin top-left
     int rows = 0, cols = 0;             // shape of the whole matrix

@@ -52,7 +52,7 @@ TEST(HeadTextures, HeadsBrowsedAwayAndBackEqualAFreshStart) {
     Shot f = take_shot("heads_fresh", fresh);
     ASSERT_EQ(b.result.status, 0) << b.result.err;
     ASSERT_EQ(f.result.status, 0) << f.result.err;
-    ASSERT_FALSE(b.items("heatmap", "scores_scaled", 0).empty()); // back at head 0
+    ASSERT_FALSE(b.items("heatmap", "scaled", 0).empty()); // back at head 0
     ASSERT_EQ(b.image.w, f.image.w);
     ASSERT_EQ(b.image.h, f.image.h);
     EXPECT_GT(b.image.distinct_colours(), 20);
@@ -82,8 +82,8 @@ TEST(HeadTextures, SliderMovedWhileFreedEqualsAFreshStart) {
         Shot f = take_shot(std::string("heads_fresh_") + c.name, fresh);
         ASSERT_EQ(d.result.status, 0) << d.result.err;
         ASSERT_EQ(f.result.status, 0) << f.result.err;
-        ASSERT_FALSE(d.items("heatmap", "scores_scaled", c.head).empty()) << c.name;
-        ASSERT_FALSE(f.items("heatmap", "scores_scaled", c.head).empty()) << c.name;
+        ASSERT_FALSE(d.items("heatmap", "scaled", c.head).empty()) << c.name;
+        ASSERT_FALSE(f.items("heatmap", "scaled", c.head).empty()) << c.name;
         ASSERT_EQ(d.image.w, f.image.w);
         ASSERT_EQ(d.image.h, f.image.h);
         EXPECT_GT(d.image.distinct_colours(), 20) << c.name;
