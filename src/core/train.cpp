@@ -130,7 +130,7 @@ void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkW
     ensure(w.dh, M, C);
     ensure(w.datty, M, C);
     ensure(w.dqkv, M, 3 * C);
-    ensure(w.dscratch, c.head_dim() + N + 1, N);
+    ensure(w.dscratch, 1, attention_scratch_floats(N, c.head_dim()));
     w.dh.setZero();
     const float* hL = w.h.back().data();
     // Task heads: dlogits from the cross-entropy, then dh += dlogits W, dW += dlogits^T h.
