@@ -67,7 +67,12 @@ struct TrainRun {
     TrainScratch scratch;
 };
 
+// Largest batch: with the model caps (model.h) a step's activations stay near 1 GiB.
+constexpr int max_train_batch = 256;
+
 // torch.manual_seed(seed) for the weights, Generator().manual_seed(seed + 1) for batches.
+// Throws std::invalid_argument with one sentence for a config validate() refuses, a
+// learning rate that is not a positive number, or a batch outside 1 .. max_train_batch.
 TrainRun start_training(const ModelConfig& c, uint64_t seed, double lr, int batch);
 
 // One step: batch, forward, loss, backward, Adam. Returns the loss. `threads` 0 means the

@@ -159,6 +159,9 @@ TEST(TrainModel, ValidateNamesTheBadValue) {
     EXPECT_THROW(init_model(ModelConfig{Task::prev, 1, 16, 64, 2, 1}, 0), std::invalid_argument);
     EXPECT_THROW(start_training(task_defaults(Task::prev).model, 0, 0.0, 64), std::invalid_argument);
     EXPECT_THROW(start_training(task_defaults(Task::prev).model, 0, -1e-3, 64), std::invalid_argument);
+    EXPECT_THROW(start_training(task_defaults(Task::prev).model, 0, 1e-3, 0), std::invalid_argument);
+    EXPECT_THROW(start_training(task_defaults(Task::prev).model, 0, 1e-3, max_train_batch + 1), std::invalid_argument);
+    EXPECT_NO_THROW(start_training(task_defaults(Task::prev).model, 0, 1e-3, max_train_batch));
 }
 
 } // namespace
