@@ -89,20 +89,35 @@ void transpose_block(float* dst, const float* src, int N, int hd, int ld) {
         for (int d = 0; d < hd; ++d) dst[int64_t(d) * Np + j] = src[int64_t(j) * ld + d];
 }
 
+// out[0..W) = sum over r in [r0, r1) of a[r] * X[r][0..W), W a multiple of 16. Even and
+// odd r go into separate accumulators, so two chains of adds overlap; all stay in registers.
+template <int W>
+void vecmat_block(float* __restrict out, const float* __restrict a, const float* __restrict X, int64_t ld, int r0,
+                  int r1) {
+    float even[W] = {}, odd[W] = {};
+    int r = r0;
+    for (; r + 1 < r1; r += 2) {
+        const float a0 = a[r], a1 = a[r + 1];
+        const float* x0 = X + r * ld;
+        const float* x1 = x0 + ld;
+        for (int c = 0; c < W; ++c) even[c] += a0 * x0[c];
+        for (int c = 0; c < W; ++c) odd[c] += a1 * x1[c];
+    }
+    if (r < r1) {
+        const float a0 = a[r];
+        const float* x0 = X + r * ld;
+        for (int c = 0; c < W; ++c) even[c] += a0 * x0[c];
+    }
+    for (int c = 0; c < W; ++c) out[c] = even[c] + odd[c];
+}
+
 // out[0..n) = sum over r in [r0, r1) of a[r] * X[r][0..n), X's rows ld apart: every
-// product of this layer is one of these. Sixteen outputs at a time stay in registers.
+// product of this layer is one of these.
 void vecmat(float* __restrict out, const float* __restrict a, const float* __restrict X, int64_t ld, int r0, int r1,
             int n) {
     int c0 = 0;
-    for (; c0 + lanes <= n; c0 += lanes) {
-        float acc[lanes] = {};
-        for (int r = r0; r < r1; ++r) {
-            const float ar = a[r];
-            const float* x = X + r * ld + c0;
-            for (int c = 0; c < lanes; ++c) acc[c] += ar * x[c];
-        }
-        for (int c = 0; c < lanes; ++c) out[c0 + c] = acc[c];
-    }
+    for (; c0 + 2 * lanes <= n; c0 += 2 * lanes) vecmat_block<2 * lanes>(out + c0, a, X + c0, ld, r0, r1);
+    for (; c0 + lanes <= n; c0 += lanes) vecmat_block<lanes>(out + c0, a, X + c0, ld, r0, r1);
     if (c0 < n) {
         const int m = n - c0;
         float acc[lanes] = {};
