@@ -106,6 +106,26 @@ TEST(TrainModel, ReferenceForwardOfTrainedModelsIsTorchsBitForBit) {
     }
 }
 
+TEST(TrainModel, ForwardRefusesTokensTheModelCannotRead) {
+    ModelConfig c = task_defaults(Task::prev).model;
+    c.vocab = 5;
+    c.seq_len = 6;
+    const Model m = init_model(c, 0);
+    ModelTrace tr;
+    EXPECT_THROW(model_forward(m, {5, 0, 6}, KernelKind::reference, tr), std::invalid_argument);   // 6 > BOS
+    EXPECT_THROW(model_forward(m, {5, 0, -1}, KernelKind::reference, tr), std::invalid_argument);
+    EXPECT_THROW(model_forward(m, std::vector<int>(8, 1), KernelKind::reference, tr), std::invalid_argument); // N > T + 1
+    EXPECT_THROW(model_forward(m, {}, KernelKind::reference, tr), std::invalid_argument);
+    // A shorter sequence is the first positions of the longer one (causality, wpe rows 0..N-1).
+    ModelTrace whole, part;
+    model_forward(m, {5, 1, 2, 3, 4, 0, 1}, KernelKind::reference, whole);
+    model_forward(m, {5, 1, 2}, KernelKind::reference, part);
+    EXPECT_TRUE(same(part.h_out, Mat(whole.h_out.topRows(3))));
+    EXPECT_EQ(part.logits_prev.rows(), 3);
+    EXPECT_EQ(part.logits_prev.cols(), 6);
+    EXPECT_EQ(part.logits_dup.size(), 0);
+}
+
 TEST(TrainModel, TaskNamesAndDefaults) {
     for (Task t : {Task::prev, Task::dup, Task::both, Task::induction}) {
         Task back{};
