@@ -76,7 +76,7 @@ constexpr int max_train_batch = 256;
 TrainRun start_training(const ModelConfig& c, uint64_t seed, double lr, int batch);
 
 // One step: batch, forward, loss, backward, Adam. Returns the loss. `threads` 0 means the
-// work team's default. A non-finite loss or gradient leaves the run as it was (model,
+// work team's default. A non-finite loss, gradient or updated weight leaves the run as it was (model,
 // optimiser, batch generator and losses) and returns NaN (the caller names the step and
 // stops). The batch is cut into a fixed number of chunks whatever `threads` is, each
 // chunk's gradients summed in chunk order, so the thread count never changes a bit.
