@@ -1,0 +1,246 @@
+// train_layers.cpp: the training path's layers; see train_layers.h.
+#include "train_layers.h"
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace attnviz::detail {
+
+namespace {
+
+using Stride = Eigen::OuterStride<>;
+using View = Eigen::Map<Mat, 0, Stride>;
+using ConstView = Eigen::Map<const Mat, 0, Stride>;
+using Dense = Eigen::Map<Mat>;
+using ConstDense = Eigen::Map<const Mat>;
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// Embeddings
+
+void encoder_forward(float* out, const int* tok, const Mat& wte, const Mat& wpe, int B, int N) {
+    const int C = int(wte.cols());
+    for (int b = 0; b < B; ++b)
+        for (int t = 0; t < N; ++t) {
+            const float* te = wte.data() + int64_t(tok[b * N + t]) * C;
+            const float* pe = wpe.data() + int64_t(t) * C;
+            float* o = out + (int64_t(b) * N + t) * C;
+            for (int c = 0; c < C; ++c) o[c] = te[c] + pe[c];
+        }
+}
+
+void encoder_backward(Mat& dwte, Mat& dwpe, const float* dout, const int* tok, int B, int N) {
+    const int C = int(dwte.cols());
+    for (int b = 0; b < B; ++b)
+        for (int t = 0; t < N; ++t) {
+            const float* d = dout + (int64_t(b) * N + t) * C;
+            float* te = dwte.data() + int64_t(tok[b * N + t]) * C;
+            float* pe = dwpe.data() + int64_t(t) * C;
+            for (int c = 0; c < C; ++c) {
+                te[c] += d[c];
+                pe[c] += d[c];
+            }
+        }
+}
+
+// ---------------------------------------------------------------------------------------
+// Linear layers (no bias in the toy models)
+
+void matmul_forward(float* out, const float* inp, const Mat& W, int M) {
+    const int OC = int(W.rows()), IC = int(W.cols());
+    Dense(out, M, OC).noalias() = ConstDense(inp, M, IC) * W.transpose();
+}
+
+void matmul_backward(float* dinp, Mat& dW, const float* dout, const float* inp, const Mat& W, int M,
+                     bool accumulate) {
+    const int OC = int(W.rows()), IC = int(W.cols());
+    ConstDense d(dout, M, OC);
+    if (dinp) {
+        if (accumulate)
+            Dense(dinp, M, IC).noalias() += d * W;
+        else
+            Dense(dinp, M, IC).noalias() = d * W;
+    }
+    dW.noalias() += d.transpose() * ConstDense(inp, M, IC);
+}
+
+// ---------------------------------------------------------------------------------------
+// Attention: the only layer that mixes positions. Per sequence b and head h, with
+// q, k, v the (N, hd) column blocks of qkv's rows for b:
+//   s = q k^T * scale, masked above the diagonal; att = softmax(s) row by row; y = att v.
+// The loops visit only j <= i (the causal triangle) and run their innermost loop over
+// contiguous floats (hd channels, or keys of a transposed k), so they vectorise without
+// reordering any sum; at hd = 16 and N = 17 that beats a general matrix product.
+
+namespace {
+
+constexpr int lanes = 16;
+int round_up(int n) { return (n + lanes - 1) / lanes * lanes; }
+
+// dst (hd, Np) = the (N, hd) block at src (row stride ld) transposed, zeros in the
+// Np - N padding columns so that rows of scores are whole blocks of 16.
+void transpose_block(float* dst, const float* src, int N, int hd, int ld) {
+    const int Np = round_up(N);
+    for (int d = 0; d < hd; ++d)
+        for (int j = N; j < Np; ++j) dst[int64_t(d) * Np + j] = 0.f;
+    for (int j = 0; j < N; ++j)
+        for (int d = 0; d < hd; ++d) dst[int64_t(d) * Np + j] = src[int64_t(j) * ld + d];
+}
+
+// out[0..W) = sum over r in [r0, r1) of a[r] * X[r][0..W), W a multiple of 16. Even and
+// odd r go into separate accumulators, so two chains of adds overlap; all stay in registers.
+template <int W>
+void vecmat_block(float* __restrict out, const float* __restrict a, const float* __restrict X, int64_t ld, int r0,
+                  int r1) {
+    float even[W] = {}, odd[W] = {};
+    int r = r0;
+    for (; r + 1 < r1; r += 2) {
+        const float a0 = a[r], a1 = a[r + 1];
+        const float* x0 = X + r * ld;
+        const float* x1 = x0 + ld;
+        for (int c = 0; c < W; ++c) even[c] += a0 * x0[c];
+        for (int c = 0; c < W; ++c) odd[c] += a1 * x1[c];
+    }
+    if (r < r1) {
+        const float a0 = a[r];
+        const float* x0 = X + r * ld;
+        for (int c = 0; c < W; ++c) even[c] += a0 * x0[c];
+    }
+    for (int c = 0; c < W; ++c) out[c] = even[c] + odd[c];
+}
+
+// out[0..n) = sum over r in [r0, r1) of a[r] * X[r][0..n), X's rows ld apart: every
+// product of this layer is one of these.
+void vecmat(float* __restrict out, const float* __restrict a, const float* __restrict X, int64_t ld, int r0, int r1,
+            int n) {
+    int c0 = 0;
+    for (; c0 + 2 * lanes <= n; c0 += 2 * lanes) vecmat_block<2 * lanes>(out + c0, a, X + c0, ld, r0, r1);
+    for (; c0 + lanes <= n; c0 += lanes) vecmat_block<lanes>(out + c0, a, X + c0, ld, r0, r1);
+    if (c0 < n) {
+        const int m = n - c0;
+        float acc[lanes] = {};
+        for (int r = r0; r < r1; ++r) {
+            const float ar = a[r];
+            const float* x = X + r * ld + c0;
+            for (int c = 0; c < m; ++c) acc[c] += ar * x[c];
+        }
+        for (int c = 0; c < m; ++c) out[c0 + c] = acc[c];
+    }
+}
+
+// One softmax row of n visible scores, in place: exps by Eigen's vectorised exp.
+void softmax_inplace(float* row, int n) {
+    Eigen::Map<Eigen::ArrayXf> r(row, n);
+    r = (r - r.maxCoeff()).exp();
+    r *= 1.f / r.sum();
+}
+
+} // namespace
+
+void attention_forward(float* out, float* att, const float* qkv, int B, int N, int C, int H, float scale) {
+    const int hd = C / H;
+    const int ld = 3 * C;
+    const int Np = round_up(N);
+    std::vector<float> kt(static_cast<size_t>(hd) * Np), s(static_cast<size_t>(Np));
+    for (int b = 0; b < B; ++b) {
+        const float* base = qkv + int64_t(b) * N * ld;
+        for (int h = 0; h < H; ++h) {
+            const float* q = base + h * hd;
+            const float* v = base + 2 * C + h * hd;
+            transpose_block(kt.data(), base + C + h * hd, N, hd, ld);
+            float* a = att + (int64_t(b) * H + h) * N * N;
+            for (int i = 0; i < N; ++i) {
+                float* row = a + int64_t(i) * N;
+                // q_i . k_j for j <= i (and a few masked j, in whole blocks, dropped)
+                vecmat(s.data(), q + int64_t(i) * ld, kt.data(), Np, 0, hd, round_up(i + 1));
+                for (int j = 0; j <= i; ++j) row[j] = s[size_t(j)] * scale;
+                softmax_inplace(row, i + 1);
+                for (int j = i + 1; j < N; ++j) row[j] = 0.f; // masked: exactly 0
+                // y_i = sum_j att_ij v_j over the visible keys
+                vecmat(out + (int64_t(b) * N + i) * C + h * hd, row, v, ld, 0, i + 1, hd);
+            }
+        }
+    }
+}
+
+void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att,
+                        int B, int N, int C, int H, float scale) {
+    const int hd = C / H;
+    const int ld = 3 * C;
+    const int Np = round_up(N);
+    float* vt = scratch;                       // (hd, Np) v transposed
+    float* ds = vt + int64_t(hd) * Np;         // (N, N)   d scores
+    float* col = ds + int64_t(N) * N;          // (N)      one column of att or ds
+    float* datt = col + N;                     // (Np)     one row of d att
+    for (int b = 0; b < B; ++b) {
+        const float* base = qkv + int64_t(b) * N * ld;
+        float* dbase = dqkv + int64_t(b) * N * ld;
+        const float* dy = dout + int64_t(b) * N * C;
+        for (int h = 0; h < H; ++h) {
+            const float* q = base + h * hd;
+            const float* k = base + C + h * hd;
+            const float* a = att + (int64_t(b) * H + h) * N * N;
+            transpose_block(vt, base + 2 * C + h * hd, N, hd, ld);
+            for (int i = 0; i < N; ++i) {
+                const float* p = a + int64_t(i) * N;
+                float* g = ds + int64_t(i) * N;
+                // y_i = sum_j att_ij v_j: d att_ij = dy_i . v_j
+                vecmat(datt, dy + int64_t(i) * C + h * hd, vt, Np, 0, hd, round_up(i + 1));
+                // softmax: ds_ij = att_ij (datt_ij - sum_k att_ik datt_ik), times the scale
+                float dot = 0.f;
+                for (int j = 0; j <= i; ++j) dot += p[j] * datt[j];
+                for (int j = 0; j <= i; ++j) g[j] = p[j] * (datt[j] - dot) * scale;
+                for (int j = i + 1; j < N; ++j) g[j] = 0.f;
+                // s_ij = q_i . k_j: dq_i = sum_j ds_ij k_j
+                vecmat(dbase + int64_t(i) * ld + h * hd, g, k, ld, 0, i + 1, hd);
+            }
+            for (int j = 0; j < N; ++j) {
+                // dv_j = sum_i att_ij dy_i and dk_j = sum_i ds_ij q_i, over the queries i >= j
+                for (int i = j; i < N; ++i) col[i] = a[int64_t(i) * N + j];
+                vecmat(dbase + int64_t(j) * ld + 2 * C + h * hd, col, dy + h * hd, C, j, N, hd);
+                for (int i = j; i < N; ++i) col[i] = ds[int64_t(i) * N + j];
+                vecmat(dbase + int64_t(j) * ld + C + h * hd, col, q, ld, j, N, hd);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Residual and loss
+
+int64_t attention_scratch_floats(int N, int hd) {
+    const int Np = round_up(N);
+    return int64_t(hd) * Np + int64_t(N) * N + N + Np;
+}
+
+void residual_forward(float* out, const float* a, const float* b, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+double crossentropy_forward_backward(float* dlogits, const float* logits, const int* targets, int M, int K,
+                                     float inv_count) {
+    double loss = 0.0;
+    for (int r = 0; r < M; ++r) {
+        const float* z = logits + int64_t(r) * K;
+        float* dz = dlogits + int64_t(r) * K;
+        const int y = targets[r];
+        if (y < 0) {
+            std::fill(dz, dz + K, 0.f);
+            continue;
+        }
+        // log-softmax with the row max taken out, as torch's log_softmax does
+        Eigen::Map<const Eigen::ArrayXf> zr(z, K);
+        Eigen::Map<Eigen::ArrayXf> e(dz, K);
+        const float m = zr.maxCoeff();
+        e = (zr - m).exp();
+        const float sum = e.sum();
+        loss -= double(z[y] - m - std::log(sum));
+        e *= (1.f / sum) * inv_count;
+        dz[y] -= inv_count;
+    }
+    return loss;
+}
+
+} // namespace attnviz::detail
