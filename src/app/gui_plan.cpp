@@ -2,6 +2,7 @@
 #include "gui_plan.h"
 #include "inputs.h"
 #include "session_state.h"
+#include "text_util.h"
 #include <cstdint>
 
 namespace attnviz {
@@ -34,7 +35,7 @@ bool parse_size(const std::string& text, int& w, int& h, std::string& error) {
     std::string e1;
     if (x == std::string::npos || !parse_int(text.substr(0, x), "width", 320, 7680, a, e1) ||
         !parse_int(text.substr(x + 1), "height", 240, 4320, b, e1)) {
-        error = "--size '" + text + "' is not a size from 320x240 to 7680x4320; give it as WIDTHxHEIGHT, e.g. 1280x800";
+        error = "--size " + quote(text) + " is not a size from 320x240 to 7680x4320; give it as WIDTHxHEIGHT, e.g. 1280x800";
         return false;
     }
     w = int(a), h = int(b);

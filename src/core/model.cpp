@@ -26,7 +26,7 @@ bool parse_task(const std::string& s, Task& out, std::string& error) {
 }
 
 TrainDefaults task_defaults(Task t) {
-    // The recipe's TASKS table.
+    // The defaults of docs/training.md §1.
     TrainDefaults d;
     d.model.task = t;
     d.model.vocab = 16;

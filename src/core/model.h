@@ -17,7 +17,7 @@
 
 namespace attnviz {
 
-// The four toy tasks of the training recipe.
+// The four toy tasks (docs/training.md §1).
 //   prev       predict the previous token                -> a previous-token head
 //   dup        has this token appeared earlier?          -> a duplicate-token head
 //   both       both targets at once (H = 4)               -> heads of each kind
@@ -45,7 +45,7 @@ struct ModelConfig {
     bool has_lm_head() const { return task == Task::induction; }
 };
 
-// The recipe's defaults for a task (its TASKS table): sizes, learning rate, batch, steps.
+// A task's defaults (docs/training.md §1): sizes, learning rate, batch, steps.
 struct TrainDefaults {
     ModelConfig model;
     double lr = 5e-3;
@@ -82,13 +82,13 @@ struct Model {
     Mat lm_head;          // (V, C)    induction; empty otherwise
 };
 
-// torch.manual_seed(seed); ToyModel(task, V, T, C, H, L): weights made in the recipe's
+// torch.manual_seed(seed); ToyModel(task, V, T, C, H, L): weights made in docs/training.md §2's
 // order: wte = randn(V+1, C), wpe = randn(T+1, C), then per block qkv and proj
 // (kaiming_uniform as nn.Linear), then head_prev, head_dup, lm_head (those the task has).
 Model init_model(const ModelConfig& c, uint64_t seed);
 
 // One named parameter tensor, in model.parameters() order (the order Adam walks).
-// Names are nanoGPT's, as the recipe's file stores them: transformer.wte.weight,
+// Names are nanoGPT's, as trained files store them (docs/training.md §7): transformer.wte.weight,
 // transformer.wpe.weight, transformer.h.N.attn.c_attn.weight, transformer.h.N.attn.c_proj.weight,
 // head_prev.weight, head_dup.weight, lm_head.weight.
 struct Param {

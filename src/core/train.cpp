@@ -1,4 +1,4 @@
-// train.cpp: one training step of a toy model, as the recipe's torch takes it: forward
+// train.cpp: one training step of a toy model, as PyTorch takes it (docs/training.md §4-§5): forward
 // over the batch, the task's cross-entropy, the backward pass through every layer
 // (train_layers.h) and Adam as torch 1.13's single-tensor loop; see train.h.
 //
@@ -196,7 +196,7 @@ float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, st
     double sum[3] = {0.0, 0.0, 0.0};
     for (const ChunkWork& cw : w.chunks)
         for (int i = 0; i < 3; ++i) sum[i] += cw.loss[i];
-    // Each loss is its own float32 mean, and `both` adds them, as the recipe does.
+    // Each loss is its own float32 mean, and `both` adds them, as PyTorch does (docs/training.md §4).
     float loss = 0.f;
     if (counts.prev > 0) loss += float(sum[0] / double(counts.prev));
     if (counts.dup > 0) loss += float(sum[1] / double(counts.dup));

@@ -1,4 +1,4 @@
-// train.h: training the toy models step for step as the recipe's PyTorch does: its data,
+// train.h: training the toy models step for step as PyTorch does (docs/training.md): its data,
 // its loss, the backward pass (written by hand, one function per layer, as llm.c does),
 // Adam as torch 1.13's single-tensor loop, and the head scores that name what each head
 // has become.
@@ -25,7 +25,7 @@ struct Batch {
 };
 void make_batch(const ModelConfig& c, TorchGenerator& g, int B, Batch& out);
 
-// Adam's betas and eps, as the recipe leaves them (torch's defaults).
+// Adam's betas and eps, torch's defaults, which training keeps.
 constexpr double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_eps = 1e-8;
 
 // Adam(lr, betas (0.9, 0.999), eps 1e-8, no weight decay), torch 1.13's single-tensor loop.
@@ -86,7 +86,7 @@ float train_step(TrainRun& run, int threads = 0);
 // parameters() order, without updating anything.
 float loss_and_grads(const Model& m, const Batch& b, std::vector<Mat>& grads, int threads = 0);
 
-// The recipe's head scores, per layer and head, on its fixed probe sequences
+// The head scores of docs/training.md §6, per layer and head, on fixed probe sequences
 // (probe seed 1234, 256 sequences).
 struct HeadScores {
     std::vector<std::vector<float>> prev_token; // [layer][head]
@@ -95,7 +95,7 @@ struct HeadScores {
 };
 HeadScores head_scores(const Model& m);
 
-// The recipe's accuracy on probe seed 4321, 256 sequences: keys "prev", "dup", "next"
+// Accuracy (docs/training.md §6) on probe seed 4321, 256 sequences: keys "prev", "dup", "next"
 // (those the task has).
 std::map<std::string, double> accuracy(const Model& m);
 

@@ -1,5 +1,5 @@
-// train_tasks.cpp: the recipe's data (make_batch) and its probes (head_scores, accuracy),
-// draw for draw as its torch code takes them; see train.h.
+// train_tasks.cpp: the batches (make_batch, docs/training.md §3) and the probes (head_scores, accuracy),
+// draw for draw as PyTorch takes them; see train.h.
 #include "train_work.h"
 #include "work_team.h"
 #include <algorithm>

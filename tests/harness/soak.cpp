@@ -10,6 +10,7 @@
 #include "soak_support.h"
 #include "inputs.h"
 #include "session_state.h"
+#include "text_util.h"
 #include "weights_io.h"
 #include <algorithm>
 #include <array>
@@ -35,7 +36,7 @@ bool parse_soak_fault(const std::string& s, SoakFault& out, std::string& error) 
     else if (s == "gl-error") out = SoakFault::gl_error;
     else if (s == "leak") out = SoakFault::leak;
     else {
-        error = "--soak-fault '" + s + "' is not a fault; use none, gl-error or leak";
+        error = "--soak-fault " + quote(s) + " is not a fault; use none, gl-error or leak";
         return false;
     }
     return true;
