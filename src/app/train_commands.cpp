@@ -40,7 +40,7 @@ void add_train_commands(CLI::App& app) {
         ->type_name("N");
     train->add_option("--steps", t.steps, "Adam steps (default per task: 300, 600, 1000, 1500)")->type_name("N");
     train->add_option("--lr", t.lr, "learning rate, above 0 (default 5e-3; 3e-3 for induction)")->type_name("X");
-    train->add_option("--batch", t.batch, "sequences per step (default 64)")->type_name("B");
+    train->add_option("--batch", t.batch, "sequences per step, 1 to 256 (default 64)")->type_name("B");
     train->add_option("--n-embd", t.n_embd, "C, the embedding width (default 64)")->type_name("C");
     train->add_option("--n-head", t.n_head, "H, heads per block; must divide C (default 2; 4 for both)")->type_name("H");
     train->add_option("--n-layer", t.n_layer, "L, attention blocks (default 1; 2 for induction)")->type_name("L");
@@ -203,7 +203,8 @@ int run_train(const TrainArgs& a) {
     double lr = d.lr;
     if (!int_option(a.seed, "--seed", 0, INT64_MAX - 1, 0, seed, error) ||
         !int_option(a.steps, "--steps", 1, 100'000'000, d.steps, steps, error) ||
-        !int_option(a.batch, "--batch", 1, 1 << 16, d.batch, batch, error))
+        // Up to the probes' 256: the engine's buffers are sized for that (model.h's caps).
+        !int_option(a.batch, "--batch", 1, 256, d.batch, batch, error))
         return usage_error(error);
     struct Size {
         const std::optional<std::string>& text;

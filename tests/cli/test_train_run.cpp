@@ -156,6 +156,7 @@ TEST(TrainRun, BadInputIsOneSentenceAndWritesNothing) {
     bad(with({"--task", "prev", "--lr", "fast"}), "--lr");
     bad(with({"--task", "prev", "--steps", "0"}), "--steps");
     bad(with({"--task", "prev", "--batch", "x"}), "--batch");
+    bad(with({"--task", "prev", "--batch", "257"}), "--batch 257");
     bad({"--task", "prev", "--out", dir.path + "/no/such/dir/m.safetensors"}, "does not exist");
     bad({"--task", "prev", "--out", dir.path}, "is a directory");
     bad({"--task", "prev", "--out", dir.path + "/m.npy"}, "does not end in .safetensors");
