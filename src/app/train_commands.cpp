@@ -119,13 +119,13 @@ static bool check_out_path(const std::string& path, std::string& error) {
         error = "--out is empty; give a file name like model.safetensors";
         return false;
     }
-    if (!ends_with_nocase(path, ".safetensors")) {
-        error = "--out '" + shown + "' does not end in .safetensors; give a name like model.safetensors";
-        return false;
-    }
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
         error = "--out '" + shown + "' is a directory; give a file name like model.safetensors";
+        return false;
+    }
+    if (!ends_with_nocase(path, ".safetensors")) {
+        error = "--out '" + shown + "' does not end in .safetensors; give a name like model.safetensors";
         return false;
     }
     const size_t slash = path.find_last_of('/');
