@@ -54,6 +54,15 @@ struct TrainDefaults {
 };
 TrainDefaults task_defaults(Task t);
 
+// Largest toy models. A step keeps, per layer, B x H x (T+1)^2 attention weights and a few
+// (B (T+1), C) activations: at these caps and the probes' B = 256 that is about 0.6 GB, so
+// a batch above 256 is the caller's to refuse. Tokens print as the letters a .. z.
+constexpr int max_train_vocab = 26;
+constexpr int max_train_seq_len = 64;
+constexpr int max_train_n_embd = 256;
+constexpr int max_train_n_head = 16;
+constexpr int max_train_n_layer = 4;
+
 // Empty when usable; otherwise one sentence naming the bad value and what is allowed
 // (V < 2, H not dividing C, T too short for induction, sizes over the caps, L < 1).
 std::string validate(const ModelConfig& c);

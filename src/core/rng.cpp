@@ -134,6 +134,18 @@ void TorchGenerator::skip_draws(uint64_t n) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Integers: torch's random_from_to with a range below 2^32 takes one 32-bit draw.
+
+int64_t TorchGenerator::randint(int64_t low, int64_t high) {
+    const uint64_t range = uint64_t(high - low);
+    return low + int64_t(uint64_t(next_u32()) % range);
+}
+
+void TorchGenerator::randint(int64_t* out, int64_t n, int64_t low, int64_t high) {
+    for (int64_t i = 0; i < n; ++i) out[i] = randint(low, high);
+}
+
+// ---------------------------------------------------------------------------------------
 // Uniforms and nn.Linear's initialisation.
 
 float TorchGenerator::uniform_float() {

@@ -1,8 +1,8 @@
 // rng.h: PyTorch 1.13's CPU generator, bit for bit (MT19937 + torch's transforms).
 //
-// Only what the lesson's recipe needs: manual_seed, Tensor.uniform_ (for nn.Linear's
-// kaiming init) and torch.randn on both of its paths, including the cached normal that
-// the scalar path keeps between calls.
+// Only what the recipes need: manual_seed, Tensor.uniform_ (for nn.Linear's kaiming
+// init), torch.randn on both of its paths, including the cached normal that the scalar
+// path keeps between calls, and torch.randint (the training batches).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -35,6 +35,11 @@ public:
     // torch.randn(n) as float32, choosing the vectorised (n >= 16) or scalar path.
     std::vector<float> randn(int64_t n);
     void randn(float* out, int64_t n);
+
+    // torch.randint(low, high, (n,), generator=g) on the CPU: one draw per element, in
+    // order, low + draw % (high - low). Needs 0 < high - low < 2^32.
+    int64_t randint(int64_t low, int64_t high);
+    void randint(int64_t* out, int64_t n, int64_t low, int64_t high);
 
     // nn.Linear(in, out, bias=False).weight: [out][in], kaiming_uniform_(a = sqrt(5)).
     void kaiming_uniform(float* w, int64_t out_features, int64_t in_features);

@@ -7,6 +7,7 @@
 #include "rng.h"
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,34 @@ struct Batch {
 };
 void make_batch(const ModelConfig& c, TorchGenerator& g, int B, Batch& out);
 
+// Adam's betas and eps, as the recipe leaves them (torch's defaults).
+constexpr double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_eps = 1e-8;
+
 // Adam(lr, betas (0.9, 0.999), eps 1e-8, no weight decay), torch 1.13's single-tensor loop.
 struct AdamState {
     double lr = 5e-3;
     int64_t step = 0;
     std::vector<Mat> m, v; // one per parameter, parameters() order
+};
+
+namespace detail {
+struct TrainWorkspace;
+}
+
+// Buffers a run reuses from step to step (activations and per-chunk gradients). Holds no
+// state that changes a result: a copied run starts with fresh buffers of its own.
+class TrainScratch {
+public:
+    TrainScratch();
+    ~TrainScratch();
+    TrainScratch(const TrainScratch&);
+    TrainScratch& operator=(const TrainScratch&);
+    TrainScratch(TrainScratch&&) noexcept;
+    TrainScratch& operator=(TrainScratch&&) noexcept;
+    detail::TrainWorkspace& get();
+
+private:
+    std::unique_ptr<detail::TrainWorkspace> p_;
 };
 
 // A training run: the model, the optimiser and the batch generator. Stepping 100 then
@@ -40,14 +64,17 @@ struct TrainRun {
     int batch = 64;
     uint64_t seed = 0;
     std::vector<float> losses; // per step, the batch's loss before that step's update
+    TrainScratch scratch;
 };
 
 // torch.manual_seed(seed) for the weights, Generator().manual_seed(seed + 1) for batches.
 TrainRun start_training(const ModelConfig& c, uint64_t seed, double lr, int batch);
 
 // One step: batch, forward, loss, backward, Adam. Returns the loss. `threads` 0 means the
-// work team's default. A non-finite loss or gradient leaves the model as it was and
-// returns NaN (the caller names the step and stops).
+// work team's default. A non-finite loss or gradient leaves the run as it was (model,
+// optimiser, batch generator and losses) and returns NaN (the caller names the step and
+// stops). The batch is cut into a fixed number of chunks whatever `threads` is, each
+// chunk's gradients summed in chunk order, so the thread count never changes a bit.
 float train_step(TrainRun& run, int threads = 0);
 
 // Step-0 style gradients for tests: loss and d loss / d param for one batch, in

@@ -1,0 +1,250 @@
+// train.cpp: one training step of a toy model, as the recipe's torch takes it: forward
+// over the batch, the task's cross-entropy, the backward pass through every layer
+// (train_layers.h) and Adam as torch 1.13's single-tensor loop; see train.h.
+//
+// Determinism: the batch is cut into chunks by a rule that depends only on B, each chunk
+// runs forward and backward into its own buffers (on whichever thread takes it), and the
+// chunks' gradients and losses are added in chunk order. So the weights are bit for bit
+// the same for any number of threads, and a run continued later is the run done at once.
+#include "train.h"
+#include "train_work.h"
+#include "train_layers.h"
+#include "work_team.h"
+#include <cmath>
+#include <stdexcept>
+
+namespace attnviz {
+
+// ---------------------------------------------------------------------------------------
+// Scratch buffers
+
+TrainScratch::TrainScratch() : p_(std::make_unique<detail::TrainWorkspace>()) {}
+TrainScratch::~TrainScratch() = default;
+TrainScratch::TrainScratch(const TrainScratch&) : p_(std::make_unique<detail::TrainWorkspace>()) {}
+TrainScratch& TrainScratch::operator=(const TrainScratch&) {
+    p_ = std::make_unique<detail::TrainWorkspace>();
+    return *this;
+}
+TrainScratch::TrainScratch(TrainScratch&&) noexcept = default;
+TrainScratch& TrainScratch::operator=(TrainScratch&&) noexcept = default;
+detail::TrainWorkspace& TrainScratch::get() {
+    if (!p_) p_ = std::make_unique<detail::TrainWorkspace>();
+    return *p_;
+}
+
+namespace detail {
+
+namespace {
+
+void ensure(Mat& m, int64_t rows, int64_t cols) {
+    if (m.rows() != rows || m.cols() != cols) m.resize(rows, cols);
+}
+
+} // namespace
+
+int chunk_count(int B) { return B < train_chunks ? B : train_chunks; }
+
+void prepare_chunks(const ModelConfig& c, int B, TrainWorkspace& w) {
+    const int n = chunk_count(B);
+    w.chunks.resize(size_t(n));
+    const int N = c.n_tokens(), C = c.n_embd, L = c.n_layer, H = c.n_head, V = c.vocab;
+    int b0 = 0;
+    for (int k = 0; k < n; ++k) {
+        ChunkWork& cw = w.chunks[size_t(k)];
+        cw.b0 = b0;
+        cw.B = B / n + (k < B % n ? 1 : 0); // the first B mod n chunks take one more
+        b0 += cw.B;
+        const int64_t M = int64_t(cw.B) * N;
+        cw.h.resize(size_t(L + 1));
+        cw.qkv.resize(size_t(L));
+        cw.att.resize(size_t(L));
+        cw.atty.resize(size_t(L));
+        for (int l = 0; l <= L; ++l) ensure(cw.h[size_t(l)], M, C);
+        for (int l = 0; l < L; ++l) {
+            ensure(cw.qkv[size_t(l)], M, 3 * C);
+            ensure(cw.att[size_t(l)], int64_t(cw.B) * H * N, N);
+            ensure(cw.atty[size_t(l)], M, C);
+        }
+        if (c.has_prev_head()) ensure(cw.logits_prev, M, V + 1);
+        if (c.has_dup_head()) ensure(cw.logits_dup, M, 2);
+        if (c.has_lm_head()) ensure(cw.logits_next, M, V);
+    }
+}
+
+// h[0] = embeddings; per block: qkv, attention, proj, residual; then the task's logits.
+void chunk_forward(const Model& m, const int* tok, ChunkWork& w) {
+    const ModelConfig& c = m.config;
+    const int N = c.n_tokens(), C = c.n_embd, H = c.n_head, B = w.B, M = B * N;
+    const float scale = float(std::pow(double(c.head_dim()), -0.5));
+    encoder_forward(w.h[0].data(), tok, m.wte, m.wpe, B, N); // (M, C)
+    for (size_t l = 0; l < m.h.size(); ++l) {
+        const Weights& a = m.h[l].attn;
+        matmul_forward(w.qkv[l].data(), w.h[l].data(), a.w_qkv, M);                      // (M, 3C)
+        attention_forward(w.atty[l].data(), w.att[l].data(), w.qkv[l].data(), B, N, C, H, scale); // (M, C)
+        matmul_forward(w.h[l + 1].data(), w.atty[l].data(), a.w_proj, M);                // (M, C)
+        residual_forward(w.h[l + 1].data(), w.h[l].data(), w.h[l + 1].data(), int64_t(M) * C);
+    }
+    const float* hL = w.h.back().data();
+    if (c.has_prev_head()) matmul_forward(w.logits_prev.data(), hL, m.head_prev, M); // (M, V+1)
+    if (c.has_dup_head()) matmul_forward(w.logits_dup.data(), hL, m.head_dup, M);    // (M, 2)
+    if (c.has_lm_head()) matmul_forward(w.logits_next.data(), hL, m.lm_head, M);     // (M, V)
+}
+
+namespace {
+
+// The chunk's targets, -1 where a row is not in that loss: prev and dup skip BOS
+// (position 0); next uses the `where` positions and predicts the following token.
+void chunk_targets(const ModelConfig& c, const Batch& b, ChunkWork& w) {
+    const int N = b.N, M = w.B * N, off = w.b0 * N;
+    w.tprev.assign(size_t(M), -1);
+    w.tdup.assign(size_t(M), -1);
+    w.tnext.assign(size_t(M), -1);
+    for (int r = 0; r < M; ++r) {
+        const int t = r % N, i = off + r;
+        if (c.has_prev_head() && t >= 1) w.tprev[size_t(r)] = b.prev[size_t(i)];
+        if (c.has_dup_head() && t >= 1) w.tdup[size_t(r)] = b.dup[size_t(i)];
+        if (c.has_lm_head() && t + 1 < N && b.where[size_t(i)]) w.tnext[size_t(r)] = b.tok[size_t(i) + 1];
+    }
+}
+
+// Backward from the loss to every parameter; w.grads in parameters() order.
+void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkWork& w) {
+    const ModelConfig& c = m.config;
+    const int N = c.n_tokens(), C = c.n_embd, H = c.n_head, B = w.B, M = B * N, L = c.n_layer;
+    const float scale = float(std::pow(double(c.head_dim()), -0.5));
+    // Gradient buffers in parameters() order: wte, wpe, (qkv, proj) per block, heads.
+    std::vector<Mat>& g = w.grads;
+    size_t np = 2 + 2 * size_t(L) + (c.has_prev_head() ? 1 : 0) + (c.has_dup_head() ? 1 : 0) +
+                (c.has_lm_head() ? 1 : 0);
+    g.resize(np);
+    auto zero_like = [](Mat& d, const Mat& p) {
+        ensure(d, p.rows(), p.cols());
+        d.setZero();
+    };
+    zero_like(g[0], m.wte);
+    zero_like(g[1], m.wpe);
+    for (int l = 0; l < L; ++l) {
+        zero_like(g[2 + 2 * size_t(l)], m.h[size_t(l)].attn.w_qkv);
+        zero_like(g[3 + 2 * size_t(l)], m.h[size_t(l)].attn.w_proj);
+    }
+    ensure(w.dh, M, C);
+    ensure(w.datty, M, C);
+    ensure(w.dqkv, M, 3 * C);
+    ensure(w.dscratch, c.head_dim() + N + 1, N);
+    w.dh.setZero();
+    const float* hL = w.h.back().data();
+    // Task heads: dlogits from the cross-entropy, then dh += dlogits W, dW += dlogits^T h.
+    size_t gi = 2 + 2 * size_t(L);
+    w.loss[0] = w.loss[1] = w.loss[2] = 0.0;
+    auto head = [&](const Mat& W, const Mat& logits, const std::vector<int>& target, int64_t count, int which) {
+        zero_like(g[gi], W);
+        ensure(w.dlogits, M, W.rows());
+        w.loss[which] = crossentropy_forward_backward(w.dlogits.data(), logits.data(), target.data(), M,
+                                                      int(W.rows()), count > 0 ? float(1.0 / double(count)) : 0.f);
+        matmul_backward(w.dh.data(), g[gi], w.dlogits.data(), hL, W, M, true);
+        ++gi;
+    };
+    if (c.has_prev_head()) head(m.head_prev, w.logits_prev, w.tprev, counts.prev, 0);
+    if (c.has_dup_head()) head(m.head_dup, w.logits_dup, w.tdup, counts.dup, 1);
+    if (c.has_lm_head()) head(m.lm_head, w.logits_next, w.tnext, counts.next, 2);
+    // Blocks, last first: h[l+1] = h[l] + proj(attn(qkv(h[l]))), so dh flows on unchanged
+    // and gains what comes back through the block.
+    for (int l = L - 1; l >= 0; --l) {
+        const Weights& a = m.h[size_t(l)].attn;
+        matmul_backward(w.datty.data(), g[3 + 2 * size_t(l)], w.dh.data(), w.atty[size_t(l)].data(), a.w_proj, M,
+                        false);
+        attention_backward(w.dqkv.data(), w.dscratch.data(), w.datty.data(), w.qkv[size_t(l)].data(),
+                           w.att[size_t(l)].data(), B, N, C, H, scale);
+        matmul_backward(w.dh.data(), g[2 + 2 * size_t(l)], w.dqkv.data(), w.h[size_t(l)].data(), a.w_qkv, M, true);
+    }
+    encoder_backward(g[0], g[1], w.dh.data(), tok, B, N);
+}
+
+} // namespace
+
+Counts loss_counts(const ModelConfig& c, const Batch& b) {
+    Counts n;
+    const int64_t body = int64_t(b.B) * (b.N - 1); // positions 1..T
+    if (c.has_prev_head()) n.prev = body;
+    if (c.has_dup_head()) n.dup = body;
+    if (c.has_lm_head())
+        for (int r = 0; r < b.B; ++r)
+            for (int t = 0; t + 1 < b.N; ++t) n.next += b.where[size_t(r) * b.N + t] ? 1 : 0;
+    return n;
+}
+
+float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, std::vector<Mat>& grads, int threads) {
+    const ModelConfig& c = m.config;
+    prepare_chunks(c, b.B, w);
+    const Counts counts = loss_counts(c, b);
+    if (threads <= 0) threads = work_team_threads();
+    run_pieces(int(w.chunks.size()), threads, [&](int k) {
+        SerialEigen serial;
+        ChunkWork& cw = w.chunks[size_t(k)];
+        const int* tok = b.tok.data() + size_t(cw.b0) * b.N;
+        chunk_targets(c, b, cw);
+        chunk_forward(m, tok, cw);
+        chunk_backward(m, tok, counts, cw);
+    });
+    // Chunk order, whatever thread ran which chunk.
+    grads.resize(w.chunks[0].grads.size());
+    for (size_t p = 0; p < grads.size(); ++p) {
+        grads[p] = w.chunks[0].grads[p];
+        for (size_t k = 1; k < w.chunks.size(); ++k) grads[p] += w.chunks[k].grads[p];
+    }
+    double sum[3] = {0.0, 0.0, 0.0};
+    for (const ChunkWork& cw : w.chunks)
+        for (int i = 0; i < 3; ++i) sum[i] += cw.loss[i];
+    // Each loss is its own float32 mean, and `both` adds them, as the recipe does.
+    float loss = 0.f;
+    if (counts.prev > 0) loss += float(sum[0] / double(counts.prev));
+    if (counts.dup > 0) loss += float(sum[1] / double(counts.dup));
+    if (c.has_lm_head()) loss += counts.next > 0 ? float(sum[2] / double(counts.next)) : NAN;
+    return loss;
+}
+
+} // namespace detail
+
+float loss_and_grads(const Model& m, const Batch& b, std::vector<Mat>& grads, int threads) {
+    detail::TrainWorkspace w;
+    return detail::batch_loss_and_grads(m, b, w, grads, threads);
+}
+
+TrainRun start_training(const ModelConfig& c, uint64_t seed, double lr, int batch) {
+    if (!(lr > 0.0) || !std::isfinite(lr))
+        throw std::invalid_argument("learning rate " + std::to_string(lr) + " is not a positive number.");
+    if (batch < 1) throw std::invalid_argument("batch " + std::to_string(batch) + " is not a positive number.");
+    TrainRun run;
+    run.model = init_model(c, seed); // throws on an invalid config, with validate's sentence
+    run.seed = seed;
+    run.batch = batch;
+    run.batch_gen.manual_seed(seed + 1);
+    run.adam.lr = lr;
+    for (const Param& p : parameters(run.model)) {
+        run.adam.m.push_back(Mat::Zero(p.value->rows(), p.value->cols()));
+        run.adam.v.push_back(Mat::Zero(p.value->rows(), p.value->cols()));
+    }
+    return run;
+}
+
+float train_step(TrainRun& run, int threads) {
+    const TorchGenerator gen_before = run.batch_gen;
+    detail::TrainWorkspace& w = run.scratch.get();
+    make_batch(run.model.config, run.batch_gen, run.batch, w.batch);
+    const float loss = detail::batch_loss_and_grads(run.model, w.batch, w, w.grads, threads);
+    bool finite = std::isfinite(loss);
+    for (const Mat& g : w.grads) finite = finite && g.allFinite();
+    if (!finite) {
+        run.batch_gen = gen_before;
+        return NAN;
+    }
+    std::vector<Param> params = parameters(run.model);
+    if (!detail::adam_step(run.adam, params, w.grads)) {
+        run.batch_gen = gen_before;
+        return NAN;
+    }
+    run.losses.push_back(loss);
+    return loss;
+}
+
+} // namespace attnviz
