@@ -3,6 +3,7 @@
 // against what the recipe computed for the same files; and trained files where only
 // attention-layer files are taken (the window, bench, export), refused with one sentence.
 #include "run_attnviz.h"
+#include "safetensors.h"
 #include <cmath>
 #include <gtest/gtest.h>
 
@@ -164,4 +165,21 @@ TEST(TrainFiles, CommandsOfOneAttentionLayerRefuseTrainedModels) {
     expect_usage_error({"save-weights", "/tmp/never-written.safetensors", "--weights", both_file}, says);
     // The window: refused before it opens (no display is needed to see the sentence).
     expect_usage_error({"--weights", both_file}, says);
+}
+
+TEST(TrainFiles, AFileThatIsNeitherALayerNorATrainedModelIsOneSentence) {
+    attnviz_test::TempDir dir;
+    const std::string path = dir.path + "/other.safetensors";
+    const std::vector<float> v(6, 1.f);
+    std::string error;
+    ASSERT_TRUE(attnviz::write_safetensors(path, {{"encoder.embed.weight", {2, 3}, v.data()}}, {}, error)) << error;
+    expect_usage_error({"trace", "--weights", path}, "or a model from attnviz train");
+    expect_usage_error({"heads", "--weights", path}, "is not a model trained by attnviz train");
+    // attnviz_task without the rest of a model: the model reader's sentence, not a crash.
+    ASSERT_TRUE(attnviz::write_safetensors(path, {{"encoder.embed.weight", {2, 3}, v.data()}}, {{"attnviz_task", "both"}},
+                                           error))
+        << error;
+    expect_usage_error({"trace", "--weights", path, "--text", "a"}, "a trained model needs transformer.wte.weight");
+    expect_usage_error({"heads", "--weights", path}, "a trained model needs transformer.wte.weight");
+    expect_usage_error({"--weights", path}, "is a model trained by attnviz train");
 }
