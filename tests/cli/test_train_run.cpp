@@ -8,8 +8,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pty.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char** environ;
 
 using attnviz_test::load_json;
 using attnviz_test::read_file;
@@ -201,4 +207,36 @@ TEST(TrainRun, DefaultBothRunGrowsAHeadOfEachKind) {
     EXPECT_GE(prev[size_t(best_prev)].get<double>(), 0.97) << prev;
     EXPECT_GE(dup[size_t(best_dup)].get<double>(), 0.73) << dup;
     EXPECT_NE(best_prev, best_dup) << "one head took both relations";
+}
+
+TEST(TrainRun, ATerminalGetsAProgressBar) {
+    // stderr on a pseudo-terminal, as in a shell; every other test has it on a file, where
+    // it must stay empty (run_json checks that).
+    int master = -1, slave = -1;
+    ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+    TempDir dir;
+    std::vector<std::string> text = {ATTNVIZ_BIN, "train", "--task", "prev", "--steps", "5", "--out",
+                                     dir.path + "/p.safetensors"};
+    std::vector<char*> argv;
+    for (std::string& a : text) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, slave, 2);
+    posix_spawn_file_actions_addclose(&actions, master);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(slave);
+    ASSERT_EQ(rc, 0);
+    std::string seen;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;) seen.append(buf, size_t(n)); // EIO once the child exits
+    ::close(master);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {}
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_NE(seen.find("step 5/5 [##############################] loss "), std::string::npos) << seen;
+    EXPECT_NE(seen.find(" steps/s"), std::string::npos) << seen;
 }
