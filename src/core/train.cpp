@@ -11,6 +11,7 @@
 #include "train_layers.h"
 #include "work_team.h"
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace attnviz {
@@ -130,7 +131,7 @@ void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkW
     ensure(w.dh, M, C);
     ensure(w.datty, M, C);
     ensure(w.dqkv, M, 3 * C);
-    ensure(w.dscratch, c.head_dim() + N + 1, N);
+    ensure(w.dscratch, 1, attention_scratch_floats(N, c.head_dim()));
     w.dh.setZero();
     const float* hL = w.h.back().data();
     // Task heads: dlogits from the cross-entropy, then dh += dlogits W, dW += dlogits^T h.
@@ -211,9 +212,14 @@ float loss_and_grads(const Model& m, const Batch& b, std::vector<Mat>& grads, in
 }
 
 TrainRun start_training(const ModelConfig& c, uint64_t seed, double lr, int batch) {
-    if (!(lr > 0.0) || !std::isfinite(lr))
-        throw std::invalid_argument("learning rate " + std::to_string(lr) + " is not a positive number.");
-    if (batch < 1) throw std::invalid_argument("batch " + std::to_string(batch) + " is not a positive number.");
+    if (!(lr > 0.0) || !std::isfinite(lr)) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%g", lr);
+        throw std::invalid_argument(std::string("learning rate ") + text + " is not a positive number; use e.g. 5e-3.");
+    }
+    if (batch < 1 || batch > max_train_batch)
+        throw std::invalid_argument("batch " + std::to_string(batch) + " is out of range; use 1 to " +
+                                    std::to_string(max_train_batch) + " sequences.");
     TrainRun run;
     run.model = init_model(c, seed); // throws on an invalid config, with validate's sentence
     run.seed = seed;

@@ -67,11 +67,16 @@ struct TrainRun {
     TrainScratch scratch;
 };
 
+// Largest batch: with the model caps (model.h) a step's activations stay near 1 GiB.
+constexpr int max_train_batch = 256;
+
 // torch.manual_seed(seed) for the weights, Generator().manual_seed(seed + 1) for batches.
+// Throws std::invalid_argument with one sentence for a config validate() refuses, a
+// learning rate that is not a positive number, or a batch outside 1 .. max_train_batch.
 TrainRun start_training(const ModelConfig& c, uint64_t seed, double lr, int batch);
 
 // One step: batch, forward, loss, backward, Adam. Returns the loss. `threads` 0 means the
-// work team's default. A non-finite loss or gradient leaves the run as it was (model,
+// work team's default. A non-finite loss, gradient or updated weight leaves the run as it was (model,
 // optimiser, batch generator and losses) and returns NaN (the caller names the step and
 // stops). The batch is cut into a fixed number of chunks whatever `threads` is, each
 // chunk's gradients summed in chunk order, so the thread count never changes a bit.

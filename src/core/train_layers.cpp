@@ -76,27 +76,48 @@ void matmul_backward(float* dinp, Mat& dW, const float* dout, const float* inp, 
 
 namespace {
 
-// dst (hd, N) = the (N, hd) block at src (row stride ld) transposed.
+constexpr int lanes = 16;
+int round_up(int n) { return (n + lanes - 1) / lanes * lanes; }
+
+// dst (hd, Np) = the (N, hd) block at src (row stride ld) transposed, zeros in the
+// Np - N padding columns so that rows of scores are whole blocks of 16.
 void transpose_block(float* dst, const float* src, int N, int hd, int ld) {
+    const int Np = round_up(N);
+    for (int d = 0; d < hd; ++d)
+        for (int j = N; j < Np; ++j) dst[int64_t(d) * Np + j] = 0.f;
     for (int j = 0; j < N; ++j)
-        for (int d = 0; d < hd; ++d) dst[int64_t(d) * N + j] = src[int64_t(j) * ld + d];
+        for (int d = 0; d < hd; ++d) dst[int64_t(d) * Np + j] = src[int64_t(j) * ld + d];
+}
+
+// out[0..W) = sum over r in [r0, r1) of a[r] * X[r][0..W), W a multiple of 16. Even and
+// odd r go into separate accumulators, so two chains of adds overlap; all stay in registers.
+template <int W>
+void vecmat_block(float* __restrict out, const float* __restrict a, const float* __restrict X, int64_t ld, int r0,
+                  int r1) {
+    float even[W] = {}, odd[W] = {};
+    int r = r0;
+    for (; r + 1 < r1; r += 2) {
+        const float a0 = a[r], a1 = a[r + 1];
+        const float* x0 = X + r * ld;
+        const float* x1 = x0 + ld;
+        for (int c = 0; c < W; ++c) even[c] += a0 * x0[c];
+        for (int c = 0; c < W; ++c) odd[c] += a1 * x1[c];
+    }
+    if (r < r1) {
+        const float a0 = a[r];
+        const float* x0 = X + r * ld;
+        for (int c = 0; c < W; ++c) even[c] += a0 * x0[c];
+    }
+    for (int c = 0; c < W; ++c) out[c] = even[c] + odd[c];
 }
 
 // out[0..n) = sum over r in [r0, r1) of a[r] * X[r][0..n), X's rows ld apart: every
-// product of this layer is one of these. Sixteen outputs at a time stay in registers.
+// product of this layer is one of these.
 void vecmat(float* __restrict out, const float* __restrict a, const float* __restrict X, int64_t ld, int r0, int r1,
             int n) {
-    constexpr int lanes = 16;
     int c0 = 0;
-    for (; c0 + lanes <= n; c0 += lanes) {
-        float acc[lanes] = {};
-        for (int r = r0; r < r1; ++r) {
-            const float ar = a[r];
-            const float* x = X + r * ld + c0;
-            for (int c = 0; c < lanes; ++c) acc[c] += ar * x[c];
-        }
-        for (int c = 0; c < lanes; ++c) out[c0 + c] = acc[c];
-    }
+    for (; c0 + 2 * lanes <= n; c0 += 2 * lanes) vecmat_block<2 * lanes>(out + c0, a, X + c0, ld, r0, r1);
+    for (; c0 + lanes <= n; c0 += lanes) vecmat_block<lanes>(out + c0, a, X + c0, ld, r0, r1);
     if (c0 < n) {
         const int m = n - c0;
         float acc[lanes] = {};
@@ -121,7 +142,8 @@ void softmax_inplace(float* row, int n) {
 void attention_forward(float* out, float* att, const float* qkv, int B, int N, int C, int H, float scale) {
     const int hd = C / H;
     const int ld = 3 * C;
-    std::vector<float> kt(size_t(hd) * N);
+    const int Np = round_up(N);
+    std::vector<float> kt(static_cast<size_t>(hd) * Np), s(static_cast<size_t>(Np));
     for (int b = 0; b < B; ++b) {
         const float* base = qkv + int64_t(b) * N * ld;
         for (int h = 0; h < H; ++h) {
@@ -131,8 +153,9 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int N, i
             float* a = att + (int64_t(b) * H + h) * N * N;
             for (int i = 0; i < N; ++i) {
                 float* row = a + int64_t(i) * N;
-                vecmat(row, q + int64_t(i) * ld, kt.data(), N, 0, hd, i + 1); // q_i . k_j, j <= i
-                for (int j = 0; j <= i; ++j) row[j] *= scale;
+                // q_i . k_j for j <= i (and a few masked j, in whole blocks, dropped)
+                vecmat(s.data(), q + int64_t(i) * ld, kt.data(), Np, 0, hd, round_up(i + 1));
+                for (int j = 0; j <= i; ++j) row[j] = s[size_t(j)] * scale;
                 softmax_inplace(row, i + 1);
                 for (int j = i + 1; j < N; ++j) row[j] = 0.f; // masked: exactly 0
                 // y_i = sum_j att_ij v_j over the visible keys
@@ -146,9 +169,11 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
                         int B, int N, int C, int H, float scale) {
     const int hd = C / H;
     const int ld = 3 * C;
-    float* vt = scratch;                       // (hd, N) v transposed
-    float* ds = scratch + int64_t(hd) * N;     // (N, N)  d scores
-    float* col = ds + int64_t(N) * N;          // (N)     one column of att or ds
+    const int Np = round_up(N);
+    float* vt = scratch;                       // (hd, Np) v transposed
+    float* ds = vt + int64_t(hd) * Np;         // (N, N)   d scores
+    float* col = ds + int64_t(N) * N;          // (N)      one column of att or ds
+    float* datt = col + N;                     // (Np)     one row of d att
     for (int b = 0; b < B; ++b) {
         const float* base = qkv + int64_t(b) * N * ld;
         float* dbase = dqkv + int64_t(b) * N * ld;
@@ -162,11 +187,11 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
                 const float* p = a + int64_t(i) * N;
                 float* g = ds + int64_t(i) * N;
                 // y_i = sum_j att_ij v_j: d att_ij = dy_i . v_j
-                vecmat(g, dy + int64_t(i) * C + h * hd, vt, N, 0, hd, i + 1);
+                vecmat(datt, dy + int64_t(i) * C + h * hd, vt, Np, 0, hd, round_up(i + 1));
                 // softmax: ds_ij = att_ij (datt_ij - sum_k att_ik datt_ik), times the scale
                 float dot = 0.f;
-                for (int j = 0; j <= i; ++j) dot += p[j] * g[j];
-                for (int j = 0; j <= i; ++j) g[j] = p[j] * (g[j] - dot) * scale;
+                for (int j = 0; j <= i; ++j) dot += p[j] * datt[j];
+                for (int j = 0; j <= i; ++j) g[j] = p[j] * (datt[j] - dot) * scale;
                 for (int j = i + 1; j < N; ++j) g[j] = 0.f;
                 // s_ij = q_i . k_j: dq_i = sum_j ds_ij k_j
                 vecmat(dbase + int64_t(i) * ld + h * hd, g, k, ld, 0, i + 1, hd);
@@ -185,6 +210,11 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
 // ---------------------------------------------------------------------------------------
 // Residual and loss
 
+int64_t attention_scratch_floats(int N, int hd) {
+    const int Np = round_up(N);
+    return int64_t(hd) * Np + int64_t(N) * N + N + Np;
+}
+
 void residual_forward(float* out, const float* a, const float* b, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
@@ -201,17 +231,13 @@ double crossentropy_forward_backward(float* dlogits, const float* logits, const 
             continue;
         }
         // log-softmax with the row max taken out, as torch's log_softmax does
-        float m = z[0];
-        for (int j = 1; j < K; ++j) m = std::max(m, z[j]);
-        float sum = 0.f;
-        for (int j = 0; j < K; ++j) {
-            dz[j] = std::exp(z[j] - m);
-            sum += dz[j];
-        }
-        const float log_sum = std::log(sum);
-        loss -= double(z[y] - m - log_sum);
-        const float inv = 1.f / sum;
-        for (int j = 0; j < K; ++j) dz[j] = dz[j] * inv * inv_count;
+        Eigen::Map<const Eigen::ArrayXf> zr(z, K);
+        Eigen::Map<Eigen::ArrayXf> e(dz, K);
+        const float m = zr.maxCoeff();
+        e = (zr - m).exp();
+        const float sum = e.sum();
+        loss -= double(z[y] - m - std::log(sum));
+        e *= (1.f / sum) * inv_count;
         dz[y] -= inv_count;
     }
     return loss;

@@ -28,9 +28,11 @@ void matmul_backward(float* dinp, Mat& dW, const float* dout, const float* inp, 
 //   out (M, C): head h's columns = att[b, h] v[b, h]
 void attention_forward(float* out, float* att, const float* qkv, int B, int N, int C, int H, float scale);
 // dqkv (M, 3C) from dout (M, C), through att v, the softmax (masked entries have att = 0
-// and so no gradient) and q k^T * scale. scratch holds (hd + N + 1) N floats.
+// and so no gradient) and q k^T * scale. scratch holds attention_scratch_floats(N, hd).
 void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att,
                         int B, int N, int C, int H, float scale);
+
+int64_t attention_scratch_floats(int N, int hd);
 
 // out = a + b, n values: the residual stream h + attn(h).
 void residual_forward(float* out, const float* a, const float* b, int64_t n);

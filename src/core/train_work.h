@@ -19,7 +19,7 @@ struct ChunkWork {
     std::vector<Mat> atty;           // L x (M, C)     att v, heads side by side (before proj)
     Mat logits_prev, logits_dup, logits_next; // (M, V+1), (M, 2), (M, V): those the task has
     std::vector<int> tprev, tdup, tnext;       // (M) targets, -1 where a row is not in the loss
-    Mat dlogits, dh, datty, dqkv, dscratch;    // backward: (M, K), (M, C), (M, C), (M, 3C), (hd + N + 1, N)
+    Mat dlogits, dh, datty, dqkv, dscratch;    // backward: (M, K), (M, C), (M, C), (M, 3C), attention's scratch
     std::vector<Mat> grads;          // this chunk's gradients, parameters() order
     double loss[3] = {0, 0, 0};      // summed -log p of prev, dup, next
 };
