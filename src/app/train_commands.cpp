@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <fcntl.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -203,8 +204,7 @@ int run_train(const TrainArgs& a) {
     double lr = d.lr;
     if (!int_option(a.seed, "--seed", 0, INT64_MAX - 1, 0, seed, error) ||
         !int_option(a.steps, "--steps", 1, 100'000'000, d.steps, steps, error) ||
-        // Up to the probes' 256: the engine's buffers are sized for that (model.h's caps).
-        !int_option(a.batch, "--batch", 1, 256, d.batch, batch, error))
+        !int_option(a.batch, "--batch", 1, max_train_batch, d.batch, batch, error))
         return usage_error(error);
     struct Size {
         const std::optional<std::string>& text;
@@ -230,7 +230,12 @@ int run_train(const TrainArgs& a) {
     progress.on = ::isatty(2) == 1;
     progress.steps = int(steps);
     const auto t0 = Clock::now();
-    TrainRun run = start_training(c, uint64_t(seed), lr, int(batch));
+    TrainRun run;
+    try {
+        run = start_training(c, uint64_t(seed), lr, int(batch));
+    } catch (const std::invalid_argument& e) { // what the checks above let through, if anything
+        return usage_error(e.what());
+    }
     for (int s = 0; s < steps; ++s) {
         const float loss = train_step(run);
         if (!std::isfinite(loss)) {
