@@ -25,8 +25,8 @@ cost milliseconds each); the faster of the two is the one compared against. Afte
 torch run the script waits SETTLE_S for OpenBLAS's spinning threads to go to sleep. Which BLAS torch really loaded is read from the worker's /proc/self/maps.
 
 Options: --bin PATH (default build/attnviz), --quick (the two small sizes only), --rounds N
-(multiply the rounds), --json FILE (save all results), --gui-frames N (if the app has
---bench-frames, time N GUI frames too; 0 skips).
+(multiply the rounds), --json FILE (save all results), --gui-frames N (with attnviz_harness
+beside the binary, time N GUI frames too; 0 skips).
 """
 import argparse
 import json
@@ -159,16 +159,13 @@ def useful_flops(T, C):
 
 
 def gui_frames(binary, frames):
-    """Times GUI frames if the app offers --bench-frames; None when it does not."""
+    """Times GUI frames with attnviz_harness, built beside attnviz; None when there is none."""
     if frames <= 0:
         return None
-    try:
-        help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60).stdout
-    except Exception:
+    harness = os.path.join(os.path.dirname(binary), "attnviz_harness")
+    if not os.access(harness, os.X_OK):
         return None
-    if "--bench-frames" not in help_text:
-        return None
-    cmd = [binary, "--bench-frames", str(frames)]
+    cmd = [harness, "--bench-frames", str(frames)]
     if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
         cmd = ["xvfb-run", "-a", "-s", "-screen 0 1280x800x24"] + cmd
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)

@@ -162,7 +162,7 @@ def lesson_module_class(torch, nn, F):
 
 
 # ---------------------------------------------------------------------------------------
-# Generator bookkeeping: draw counts by torch-rng.md section 7, checked against torch's
+# Generator bookkeeping: draw counts by docs/numerics.md §1.10, checked against torch's
 # own MT position, and whether a cached normal is left over.
 
 def randn_draws(n, cache_pending):

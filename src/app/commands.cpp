@@ -311,7 +311,7 @@ static int run_export(const ExportArgs& a) {
     double strength = 1.0;
     if (!a.strength.empty()) {
         if (!perturb)
-            return usage_error("--strength " + a.strength + " needs --perturb P, the position whose row it blends");
+            return usage_error("--strength " + escaped(a.strength, 40) + " needs --perturb P, the position whose row it blends");
         if (!parse_real(a.strength, "--strength", 0.0, 1.0, strength, error)) return usage_error(error);
     }
 
@@ -337,8 +337,7 @@ static bool ends_with_nocase(const std::string& s, const std::string& suffix) {
 
 static int run_save_weights(const SaveWeightsArgs& a) {
     if (!ends_with_nocase(a.out, ".safetensors")) {
-        std::string shown = a.out.size() > 60 ? "..." + a.out.substr(a.out.size() - 60) : a.out;
-        return usage_error("output file '" + shown + "' does not end in .safetensors; give a name like attn.safetensors");
+        return usage_error("output file " + quote_path(a.out) + " does not end in .safetensors; give a name like attn.safetensors");
     }
     Inputs in;
     std::string error;
@@ -373,7 +372,7 @@ int run_command(const CLI::App& sub, const Commands& cmds) {
     if (name == "export") return run_export(cmds.export_args);
     if (name == "save-weights") return run_save_weights(cmds.save_weights);
     if (int status = run_train_command(sub); status >= 0) return status;
-    return usage_error("command '" + name + "' is not known; use lesson, trace, bench, export, save-weights, train or heads");
+    return usage_error("command " + quote(name) + " is not known; use lesson, trace, bench, export, save-weights, train or heads");
 }
 
 } // namespace attnviz

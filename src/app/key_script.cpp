@@ -1,5 +1,6 @@
 // key_script.cpp: see key_script.h.
 #include "key_script.h"
+#include "text_util.h"
 #include <GLFW/glfw3.h>
 #include <cctype>
 #include <imgui.h>
@@ -58,7 +59,7 @@ bool parse_key_script(const std::string& text, std::vector<KeyPress>& out, std::
         else if (n.rfind("shift+", 0) == 0 && n.size() > 6) k.shift = true, n = n.substr(6);
         else if (n.rfind("alt+", 0) == 0 && n.size() > 4) k.alt = true, n = n.substr(4);
         if (!key_of(n, k)) {
-            error = "--keys: '" + k.name + "' is not a key; use letters, digits, f1 to f12, left, right, up, down, esc, =, -, [, ], ? "
+            error = "--keys: " + quote(k.name) + " is not a key; use letters, digits, f1 to f12, left, right, up, down, esc, =, -, [, ], ? "
                     "with an optional ctrl+, shift+ or alt+, separated by commas";
             return false;
         }

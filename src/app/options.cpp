@@ -112,7 +112,7 @@ bool to_inputs(const ConfigOptions& o, Inputs& in, std::string& error) {
 
     // Weights from a file: C from its shapes, H from --n-head or its metadata.
     if (o.layer && !o.weights) {
-        error = "--layer " + *o.layer + " needs --weights FILE: it picks a layer of a weights file";
+        error = "--layer " + escaped(*o.layer, 40) + " needs --weights FILE: it picks a layer of a weights file";
         return false;
     }
     if (o.weights) {
@@ -126,7 +126,7 @@ bool to_inputs(const ConfigOptions& o, Inputs& in, std::string& error) {
         LoadedWeights w;
         if (!load_weights(*o.weights, n_head, layer, w, error)) return false;
         if (o.n_embd && c.n_embd != w.n_embd) {
-            error = "--n-embd " + std::to_string(c.n_embd) + " does not match the weights in " + *o.weights +
+            error = "--n-embd " + std::to_string(c.n_embd) + " does not match the weights in " + escaped(*o.weights) +
                     ", whose n_embd is " + std::to_string(w.n_embd) + "; leave out --n-embd (C comes from the file)";
             return false;
         }
@@ -206,9 +206,9 @@ std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& e) 
             auto subs = app.get_subcommands([](const CLI::App*) { return true; });
             for (size_t i = 0; i < subs.size(); ++i)
                 commands += (i == 0 ? "" : i + 1 == subs.size() ? " or " : ", ") + subs[i]->get_name();
-            return "'" + extras + "' is not a command or option; use one of " + commands + see;
+            return quote(extras) + " is not a command or option; use one of " + commands + see;
         }
-        return where + " does not take '" + extras + "'" + see;
+        return where + " does not take " + quote(extras) + see;
     }
     if (dynamic_cast<const CLI::RequiredError*>(&e)) {
         // "--tensor is required", "FILE is required"
@@ -227,9 +227,9 @@ std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& e) 
         std::string rest = after("Could not convert: ");
         size_t eq = rest.find(" = ");
         if (eq != std::string::npos)
-            return rest.substr(0, eq) + " is a switch and takes no value, not '" + rest.substr(eq + 3) + "'" + see;
+            return rest.substr(0, eq) + " is a switch and takes no value, not " + quote(rest.substr(eq + 3)) + see;
     }
-    return what + see;
+    return escaped(what) + see;
 }
 
 } // namespace attnviz

@@ -2,6 +2,7 @@
 #include "train_commands.h"
 #include "config.h"
 #include "model_io.h"
+#include "text_util.h"
 #include "train.h"
 #include <cerrno>
 #include <chrono>
@@ -115,24 +116,24 @@ static bool ends_with_nocase(const std::string& s, const std::string& suffix) {
 // made and removed in the target's directory, which is what the writer's temporary file
 // will need; an existing file there is not touched.
 static bool check_out_path(const std::string& path, std::string& error) {
-    std::string shown = path.size() > 60 ? "..." + path.substr(path.size() - 60) : path;
+    const std::string shown = quote_path(path);
     if (path.empty()) {
         error = "--out is empty; give a file name like model.safetensors";
         return false;
     }
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-        error = "--out '" + shown + "' is a directory; give a file name like model.safetensors";
+        error = "--out " + shown + " is a directory; give a file name like model.safetensors";
         return false;
     }
     if (!ends_with_nocase(path, ".safetensors")) {
-        error = "--out '" + shown + "' does not end in .safetensors; give a name like model.safetensors";
+        error = "--out " + shown + " does not end in .safetensors; give a name like model.safetensors";
         return false;
     }
     const size_t slash = path.find_last_of('/');
     const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        error = "--out '" + shown + "': the directory '" + dir + "' does not exist; create it or give another path";
+        error = "--out " + shown + ": the directory " + quote_path(dir) + " does not exist; create it or give another path";
         return false;
     }
     const std::string probe = path + ".probe-" + std::to_string(::getpid());
@@ -140,9 +141,9 @@ static bool check_out_path(const std::string& path, std::string& error) {
     if (fd < 0) {
         const int e = errno;
         if (e == EACCES || e == EPERM || e == EROFS)
-            error = "--out '" + shown + "': the directory '" + dir + "' is not writable; give a path you can write";
+            error = "--out " + shown + ": the directory " + quote_path(dir) + " is not writable; give a path you can write";
         else
-            error = "--out '" + shown + "' cannot be created (" + std::strerror(e) + "); give another path";
+            error = "--out " + shown + " cannot be created (" + std::strerror(e) + "); give another path";
         return false;
     }
     ::close(fd);
@@ -220,7 +221,7 @@ int run_train(const TrainArgs& a) {
     if (a.lr) {
         if (!parse_real(*a.lr, "--lr", -1e300, 1e300, lr, error)) return usage_error(error);
         if (!(lr > 0))
-            return usage_error("--lr " + *a.lr + " is not positive; give a learning rate above 0, e.g. " +
+            return usage_error("--lr " + escaped(*a.lr, 40) + " is not positive; give a learning rate above 0, e.g. " +
                                (task == Task::induction ? "3e-3" : "5e-3"));
     }
     if (std::string bad = validate(c); !bad.empty()) return usage_error(bad);

@@ -12,6 +12,7 @@
 #include "model_io.h"
 #include "options.h"
 #include "text_input.h"
+#include "text_util.h"
 #include "train_commands.h"
 #include <cstdio>
 #include <iostream>
@@ -26,25 +27,25 @@ namespace {
 // a value other than the model's, so nothing is silently ignored.
 bool check_options(const ConfigOptions& o, const Model& m, const std::string& path, std::string& error) {
     const ModelConfig& c = m.config;
-    const std::string model = path + " is a trained model";
+    const std::string model = escaped(path) + " is a trained model";
     auto refuse = [&](const std::string& what, const std::string& why) {
         error = what + " does not apply: " + model + " " + why;
         return false;
     };
-    if (o.seed != "0") return refuse("--seed " + o.seed, "whose weights are in the file; leave out --seed");
+    if (o.seed != "0") return refuse("--seed " + escaped(o.seed, 40), "whose weights are in the file; leave out --seed");
     if (o.seq_len)
-        return refuse("--seq-len " + *o.seq_len, "whose positions are BOS and the words of --text; leave out --seq-len");
-    if (o.mask != "causal") return refuse("--mask " + o.mask, "trained with the causal mask; leave out --mask");
-    if (o.scale != "head-dim") return refuse("--scale " + o.scale, "trained with head_dim ** -0.5; leave out --scale");
-    if (o.layer) return refuse("--layer " + *o.layer, "and the trace holds every block; leave out --layer");
+        return refuse("--seq-len " + escaped(*o.seq_len, 40), "whose positions are BOS and the words of --text; leave out --seq-len");
+    if (o.mask != "causal") return refuse("--mask " + escaped(o.mask, 40), "trained with the causal mask; leave out --mask");
+    if (o.scale != "head-dim") return refuse("--scale " + escaped(o.scale, 40), "trained with head_dim ** -0.5; leave out --scale");
+    if (o.layer) return refuse("--layer " + escaped(*o.layer, 40), "and the trace holds every block; leave out --layer");
     int64_t v = 0;
     if (o.n_embd && (!parse_int(*o.n_embd, "--n-embd", 1, max_n_embd, v, error) || v != c.n_embd)) {
-        if (error.empty()) error = "--n-embd " + *o.n_embd + " does not match " + path + ", whose n_embd is " +
+        if (error.empty()) error = "--n-embd " + escaped(*o.n_embd, 40) + " does not match " + escaped(path) + ", whose n_embd is " +
                                    std::to_string(c.n_embd) + "; leave out --n-embd (C comes from the file)";
         return false;
     }
     if (o.n_head && (!parse_int(*o.n_head, "--n-head", 1, max_n_head, v, error) || v != c.n_head)) {
-        if (error.empty()) error = "--n-head " + *o.n_head + " does not match " + path + ", whose n_head is " +
+        if (error.empty()) error = "--n-head " + escaped(*o.n_head, 40) + " does not match " + escaped(path) + ", whose n_head is " +
                                    std::to_string(c.n_head) + "; leave out --n-head (H comes from the file)";
         return false;
     }
@@ -55,7 +56,7 @@ bool to_tokens(const ConfigOptions& o, const ModelConfig& c, const std::string& 
                std::vector<std::string>& words, std::string& error) {
     const std::string vocab = "(" + vocabulary_text(c) + ")";
     if (!o.text) {
-        error = path + " is a trained model that reads words: give --text with words of its vocabulary " + vocab +
+        error = escaped(path) + " is a trained model that reads words: give --text with words of its vocabulary " + vocab +
                 ", e.g. --text \"a b c a b d\"";
         return false;
     }
@@ -69,7 +70,7 @@ bool to_tokens(const ConfigOptions& o, const ModelConfig& c, const std::string& 
         return false;
     }
     if (words.size() > size_t(c.seq_len)) {
-        error = "--text has " + std::to_string(words.size()) + " words but " + path + " knows " +
+        error = "--text has " + std::to_string(words.size()) + " words but " + escaped(path) + " knows " +
                 std::to_string(c.seq_len) + " positions after BOS; give at most " + std::to_string(c.seq_len) + " words";
         return false;
     }
@@ -77,8 +78,8 @@ bool to_tokens(const ConfigOptions& o, const ModelConfig& c, const std::string& 
     for (const std::string& w : words) {
         const int t = token_of(c, w);
         if (t < 0 || t == c.bos()) {
-            error = "--text word '" + (w.size() > 20 ? w.substr(0, 20) + "..." : w) + "' is not in the vocabulary of " +
-                    path + " " + vocab + (t == c.bos() ? "; BOS (^) is put first by attnviz itself" : "");
+            error = "--text word " + quote(w, 20) + " is not in the vocabulary of " +
+                    escaped(path) + " " + vocab + (t == c.bos() ? "; BOS (^) is put first by attnviz itself" : "");
             return false;
         }
         tokens.push_back(t);

@@ -68,7 +68,7 @@ struct Trace {
 float score_scale(const Config& c);
 
 // Full forward pass. `x` is (T, C). Overwrites `out` (reusing its buffers when the
-// sizes match). The reference kernel follows torch-rng.md section 8 exactly; the fast
+// sizes match). The reference kernel follows docs/numerics.md §3 exactly; the fast
 // kernel agrees with it within 1e-5 and skips work the causal mask throws away.
 // A config that validate() rejects, or an x or weights of the wrong shape, throws
 // std::invalid_argument with a one-sentence message (validate first to avoid it).

@@ -29,33 +29,25 @@ const char* to_string(ScaleMode s) {
 
 const char* to_string(KernelKind k) { return k == KernelKind::reference ? "reference" : "fast"; }
 
-// The text as the user typed it, quoted, and cut short if it is very long; control
-// characters become '?' so that the error stays one line on the terminal.
-static std::string quoted_input(const std::string& s) {
-    std::string t = s.size() > 40 ? s.substr(0, 40) + "..." : s;
-    for (char& c : t)
-        if ((unsigned char)c < 0x20 || c == 0x7f) c = '?';
-    return "'" + t + "'";
-}
 
 bool parse_mask(const std::string& s, MaskMode& out, std::string& error) {
     for (MaskMode m : {MaskMode::causal, MaskMode::none, MaskMode::off_by_one})
         if (s == to_string(m)) { out = m; return true; }
-    error = "mask " + quoted_input(s) + " is not known; use causal, none or off-by-one";
+    error = "mask " + quote(s, 40) + " is not known; use causal, none or off-by-one";
     return false;
 }
 
 bool parse_scale(const std::string& s, ScaleMode& out, std::string& error) {
     for (ScaleMode m : {ScaleMode::head_dim, ScaleMode::n_embd, ScaleMode::none})
         if (s == to_string(m)) { out = m; return true; }
-    error = "scale " + quoted_input(s) + " is not known; use head-dim, n-embd or none";
+    error = "scale " + quote(s, 40) + " is not known; use head-dim, n-embd or none";
     return false;
 }
 
 bool parse_kernel(const std::string& s, KernelKind& out, std::string& error) {
     for (KernelKind k : {KernelKind::reference, KernelKind::fast})
         if (s == to_string(k)) { out = k; return true; }
-    error = "kernel " + quoted_input(s) + " is not known; use reference or fast";
+    error = "kernel " + quote(s, 40) + " is not known; use reference or fast";
     return false;
 }
 
@@ -67,12 +59,12 @@ bool parse_int(const std::string& text, const char* what, int64_t lo, int64_t hi
     long long v = std::strtoll(begin, &end, 10);
     bool whole = !text.empty() && end == begin + text.size() && !std::isspace((unsigned char)text[0]);
     if (!whole) {
-        error = std::string(what) + " " + quoted_input(text) + " is not a whole number; give one from " +
+        error = std::string(what) + " " + quote(text, 40) + " is not a whole number; give one from " +
                 std::to_string(lo) + " to " + std::to_string(hi);
         return false;
     }
     if (errno == ERANGE || v < lo || v > hi) {
-        error = std::string(what) + " " + text + " is out of range; give one from " +
+        error = std::string(what) + " " + escaped(text, 40) + " is out of range; give one from " +
                 std::to_string(lo) + " to " + std::to_string(hi);
         return false;
     }
@@ -90,11 +82,11 @@ bool parse_real(const std::string& text, const char* what, double lo, double hi,
     std::ostringstream range;
     range << lo << " to " << hi;
     if (!whole || !std::isfinite(v)) {
-        error = std::string(what) + " " + quoted_input(text) + " is not a number; give one from " + range.str();
+        error = std::string(what) + " " + quote(text, 40) + " is not a number; give one from " + range.str();
         return false;
     }
     if (v < lo || v > hi) {
-        error = std::string(what) + " " + text + " is out of range; give one from " + range.str();
+        error = std::string(what) + " " + escaped(text, 40) + " is out of range; give one from " + range.str();
         return false;
     }
     out = v;

@@ -369,7 +369,7 @@ void tiny_softmax_row(Trace& tr, int h, int i) {
     for (int j = 0; j < T; ++j) p[j] = p[j] * inv;
 }
 
-// The reference forward (torch-rng.md section 8) bit for bit, for the sizes where the
+// The reference forward (docs/numerics.md §3) bit for bit, for the sizes where the
 // fast kernel uses the reference loops: at the lesson's (4, 8, 2) the reference spends
 // most of its time in one scalar sum after another. Here the sums that do not depend on
 // each other run side by side, and the softmax skips the exps that are exactly 0.

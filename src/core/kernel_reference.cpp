@@ -1,5 +1,5 @@
 // kernel_reference.cpp: the forward pass in plain loops, in exactly the float32 order
-// PyTorch 1.13 uses on the CPU with the reference BLAS (torch-rng.md section 8), so every
+// PyTorch 1.13 uses on the CPU with the reference BLAS (docs/numerics.md §3), so every
 // intermediate matches torch bit for bit.
 //
 // Every sum is sequential from 0 with one rounding per multiply and per add (the core
@@ -46,7 +46,8 @@ void dot_rows(const float* a, const float* b, int64_t n, int64_t len, float* out
 }
 
 // out[o] = sum_c in[c] * W[o][c] (+ b[o]): one row of nn.Linear, y = x W^T + b.
-// W is (n_out, n_in); the bias comes after the sum, as sgemm with beta = 1 adds it.
+// W is (n_out, n_in); the bias comes after the sum, as sgemm with beta = 1 adds it
+// (docs/numerics.md §3.2).
 void linear_row(const float* in, const Mat& W, const Vec& b, float* out) {
     dot_rows(in, W.data(), W.rows(), W.cols(), out);
     if (b.size() > 0)
@@ -80,7 +81,8 @@ void raw_score_row(Trace& tr, int h, int i) {
 }
 
 // torch's vectorised reduce_all(+) over 8 float lanes (AVX2): sequential below 8 values,
-// otherwise 8 lane sums, a partial last chunk into the first lanes, then a fixed tree.
+// otherwise 8 lane sums, a partial last chunk into the first lanes, then a fixed tree
+// (docs/numerics.md §3.7).
 float lane_sum(const float* e, int L) {
     if (L < 8) {
         float s = e[0];

@@ -22,7 +22,7 @@ int first_affected_row(MaskMode mask, int p);
 // Number of keys query i sees; they are always the prefix 0 .. n-1.
 int visible_count(MaskMode mask, int T, int i);
 
-// torch-rng.md section 8, plain loops, bit for bit.
+// docs/numerics.md §3: torch's float32 order in plain loops, bit for bit.
 void reference_forward(const Weights& w, Trace& tr);
 // After tr.x row p changed: recompute exactly what row p touches, with the same loops.
 void reference_update(const Weights& w, int p, Trace& tr);

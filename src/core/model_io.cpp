@@ -202,7 +202,7 @@ bool model_from_safetensors(const SafetensorsFile& file, const TensorReader& rea
         if (!expected.count(t.name)) {
             const bool head = t.name == "head_prev.weight" || t.name == "head_dup.weight" || t.name == "lm_head.weight";
             return fail(error, path,
-                        "tensor " + quoted(t.name) +
+                        "tensor " + quote(t.name) +
                             (head ? " is a head that task " + *task + " does not have"
                                   : " is not part of a trained model") +
                             "; the file is damaged or not written by attnviz train");

@@ -1,4 +1,4 @@
-// rng.cpp: PyTorch 1.13's CPU generator, bit for bit; see rng.h and torch-rng.md.
+// rng.cpp: PyTorch 1.13's CPU generator, bit for bit; see rng.h and docs/numerics.md §1-§2.
 //
 // Every float32 operation here is rounded on its own (the core is built with
 // -ffp-contract=off); where torch's AVX2 binary fused a multiply and an add, std::fma
@@ -27,7 +27,7 @@ uint32_t to_bits(float f) {
 // 2^k as a float32, exact for k in [-126, 127].
 float pow2(int k) { return from_bits(uint32_t(k + 127) << 23); }
 
-// Polynomial coefficients (bits) of LOG (A1) and EXPF (A3).
+// Polynomial coefficients (bits) of LOG (docs/numerics.md §2.1) and EXPF (§2.3).
 constexpr uint32_t log_p[9] = {0x3D9021BB, 0xBDEBD1B8, 0x3DEF251A, 0xBDFE5D4F, 0x3E11E9BF,
                                0xBE2AAE50, 0x3E4CCEAC, 0xBE7FFFFC, 0x3EAAAAAA};
 constexpr uint32_t expf_k[5] = {0x3AB696C9, 0x3C0888A6, 0x3D2AAA7A, 0x3E2AAAAB, 0x3F000000};
@@ -35,7 +35,7 @@ constexpr uint32_t expf_k[5] = {0x3AB696C9, 0x3C0888A6, 0x3D2AAA7A, 0x3E2AAAAB, 
 constexpr int mt_n = 624;
 constexpr int mt_m = 397;
 
-// One Box-Muller block of the vectorised randn (torch-rng.md 5.4): 8 pairs, the first
+// One Box-Muller block of the vectorised randn (docs/numerics.md §1.6): 8 pairs, the first
 // half of the block gives the radius, the second half the angle.
 void box_muller_block(float* d) {
     const float two_pi = from_bits(0x40C90FDB);
@@ -171,7 +171,8 @@ void TorchGenerator::uniform_(float* out, int64_t n, double a, double b) {
 }
 
 void TorchGenerator::kaiming_uniform(float* w, int64_t out_features, int64_t in_features) {
-    // torch.nn.init.kaiming_uniform_(W, a=sqrt(5)), all in double, in torch's order.
+    // torch.nn.init.kaiming_uniform_(W, a=sqrt(5)), all in double, in torch's order
+    // (docs/numerics.md §1.4).
     const double a = std::sqrt(5.0);
     const double gain = std::sqrt(2.0 / (1.0 + a * a));
     const double std_dev = gain / std::sqrt(double(in_features));
@@ -181,7 +182,7 @@ void TorchGenerator::kaiming_uniform(float* w, int64_t out_features, int64_t in_
 
 // ---------------------------------------------------------------------------------------
 // torch.randn: vectorised Box-Muller for n >= 16, scalar double Box-Muller with a cached
-// second normal for n < 16.
+// second normal for n < 16 (docs/numerics.md §1.5-§1.7).
 
 std::vector<float> TorchGenerator::randn(int64_t n) {
     std::vector<float> v(size_t(n > 0 ? n : 0));
@@ -219,7 +220,8 @@ void TorchGenerator::randn(float* out, int64_t n) {
 }
 
 // ---------------------------------------------------------------------------------------
-// A1: LOG(x), avx_mathfun's log256_ps with GCC's contractions, for x in (0, 1].
+// LOG(x), avx_mathfun's log256_ps with GCC's contractions, for x in (0, 1]
+// (docs/numerics.md §2.1).
 
 float torch_log_avx2(float x) {
     x = std::max(x, pow2(-126));
@@ -244,7 +246,7 @@ float torch_log_avx2(float x) {
     return std::fma(e, from_bits(0x3F318000), r); // Q2
 }
 
-// A2: SINCOS(theta), avx_mathfun's sincos256_ps, for theta >= 0.
+// SINCOS(theta), avx_mathfun's sincos256_ps, for theta >= 0 (docs/numerics.md §2.2).
 void torch_sincos_avx2(float theta, float& s_out, float& c_out) {
     const bool sign_sin = std::signbit(theta);
     const float a = std::fabs(theta);
@@ -280,7 +282,7 @@ void torch_sincos_avx2(float theta, float& s_out, float& c_out) {
     c_out = cos_v;
 }
 
-// A3: SLEEF 3.5 expf u10 (AVX2 build), used by torch's softmax.
+// EXPF(d): SLEEF 3.5 expf u10 (AVX2 build), used by torch's softmax (docs/numerics.md §2.3).
 float sleef_expf_u10(float d) {
     if (std::isnan(d)) return d;
     if (d < -104.f) return 0.f; // covers -inf

@@ -56,7 +56,7 @@ private:
     void twist();
 };
 
-// The float32 transcendental approximations torch uses on AVX2 (torch-rng.md A1-A3),
+// The float32 transcendental approximations torch uses on AVX2 (docs/numerics.md §2),
 // exposed for tests and for the reference softmax.
 float torch_log_avx2(float x);                          // LOG(x), x in (0, 1]
 void torch_sincos_avx2(float theta, float& s, float& c); // SINCOS(theta), theta >= 0

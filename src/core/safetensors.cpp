@@ -1,6 +1,7 @@
 // safetensors.cpp: see safetensors.h. Every check happens before the allocation or read
 // it protects; every error is one sentence that starts with the file's name.
 #include "safetensors.h"
+#include "atomic_file.h"
 #include "text_util.h"
 #include <algorithm>
 #include <cerrno>
@@ -8,7 +9,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -129,7 +129,7 @@ bool parse_header_length(const uint8_t* first8, uint64_t file_size, const std::s
     }
     if (text)
         return fail(error, name,
-                    "the file starts with text (" + quoted(std::string((const char*)first8, 8)) +
+                    "the file starts with text (" + quote(std::string((const char*)first8, 8)) +
                         "), not with a safetensors header length; it is not a safetensors file");
     if (n > max_safetensors_header_bytes)
         return fail(error, name,
@@ -159,7 +159,7 @@ static bool is_count(const json& j) { return j.is_number_unsigned(); }
 
 static bool parse_entry(const std::string& key, const json& v, uint64_t data_bytes, const std::string& name,
                         TensorInfo& t, std::string& error) {
-    const std::string what = "tensor " + quoted(key);
+    const std::string what = "tensor " + quote(key);
     if (!v.is_object())
         return fail(error, name, what + " in the header is " + json_kind(v) + ", not an object with dtype, shape and data_offsets");
     auto dtype = v.find("dtype");
@@ -245,7 +245,7 @@ bool parse_header(const char* header, uint64_t n, uint64_t file_size, const std:
             for (auto mi = m.begin(); mi != m.end(); ++mi) {
                 if (!mi.value().is_string())
                     return fail(error, name,
-                                "__metadata__ entry " + quoted(mi.key()) + " is " + json_kind(mi.value()) +
+                                "__metadata__ entry " + quote(mi.key()) + " is " + json_kind(mi.value()) +
                                     ", not a string");
                 out.metadata.emplace_back(mi.key(), mi.value().get<std::string>());
             }
@@ -267,8 +267,8 @@ bool parse_header(const char* header, uint64_t n, uint64_t file_size, const std:
         if (t.begin == t.end) continue;
         if (last && t.begin < last->end)
             return fail(error, name,
-                        "tensors " + quoted(last->name) + " [" + std::to_string(last->begin) + ", " +
-                            std::to_string(last->end) + "] and " + quoted(t.name) + " [" + std::to_string(t.begin) +
+                        "tensors " + quote(last->name) + " [" + std::to_string(last->begin) + ", " +
+                            std::to_string(last->end) + "] and " + quote(t.name) + " [" + std::to_string(t.begin) +
                             ", " + std::to_string(t.end) + "] overlap in the data buffer; the file is damaged");
         if (!last || t.end > last->end) last = &t;
     }
@@ -292,12 +292,12 @@ bool decode_tensor(const SafetensorsFile& file, const TensorInfo& t, const uint8
                    std::string& error) {
     if (!dtype_supported(t.dtype))
         return fail(error, file.name,
-                    "tensor " + quoted(t.name) + " has dtype " + quoted(t.dtype) + "; attnviz reads " +
+                    "tensor " + quote(t.name) + " has dtype " + quote(t.dtype) + "; attnviz reads " +
                         supported_dtypes() + " weights (convert it, e.g. with tensor.float())");
     const uint64_t numel = t.numel();
     const uint64_t elem = uint64_t(dtype_bytes(t.dtype));
     if (t.end < t.begin || numel == UINT64_MAX || numel * elem != t.end - t.begin)
-        return fail(error, file.name, "tensor " + quoted(t.name) + " has a byte range that does not match its shape");
+        return fail(error, file.name, "tensor " + quote(t.name) + " has a byte range that does not match its shape");
     out.resize(numel);
     if (t.dtype == "F32") {
         for (uint64_t i = 0; i < numel; ++i) {
@@ -396,31 +396,13 @@ bool read_tensor(const SafetensorsFile& file, const TensorInfo& t, std::vector<f
         return fail(error, file.name, "the file changed since its header was read; load it again");
     std::vector<uint8_t> raw(size_t(t.end - t.begin)); // within the file, which is <= 4 GiB
     if (!raw.empty() && !read_at(f.fd, file.data_start() + t.begin, raw.data(), raw.size()))
-        return fail(error, file.name, "tensor " + quoted(t.name) + " could not be read; the file may have changed while reading");
+        return fail(error, file.name, "tensor " + quote(t.name) + " could not be read; the file may have changed while reading");
     return decode_tensor(file, t, raw.data(), out, error);
 }
 
 // ---------------------------------------------------------------------------------------
 // [SECTION] writer
 // ---------------------------------------------------------------------------------------
-
-static bool write_all(int fd, const uint8_t* p, size_t n) {
-    while (n > 0) {
-        ssize_t put = ::write(fd, p, n);
-        if (put < 0 && errno == EINTR) continue;
-        if (put == 0) errno = EIO;
-        if (put <= 0) return false;
-        p += put;
-        n -= size_t(put);
-    }
-    return true;
-}
-
-static std::string parent_dir(const std::string& path) {
-    size_t slash = path.find_last_of('/');
-    if (slash == std::string::npos) return ".";
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 bool write_safetensors(const std::string& path, const std::vector<TensorOut>& tensors,
                        const std::vector<std::pair<std::string, std::string>>& metadata, std::string& error) {
@@ -444,13 +426,13 @@ bool write_safetensors(const std::string& path, const std::vector<TensorOut>& te
     for (size_t i = 0; i < order.size(); ++i) {
         const TensorOut& t = *order[i];
         if (t.name.empty() || t.name == "__metadata__")
-            return fail(error, path, "cannot write a tensor named " + quoted(t.name));
+            return fail(error, path, "cannot write a tensor named " + quote(t.name));
         if (i > 0 && order[i - 1]->name == t.name)
-            return fail(error, path, "two tensors are named " + quoted(t.name));
+            return fail(error, path, "two tensors are named " + quote(t.name));
         uint64_t numel = 1;
         for (uint64_t d : t.shape)
-            if (__builtin_mul_overflow(numel, d, &numel)) return fail(error, path, "tensor " + quoted(t.name) + " is too large");
-        if (numel > 0 && t.data == nullptr) return fail(error, path, "tensor " + quoted(t.name) + " has no data");
+            if (__builtin_mul_overflow(numel, d, &numel)) return fail(error, path, "tensor " + quote(t.name) + " is too large");
+        if (numel > 0 && t.data == nullptr) return fail(error, path, "tensor " + quote(t.name) + " has no data");
         nlohmann::ordered_json entry = nlohmann::ordered_json::object();
         entry["dtype"] = "F32";
         entry["shape"] = t.shape;
@@ -461,43 +443,19 @@ bool write_safetensors(const std::string& path, const std::vector<TensorOut>& te
     std::string text = header.dump();
     text.append((8 - text.size() % 8) % 8, ' ');
 
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-        return fail(error, path, "this is a directory; give a file name like weights.safetensors");
-
-    // Temporary file beside the target, then rename: readers never see half a file.
-    std::random_device rd;
-    std::string tmp;
-    Fd f;
-    for (int attempt = 0; attempt < 16 && f.fd < 0; ++attempt) {
-        tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
-        f.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (f.fd < 0 && errno != EEXIST) break;
-    }
-    if (f.fd < 0) {
-        int e = errno;
-        std::string dir = parent_dir(path);
-        if (e == ENOENT) return fail(error, path, "cannot create the file: the directory '" + dir + "' does not exist");
-        if (e == EACCES || e == EROFS)
-            return fail(error, path, "cannot create the file: the directory '" + dir + "' is not writable");
-        return fail(error, path, std::string("cannot create the file (") + std::strerror(e) + ")");
-    }
-
-    // The first failing call's errno is the one reported (e.g. ENOSPC).
-    int failed_errno = 0;
-    auto check = [&failed_errno](bool ok) {
-        if (!ok && failed_errno == 0) failed_errno = errno ? errno : EIO;
-        return failed_errno == 0;
-    };
+    // Readers never see half a file, and a failed write leaves the old one as it was.
+    AtomicFile f(path);
+    if (!f.open(error)) return false;
     uint8_t len[8];
     for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(text.size()) >> (8 * i));
-    check(write_all(f.fd, len, 8)) && check(write_all(f.fd, (const uint8_t*)text.data(), text.size()));
+    f.write(len, 8);
+    f.write(text);
     std::vector<uint8_t> buffer;
     for (const TensorOut* t : order) {
         uint64_t numel = 1;
         for (uint64_t d : t->shape) numel *= d;
         const uint64_t chunk = 1 << 16;
-        for (uint64_t i = 0; failed_errno == 0 && i < numel; i += chunk) {
+        for (uint64_t i = 0; i < numel; i += chunk) {
             uint64_t m = std::min(chunk, numel - i);
             buffer.resize(size_t(4 * m));
             for (uint64_t k = 0; k < m; ++k) {
@@ -505,22 +463,10 @@ bool write_safetensors(const std::string& path, const std::vector<TensorOut>& te
                 std::memcpy(&bits, &t->data[i + k], 4);
                 for (int b = 0; b < 4; ++b) buffer[4 * k + b] = uint8_t(bits >> (8 * b));
             }
-            check(write_all(f.fd, buffer.data(), buffer.size()));
+            if (!f.write(buffer.data(), buffer.size())) break; // commit reports why
         }
     }
-    if (failed_errno == 0) check(::fsync(f.fd) == 0);
-    check(::close(f.fd) == 0);
-    f.fd = -1;
-    if (failed_errno != 0) {
-        ::unlink(tmp.c_str());
-        return fail(error, path, std::string("writing the file failed (") + std::strerror(failed_errno) + ")");
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        int e = errno;
-        ::unlink(tmp.c_str());
-        return fail(error, path, std::string("cannot replace the file (") + std::strerror(e) + ")");
-    }
-    return true;
+    return f.commit(error);
 }
 
 } // namespace attnviz

@@ -1,5 +1,7 @@
 // session.cpp: session files; see session.h.
 #include "session.h"
+#include "atomic_file.h"
+#include "text_util.h"
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -88,7 +90,8 @@ struct Reader {
 };
 } // namespace
 
-bool parse_session(const std::string& text, const std::string& name, Session& out, std::string& error) {
+bool parse_session(const std::string& text, const std::string& path, Session& out, std::string& error) {
+    const std::string name = escaped(path); // the sentences below stay one line
     json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) {
         error = name + " is not a session file: it is not valid JSON";
@@ -141,11 +144,11 @@ bool parse_session(const std::string& text, const std::string& name, Session& ou
         return false;
     }
     if (!one_of(s.view, session_views())) {
-        error = name + ": view \"" + s.view + "\" is not known; use " + join(session_views());
+        error = name + ": view \"" + escaped(s.view, 60) + "\" is not known; use " + join(session_views());
         return false;
     }
     if (!one_of(s.theme, session_themes())) {
-        error = name + ": theme \"" + s.theme + "\" is not known; use " + join(session_themes());
+        error = name + ": theme \"" + escaped(s.theme, 60) + "\" is not known; use " + join(session_themes());
         return false;
     }
     if (j.contains("tokens")) {
@@ -178,22 +181,23 @@ bool parse_session(const std::string& text, const std::string& name, Session& ou
 }
 
 bool read_session(const std::string& path, Session& out, std::string& error) {
+    const std::string name = escaped(path);
     struct stat st {};
     if (stat(path.c_str(), &st) != 0) {
-        error = path + " does not exist; give the path of a session saved by attnviz";
+        error = name + " does not exist; give the path of a session saved by attnviz";
         return false;
     }
     if (S_ISDIR(st.st_mode)) {
-        error = path + " is a directory, not a session file";
+        error = name + " is a directory, not a session file";
         return false;
     }
     if (st.st_size > (1 << 20)) {
-        error = path + " is " + std::to_string(st.st_size) + " bytes, too large for a session file (at most 1 MiB)";
+        error = name + " is " + std::to_string(st.st_size) + " bytes, too large for a session file (at most 1 MiB)";
         return false;
     }
     std::ifstream f(path, std::ios::binary);
     if (!f) {
-        error = path + " cannot be read; check its permissions";
+        error = name + " cannot be read; check its permissions";
         return false;
     }
     std::ostringstream text;
@@ -222,31 +226,6 @@ std::string session_to_json(const Session& s) {
     j["weights"] = s.weights_path;
     j["layer"] = s.layer;
     return j.dump(2) + "\n";
-}
-
-bool write_file_atomically(const std::string& path, const std::string& data, std::string& error) {
-    std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) {
-            error = "cannot write " + path + "; check that its folder exists and is writable";
-            return false;
-        }
-        f.write(data.data(), std::streamsize(data.size()));
-        f.flush();
-        if (!f) {
-            f.close();
-            std::remove(tmp.c_str());
-            error = "writing " + path + " failed (disk full?); nothing was changed";
-            return false;
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        error = "cannot replace " + path + "; check that it is not a directory and is writable";
-        return false;
-    }
-    return true;
 }
 
 bool write_session(const std::string& path, const Session& s, std::string& error) {

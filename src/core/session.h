@@ -38,10 +38,7 @@ bool parse_session(const std::string& text, const std::string& name, Session& ou
 bool read_session(const std::string& path, Session& out, std::string& error);
 // Serialises a session (pretty JSON, stable key order).
 std::string session_to_json(const Session& s);
-// Writes through a temporary file and a rename, so a failed write leaves no half file.
+// Writes through AtomicFile (atomic_file.h), so a failed write leaves the old file as it was.
 bool write_session(const std::string& path, const Session& s, std::string& error);
-
-// Writes `data` to `path` via `path.tmp` + rename; one sentence in `error` on failure.
-bool write_file_atomically(const std::string& path, const std::string& data, std::string& error);
 
 } // namespace attnviz

@@ -79,13 +79,13 @@ static bool read_checked(const SafetensorsFile& file, const TensorReader& read, 
                          std::vector<float>& v, std::string& error) {
     if (!read(t, v, error)) return false;
     if (v.size() != t.numel())
-        return fail(error, file.name, "tensor " + quoted(t.name) + " did not read back as " + shape_text(t.shape));
+        return fail(error, file.name, "tensor " + quote(t.name) + " did not read back as " + shape_text(t.shape));
     for (size_t i = 0; i < v.size(); ++i) {
         if (std::isfinite(v[i])) continue;
         std::string at = std::to_string(i);
         if (t.shape.size() == 2) at = std::to_string(i / t.shape[1]) + ", " + std::to_string(i % t.shape[1]);
         return fail(error, file.name,
-                    "tensor " + quoted(t.name) + " has a non-finite value (" + (std::isnan(v[i]) ? "nan" : v[i] > 0 ? "inf" : "-inf") +
+                    "tensor " + quote(t.name) + " has a non-finite value (" + (std::isnan(v[i]) ? "nan" : v[i] > 0 ? "inf" : "-inf") +
                         ") at [" + at + "]; attnviz needs finite weights");
     }
     return true;
@@ -95,7 +95,7 @@ static bool need_tensor(const SafetensorsFile& file, const std::string& tensor_n
                         const TensorInfo*& out, std::string& error) {
     out = file.find(tensor_name);
     if (out) return true;
-    return fail(error, file.name, "there is no tensor " + quoted(tensor_name) + "; " + why);
+    return fail(error, file.name, "there is no tensor " + quote(tensor_name) + "; " + why);
 }
 
 bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& read, std::optional<int> n_head,
@@ -107,7 +107,7 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
     // on a seeded x: reading its block 0 as one would show numbers that mean nothing.
     if (const std::string* task = file.meta("attnviz_task"))
         return fail(error, path,
-                    "this is a model trained by attnviz train (task " + quoted(*task) +
+                    "this is a model trained by attnviz train (task " + quote(*task) +
                         "), not an attention layer; open it with attnviz trace --weights FILE --text \"a b c\" or "
                         "attnviz heads --weights FILE");
 
@@ -134,7 +134,7 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
             std::string names;
             const size_t cap = 6;
             for (size_t i = 0; i < file.tensors.size() && i < cap; ++i)
-                names += (i ? ", " : "") + quoted(file.tensors[i].name);
+                names += (i ? ", " : "") + quote(file.tensors[i].name);
             if (file.tensors.size() > cap) names += " and " + std::to_string(file.tensors.size() - cap) + " more";
             return fail(error, path,
                         "no attention weights found: expected qkv.weight and proj.weight (the lesson), c_attn.weight "
@@ -164,9 +164,10 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
                         "layer " + std::to_string(layer) + " does not exist; the file holds one attention block, layer 0");
     }
     out.layer = layer;
-    const std::string pair = out.qkv_name + " and " + out.proj_name;
-    if (!need_tensor(file, out.qkv_name, "the file has " + out.proj_name + " but needs " + pair, qkv, error) ||
-        !need_tensor(file, out.proj_name, "the file has " + out.qkv_name + " but needs " + pair, proj, error))
+    const std::string qkv_shown = escaped(out.qkv_name), proj_shown = escaped(out.proj_name);
+    const std::string pair = qkv_shown + " and " + proj_shown;
+    if (!need_tensor(file, out.qkv_name, "the file has " + proj_shown + " but needs " + pair, qkv, error) ||
+        !need_tensor(file, out.proj_name, "the file has " + qkv_shown + " but needs " + pair, proj, error))
         return false;
 
     // 2. Shapes: C from c_attn / qkv, and with it the layout.
@@ -182,26 +183,26 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
         out.conv1d = true;
     } else {
         return fail(error, path,
-                    "tensor " + quoted(qkv->name) + " has shape " + shape_text(qkv->shape) + "; it must be " + expected);
+                    "tensor " + quote(qkv->name) + " has shape " + shape_text(qkv->shape) + "; it must be " + expected);
     }
     if (C > uint64_t(max_n_embd))
         return fail(error, path,
-                    "n_embd " + std::to_string(C) + " (from " + quoted(qkv->name) + ") is out of range; attnviz handles 1 to " +
+                    "n_embd " + std::to_string(C) + " (from " + quote(qkv->name) + ") is out of range; attnviz handles 1 to " +
                         std::to_string(max_n_embd));
     out.n_embd = int(C);
     if (proj->shape != std::vector<uint64_t>{C, C})
         return fail(error, path,
-                    "tensor " + quoted(proj->name) + " has shape " + shape_text(proj->shape) + "; with n_embd " +
+                    "tensor " + quote(proj->name) + " has shape " + shape_text(proj->shape) + "; with n_embd " +
                         std::to_string(C) + " it must be " + shape_text({C, C}));
     const TensorInfo* qkv_bias = file.find(out.qkv_bias_name);
     const TensorInfo* proj_bias = file.find(out.proj_bias_name);
     if (qkv_bias && qkv_bias->shape != std::vector<uint64_t>{3 * C})
         return fail(error, path,
-                    "tensor " + quoted(qkv_bias->name) + " has shape " + shape_text(qkv_bias->shape) + "; with n_embd " +
+                    "tensor " + quote(qkv_bias->name) + " has shape " + shape_text(qkv_bias->shape) + "; with n_embd " +
                         std::to_string(C) + " it must be " + shape_text({3 * C}));
     if (proj_bias && proj_bias->shape != std::vector<uint64_t>{C})
         return fail(error, path,
-                    "tensor " + quoted(proj_bias->name) + " has shape " + shape_text(proj_bias->shape) + "; with n_embd " +
+                    "tensor " + quote(proj_bias->name) + " has shape " + shape_text(proj_bias->shape) + "; with n_embd " +
                         std::to_string(C) + " it must be " + shape_text({C}));
     if (!qkv_bias) out.qkv_bias_name.clear();
     if (!proj_bias) out.proj_bias_name.clear();
@@ -263,11 +264,11 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
     }
 
     // 5. One line that says what was loaded.
-    std::string d = path + ": " + scheme_name(out);
+    std::string d = escaped(path) + ": " + scheme_name(out);
     if (out.scheme == WeightScheme::layered)
-        d += " layer " + std::to_string(layer) + " of " + layers_text(out.layers) + " (" + out.qkv_name + ")";
+        d += " layer " + std::to_string(layer) + " of " + layers_text(out.layers) + " (" + escaped(out.qkv_name) + ")";
     else
-        d += " (" + out.qkv_name + ", " + out.proj_name + ")";
+        d += " (" + escaped(out.qkv_name) + ", " + escaped(out.proj_name) + ")";
     d += ", n_embd " + std::to_string(c) + ", n_head " + std::to_string(out.n_head) +
          (out.n_head_from_file ? " from the file" : "");
     if (out.conv1d) d += ", transposed from Conv1D";

@@ -1,5 +1,6 @@
 // screenshot.cpp: see screenshot.h.
 #include "screenshot.h"
+#include "text_util.h"
 #include <glad/gl.h>
 #include <stb/stb_image_write.h> // implementation already in libstb.so
 #include <cstring>
@@ -29,7 +30,7 @@ std::vector<unsigned char> read_back_buffer(int w, int h) {
 bool write_screenshot_png(const std::string& path, int w, int h, std::string& error) {
     std::vector<unsigned char> pixels = read_back_buffer(w, h);
     if (!stbi_write_png(path.c_str(), w, h, 4, pixels.data(), w * 4)) {
-        error = "could not write the screenshot to '" + path + "'; check that its folder exists and is writable";
+        error = "could not write the screenshot to " + quote_path(path) + "; check that its folder exists and is writable";
         return false;
     }
     return true;
@@ -44,7 +45,7 @@ bool write_screenshot_png_region(const std::string& path, int w, int h, int x, i
     std::vector<unsigned char> pixels = read_back_buffer(w, h);
     const unsigned char* first = pixels.data() + (size_t(y) * size_t(w) + size_t(x)) * 4;
     if (!stbi_write_png(path.c_str(), rw, rh, 4, first, w * 4)) {
-        error = "could not write the PNG to '" + path + "'; check that its folder exists and is writable";
+        error = "could not write the PNG to " + quote_path(path) + "; check that its folder exists and is writable";
         return false;
     }
     return true;

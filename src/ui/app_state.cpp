@@ -1,5 +1,6 @@
 // app_state.cpp: see app_state.h.
 #include "app_state.h"
+#include "text_util.h"
 #include "inputs.h"
 #include <algorithm>
 #include <cmath>
@@ -26,7 +27,7 @@ bool parse_view(const std::string& s, View& out, std::string& error) {
             out = v;
             return true;
         }
-    error = "--view '" + s + "' is not a view; use walk, qkv, scores, causality or check";
+    error = "--view " + quote(s) + " is not a view; use walk, qkv, scores, causality or check";
     return false;
 }
 
@@ -45,7 +46,7 @@ bool parse_theme(const std::string& s, Theme& out, std::string& error) {
             out = t;
             return true;
         }
-    error = "--theme '" + s + "' is not a theme; use dark, light or high-contrast";
+    error = "--theme " + quote(s) + " is not a theme; use dark, light or high-contrast";
     return false;
 }
 
@@ -222,6 +223,36 @@ void update_dy(AppState& s, int row0) {
     std::copy(d.begin(), d.end(), s.dy.begin() + row0);
 }
 
+// The sharpness table's rows from `row0` on (the rows before it kept their scores).
+void update_sharpness(AppState& s, int row0) {
+    const Trace& tr = s.trace;
+    SharpnessTable& t = s.sharpness;
+    const int heads = std::min(tr.H, sharpness_heads), rows = std::min(tr.T, sharpness_rows);
+    if (t.heads != heads || t.rows != rows) {
+        t = SharpnessTable{heads, rows, std::vector<std::array<RowSharpness, 2>>(size_t(heads * rows))};
+        row0 = 0;
+    }
+    const double by_hd = 1.0 / std::sqrt(double(tr.head_dim)), by_c = 1.0 / std::sqrt(double(tr.C));
+    for (int h = 0; h < heads; ++h)
+        for (int i = std::max(row0, 0); i < rows; ++i)
+            t.cells[size_t(h * rows + i)] = {row_sharpness(tr, h, i, by_hd), row_sharpness(tr, h, i, by_c)};
+}
+
+// dy_summary from dy and applied_p.
+void summarize_dy(AppState& s) {
+    DySummary d;
+    const int p = s.applied_p;
+    for (size_t t = 0; t < s.dy.size(); ++t) {
+        const float v = s.dy[t];
+        if (std::isfinite(v)) d.top = std::max(d.top, v);
+        if (std::isnan(v)) d.nan = true;
+        else if (int(t) < p) d.before = std::max(d.before, v);
+        else d.after = std::max(d.after, v);
+        if (int(t) < p) d.zeros_before += v == 0.f;
+    }
+    s.dy_summary = d;
+}
+
 // Keeps every view's window inside the new shapes.
 void clamp_windows(AppState& s) {
     const Config& c = s.config;
@@ -277,6 +308,8 @@ bool apply_config(AppState& s) {
     s.perturb_dirty = s.strength != 0;
     s.ranges = Ranges{};
     grow_ranges(s.ranges, s.trace, &s.experiment.weights);
+    update_sharpness(s, 0);
+    summarize_dy(s);
     clamp_windows(s);
     s.upload = UploadRequest{};
     s.upload.full = true;
@@ -332,6 +365,8 @@ void apply_perturbation(AppState& s) {
         update_dy(s, 0);
         grow_ranges(s.ranges, s.trace, nullptr);
     }
+    update_sharpness(s, s.config.mask == MaskMode::causal ? first_row : 0);
+    summarize_dy(s);
     // Causal: rows before the first changed row cannot move. Other masks let any row move.
     if (s.config.mask == MaskMode::causal) {
         s.upload.row0 = s.upload.row0 >= 0 ? std::min(s.upload.row0, first_row) : first_row;
@@ -355,33 +390,28 @@ void recompute(AppState& s) {
     }
 }
 
-std::vector<std::vector<RowSharpness>> row_sharpness(const Trace& tr, double scale) {
-    std::vector<std::vector<RowSharpness>> out(size_t(tr.H), std::vector<RowSharpness>(size_t(tr.T)));
-    std::vector<double> z(size_t(tr.T));
-    for (int h = 0; h < tr.H; ++h)
-        for (int i = 0; i < tr.T; ++i) {
-            RowSharpness& r = out[size_t(h)][size_t(i)];
-            double top = -INFINITY;
-            for (int j = 0; j < tr.T; ++j)
-                if (tr.visible(i, j)) top = std::max(top, double(tr.raw_scores[size_t(h)](i, j)) * scale);
-            if (!std::isfinite(top)) {
-                r.max_weight = r.entropy = NAN; // no visible key: softmax is 0 / 0
-                continue;
-            }
-            double sum = 0;
-            for (int j = 0; j < tr.T; ++j) {
-                z[size_t(j)] = tr.visible(i, j) ? std::exp(double(tr.raw_scores[size_t(h)](i, j)) * scale - top) : 0.0;
-                sum += z[size_t(j)];
-            }
-            r.max_weight = 0;
-            r.entropy = 0;
-            for (int j = 0; j < tr.T; ++j) {
-                const double w = z[size_t(j)] / sum;
-                r.max_weight = std::max(r.max_weight, w);
-                if (w > 0) r.entropy -= w * std::log(w);
-            }
-        }
-    return out;
+RowSharpness row_sharpness(const Trace& tr, int h, int i, double scale) {
+    RowSharpness r;
+    const Mat& raw = tr.raw_scores[size_t(h)];
+    double top = -INFINITY;
+    for (int j = 0; j < tr.T; ++j)
+        if (tr.visible(i, j)) top = std::max(top, double(raw(i, j)) * scale);
+    if (!std::isfinite(top)) {
+        r.max_weight = r.entropy = NAN; // no visible key: softmax is 0 / 0
+        return r;
+    }
+    std::vector<double> z(size_t(tr.T), 0.0);
+    double sum = 0;
+    for (int j = 0; j < tr.T; ++j) {
+        if (tr.visible(i, j)) z[size_t(j)] = std::exp(double(raw(i, j)) * scale - top);
+        sum += z[size_t(j)];
+    }
+    for (int j = 0; j < tr.T; ++j) {
+        const double w = z[size_t(j)] / sum;
+        r.max_weight = std::max(r.max_weight, w);
+        if (w > 0) r.entropy -= w * std::log(w);
+    }
+    return r;
 }
 
 float range_of(const AppState& s, const RangeSet& r, int head) {

@@ -4,12 +4,15 @@
 // Panels read AppState and, on an edit, change a field and set a dirty flag. Once per
 // frame, before the panels run, recompute() does the work the flags ask for: a full
 // forward() when the config changed, update_row() when only the perturbed position or
-// the strength changed. It also says which texture rows the loop must upload.
+// the strength changed. It also says which texture rows the loop must upload, and keeps
+// the few numbers panels print that the trace does not hold (the check view's sharpness
+// table, the causality view's summary of dy), so that panels only draw.
 #pragma once
 #include "experiment.h"
 #include "heatmap_renderer.h"
 #include "trace_textures.h"
 #include "weights_io.h"
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,9 +44,10 @@ constexpr int walk_last_step = 11;
 // textures of each, and the per-head (T, T) textures up to the renderer's
 // head_texture_budget (128 MiB) or one frame's four when those are more. 1.1 GiB of that
 // takes (2048, 2048, 16), the largest size the project names (about 1.0 GiB; 1.1-1.3 GB
-// peak RSS in every view, Mesa and the fonts included). Counting only the trace let
-// through sizes that peaked at 1.6 GB (a wide C, (2800, 4096, 1)) and 2.2 GB (a long T,
-// (8070, 8, 2)); at the new cap's edges every view measured 1.18-1.34 GB.
+// peak RSS in every view, Mesa and the fonts included), and at the cap's edges every view
+// peaks at 1.18-1.34 GB. The textures must be counted, not the trace alone: a wide C
+// ((2800, 4096, 1)) or a long T ((8070, 8, 2)) has a trace well under the cap and peaks at
+// 1.6 or 2.2 GB in the window.
 constexpr int64_t gui_memory_cap = int64_t(1126) << 20;
 // Up to this size the unperturbed trace is kept whole, so that every view can outline
 // the cells the perturbation changed; above it only the unperturbed output y is kept.
@@ -97,7 +101,7 @@ struct Minimap {
 // a colour bar or a bar of the causality chart.
 struct LayoutItem {
     std::string kind;  // "heatmap", "colorbar", "bar"
-    std::string name;  // e.g. "scores_masked", "probs", "y", "dy"
+    std::string name;  // e.g. "masked", "probs", "y" (MatrixSpec::name), "dy"
     int head = -1;     // -1: not per head
     float x = 0, y = 0, w = 0, h = 0;   // screen pixels, origin top-left
     int rows = 0, cols = 0;             // shape of the whole matrix
@@ -113,6 +117,32 @@ struct WeightsFile {
     std::string path;
     int layer = 0;
     LoadedWeights loaded;
+};
+
+// How sharp one softmax row is: its largest weight and its entropy in nats (NaN for a
+// fully masked row).
+struct RowSharpness {
+    double max_weight = 0;
+    double entropy = 0;
+};
+// The check view's table for question 3: the first heads and query rows, each under both
+// scales. recompute() keeps it (a slider move under the causal mask redoes only the rows
+// from the first one that changed), so the view only prints it.
+constexpr int sharpness_heads = 4, sharpness_rows = 8;
+struct SharpnessTable {
+    int heads = 0, rows = 0; // min(H, sharpness_heads), min(T, sharpness_rows)
+    // Per shown head and row, row-major: [0] with the scores ÷ √head_dim, [1] ÷ √C.
+    std::vector<std::array<RowSharpness, 2>> cells;
+    const std::array<RowSharpness, 2>& at(int h, int i) const { return cells[size_t(h * rows + i)]; }
+};
+
+// What the causality view says about dy: the largest finite change (the bars' scale), the
+// largest change before and from the perturbed row (NaN skipped), whether any is NaN, and
+// how many rows before it are exactly 0.
+struct DySummary {
+    float top = 0, before = 0, after = 0;
+    bool nan = false;
+    int zeros_before = 0;
 };
 
 struct AppState {
@@ -132,6 +162,8 @@ struct AppState {
     bool has_base = false;
     Mat base_y;             // (T, C) unperturbed output, always kept
     std::vector<float> dy;  // (T) max_c |y[t][c] - base_y[t][c]|
+    DySummary dy_summary;   // of dy, around applied_p
+    SharpnessTable sharpness;
     Ranges ranges;
     bool ready = false;     // a trace exists
 
@@ -207,15 +239,9 @@ void reset_to_lesson(AppState& s);
 // Does what the dirty flags ask; see the top of this file.
 void recompute(AppState& s);
 
-// How sharp one softmax row is: its largest weight and its entropy in nats (NaN for a
-// fully masked row).
-struct RowSharpness {
-    double max_weight = 0;
-    double entropy = 0;
-};
-// Per head h and query row i (H x T): the softmax of trace's raw scores times `scale`
-// under the trace's mask, so any scale mode can be compared on the same q and k.
-std::vector<std::vector<RowSharpness>> row_sharpness(const Trace& tr, double scale);
+// Row i of head h: the softmax of the trace's raw scores times `scale` under the trace's
+// mask, so any scale mode can be compared on the same q and k.
+RowSharpness row_sharpness(const Trace& tr, int h, int i, double scale);
 
 // Largest |value| for a family, honouring s.shared_ranges; never 0.
 float range_of(const AppState& s, const RangeSet& r, int head);

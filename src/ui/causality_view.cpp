@@ -78,9 +78,7 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
     const int T = int(dy.size());
     if (T == 0) return p0.x;
     n = std::clamp(n, 1, T - t0);
-    float top_value = 0;
-    for (float d : dy)
-        if (std::isfinite(d)) top_value = std::max(top_value, d);
+    const float top_value = s.dy_summary.top;
 
     const float title_h = body->FontSize + std::round(4 * ui.scale);
     dl->AddText(body, body->FontSize, p0, pal.text,
@@ -148,8 +146,7 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
     dl->AddText(small, small->FontSize, ImVec2(left + slot * float(n) + 6, base_y + 3), pal.text_dim, axis.c_str());
     // Too many bars for their labels: say the exact zeros in one line instead.
     if (!labels_fit && s.applied_p > 0) {
-        int zeros = 0;
-        for (int t = 0; t < s.applied_p && t < T; ++t) zeros += dy[size_t(t)] == 0.f;
+        const int zeros = s.dy_summary.zeros_before;
         std::string line = zeros == s.applied_p ? "positions 0–" + std::to_string(s.applied_p - 1) + ": 0.0 (exactly)"
                                                 : std::to_string(s.applied_p - zeros) + " positions before p moved";
         line += "   ·   largest change " + format_diff(top_value);
@@ -166,14 +163,8 @@ std::string verdict(const AppState& s) {
     const Config& c = s.config;
     if (p < 0) return "Drag the strength: 0 is the original input, 1 is the lesson's replacement row for position " +
                       std::to_string(s.p) + ".";
-    float before = 0, after = 0;
-    bool nan = false;
-    for (size_t t = 0; t < s.dy.size(); ++t) {
-        const float d = s.dy[t];
-        if (std::isnan(d)) nan = true;
-        else if (int(t) < p) before = std::max(before, d);
-        else after = std::max(after, d);
-    }
+    const float before = s.dy_summary.before, after = s.dy_summary.after;
+    const bool nan = s.dy_summary.nan;
     const std::string earlier = p == 1   ? "Position 0 comes"
                                 : p == 2 ? "Positions 0 and 1 come"
                                          : "Positions 0 to " + std::to_string(p - 1) + " come";

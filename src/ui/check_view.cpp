@@ -62,12 +62,12 @@ std::string fmt(double v, const char* f) {
     return buf;
 }
 
-// Question 3: each head's and each query row's max weight and entropy under both scales.
+// Question 3: each head's and each query row's max weight and entropy under both scales,
+// as recompute() left them in s.sharpness.
 void sharpness_table(AppState& s, UiContext& ui) {
     const Trace& tr = s.trace;
-    const double by_hd = 1.0 / std::sqrt(double(tr.head_dim)), by_c = 1.0 / std::sqrt(double(tr.C));
-    const auto a = row_sharpness(tr, by_hd), b = row_sharpness(tr, by_c);
-    const int heads = std::min(tr.H, 4), rows = std::min(tr.T, 8);
+    const SharpnessTable& table = s.sharpness;
+    const int heads = table.heads, rows = table.rows;
     ImGui::PushFont(ui.fonts->small);
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX;
     if (ImGui::BeginTable("sharpness", 6, flags)) {
@@ -80,8 +80,8 @@ void sharpness_table(AppState& s, UiContext& ui) {
         ImGui::TableHeadersRow();
         for (int h = 0; h < heads; ++h)
             for (int i = 0; i < rows; ++i) {
-                const RowSharpness& x = a[size_t(h)][size_t(i)];
-                const RowSharpness& y = b[size_t(h)][size_t(i)];
+                const RowSharpness& x = table.at(h, i)[0];
+                const RowSharpness& y = table.at(h, i)[1];
                 ImGui::TableNextRow();
                 ImGui::TableNextColumn();
                 if (i == 0) ImGui::Text("%d", h);

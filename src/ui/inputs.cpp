@@ -1,5 +1,6 @@
 // inputs.cpp: see inputs.h.
 #include "inputs.h"
+#include "text_util.h"
 #include "text_input.h"
 #include <algorithm>
 #include <cfloat>
@@ -125,7 +126,7 @@ bool read_session_weights(const std::string& path, int layer, const Config& c,
         return false;
     }
     if (w->loaded.n_embd != c.n_embd) {
-        error = "the session's n_embd " + std::to_string(c.n_embd) + " does not match its weights file " + path +
+        error = "the session's n_embd " + std::to_string(c.n_embd) + " does not match its weights file " + escaped(path) +
                 ", whose n_embd is " + std::to_string(w->loaded.n_embd);
         return false;
     }
@@ -133,7 +134,7 @@ bool read_session_weights(const std::string& path, int layer, const Config& c,
     return true;
 }
 
-std::string weights_summary(const WeightsFile& w) { return w.path + ": " + weights_details(w); }
+std::string weights_summary(const WeightsFile& w) { return escaped(w.path) + ": " + weights_details(w); }
 
 std::string weights_details(const WeightsFile& w) {
     const LoadedWeights& l = w.loaded;
@@ -160,7 +161,7 @@ std::string check_inputs(const AppState& s, const Config& c) {
                "; clear the text to choose T = " + std::to_string(c.seq_len);
     }
     if (s.edit_weights && c.n_embd != s.edit_weights->loaded.n_embd)
-        return "the weights file " + s.edit_weights->path + " fixes C = " +
+        return "the weights file " + escaped(s.edit_weights->path) + " fixes C = " +
                std::to_string(s.edit_weights->loaded.n_embd) + "; unload it to choose C = " + std::to_string(c.n_embd);
     return "";
 }
@@ -269,7 +270,7 @@ void export_tensor_now(AppState& s) {
     if (export_tensor_file(s, n, s.tensor_path, error)) {
         const TensorView v = tensor_by_name(s.trace, n);
         std::vector<int64_t> shape = v.shape;
-        s.status = std::string("Saved ") + to_string(n) + " " + python_tuple(shape) + " to " + s.tensor_path +
+        s.status = std::string("Saved ") + to_string(n) + " " + python_tuple(shape) + " to " + escaped(s.tensor_path) +
                    (s.applied_p >= 0 ? " (with position " + std::to_string(s.applied_p) + " perturbed, as shown)." : ".");
     } else {
         s.status = "Not saved: " + error + ".";
@@ -280,7 +281,7 @@ void request_png(AppState& s) {
     if (is_default_png_name(s.png_path)) s.png_path = default_png_name(s.view);
     const std::string& p = s.png_path;
     if (p.size() < 5 || (p.compare(p.size() - 4, 4, ".png") != 0 && p.compare(p.size() - 4, 4, ".PNG") != 0)) {
-        s.status = "Not saved: '" + p + "' does not end in .png; give a name such as " + default_png_name(s.view) + ".";
+        s.status = "Not saved: " + quote_path(p) + " does not end in .png; give a name such as " + default_png_name(s.view) + ".";
         return;
     }
     s.png_request = p;

@@ -1,5 +1,6 @@
 // layout_record.cpp: see layout_record.h.
 #include "layout_record.h"
+#include "text_util.h"
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -34,7 +35,7 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
     j["items"] = items;
     std::ofstream out(path);
     if (!out) {
-        error = "could not write the layout to '" + path + "'; check that its folder exists and is writable";
+        error = "could not write the layout to " + quote_path(path) + "; check that its folder exists and is writable";
         return false;
     }
     out << j.dump(1) << "\n";

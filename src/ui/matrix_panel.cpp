@@ -1,5 +1,5 @@
 // matrix_panel.cpp: see matrix_panel.h.
-#include "matrix_panel.h"
+#include "matrix_grid.h"
 #include "format.h"
 #include "inputs.h"
 #include <algorithm>
@@ -64,23 +64,6 @@ void draw_minimap(UiContext& ui, const Minimap& m, ViewWindow& win, ImVec2 p0, I
 }
 
 namespace {
-
-// Every k-th index gets a tick label, k from 1, 2, 5, 10, 20, 50, ... so labels never touch.
-int tick_step(float cell, float label_extent) {
-    const int steps[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000};
-    for (int k : steps)
-        if (cell * float(k) >= label_extent) return k;
-    return 10000;
-}
-
-float line_h(ImFont* f) { return f->FontSize; }
-
-// Words label this axis: it runs over positions and the input has words.
-bool has_words(const UiContext& ui, Axis a) {
-    return ui.tokens && !ui.tokens->empty() && (a == Axis::position || a == Axis::key);
-}
-// ... and its ticks show them.
-bool worded(const UiContext& ui, Axis a) { return ui.word_ticks && has_words(ui, a); }
 
 // "2" or, with words, "2 “saw”", for the tooltip.
 std::string index_text(const UiContext& ui, Axis a, int i) {
@@ -162,38 +145,35 @@ float matrix_min_width(const UiContext& ui, const MatrixSpec& m) {
     return w;
 }
 
-MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, ImVec2 pos, float cell, int max_rows,
-                         int max_cols) {
-    MatrixResult res;
-    if (m.rows <= 0 || m.cols <= 0 || m.parts.empty()) return res;
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    ImFont* small = ui.fonts->small;
-    ImFont* body = ui.fonts->body;
-    const Palette& pal = ui.pal;
-    const float pad = std::round(3 * ui.scale);
-    const Chrome ch = matrix_chrome(ui, m);
+namespace {
 
-    // The window of cells.
-    const int nr = std::clamp(max_rows, 1, m.rows), nc = std::clamp(max_cols, 1, m.cols);
-    const int r0 = std::clamp(axis_start(m.row_axis, win), 0, m.rows - nr);
-    const int c0 = std::clamp(axis_start(m.col_axis, win), 0, m.cols - nc);
-    const ImVec2 p0(std::round(pos.x + ch.left), std::round(pos.y + ch.top));
-    const ImVec2 p1(std::round(p0.x + cell * float(nc)), std::round(p0.y + cell * float(nr)));
-    const float cw = (p1.x - p0.x) / float(nc), chh = (p1.y - p0.y) / float(nr);
-    res.size = ImVec2(ch.left + (p1.x - p0.x) + ch.right, ch.top + (p1.y - p0.y) + ch.bottom);
-    // A title wider than the cells widens the panel rather than being cut.
+Grid place(UiContext& ui, const MatrixSpec& m, const ViewWindow& win, ImVec2 pos, float cell, int max_rows,
+           int max_cols) {
+    const Chrome ch = matrix_chrome(ui, m);
+    Grid g;
+    g.pos = pos;
+    g.pad = std::round(3 * ui.scale);
+    g.nr = std::clamp(max_rows, 1, m.rows), g.nc = std::clamp(max_cols, 1, m.cols);
+    g.r0 = std::clamp(axis_start(m.row_axis, win), 0, m.rows - g.nr);
+    g.c0 = std::clamp(axis_start(m.col_axis, win), 0, m.cols - g.nc);
+    g.p0 = ImVec2(std::round(pos.x + ch.left), std::round(pos.y + ch.top));
+    g.p1 = ImVec2(std::round(g.p0.x + cell * float(g.nc)), std::round(g.p0.y + cell * float(g.nr)));
+    g.cw = (g.p1.x - g.p0.x) / float(g.nc), g.chh = (g.p1.y - g.p0.y) / float(g.nr);
+    g.size = ImVec2(ch.left + (g.p1.x - g.p0.x) + ch.right, ch.top + (g.p1.y - g.p0.y) + ch.bottom);
     // A caption, a title's name or a colour bar's numbers wider than the cells widen the
     // panel; the title's shape is written only when it fits in that width.
-    const float min_w = matrix_min_width(ui, m);
-    res.size.x = std::max(res.size.x, ch.left + min_w + ch.right);
-    const std::string title = text_size(body, m.title).x <= res.size.x - ch.left ? m.title : short_title(m.title);
-    const ImVec2 panel_max(pos.x + res.size.x, pos.y + res.size.y);
+    g.size.x = std::max(g.size.x, ch.left + matrix_min_width(ui, m) + ch.right);
+    g.title = text_size(ui.fonts->body, m.title).x <= g.size.x - ch.left ? m.title : short_title(m.title);
+    return g;
+}
 
-    // Interaction: an invisible button over the cells.
-    ImGui::SetCursorScreenPos(p0);
+// An invisible button over the cells: the wheel scrolls the window (Shift: sideways), Ctrl+
+// wheel zooms, a drag pans. Sets res.clicked; returns whether the cells are hovered.
+bool handle_mouse(const MatrixSpec& m, ViewWindow& win, const Grid& g, MatrixResult& res) {
+    ImGui::SetCursorScreenPos(g.p0);
     ImGui::PushID(m.name.c_str());
     ImGui::PushID(m.head);
-    ImGui::InvisibleButton("cells", ImVec2(std::max(p1.x - p0.x, 1.f), std::max(p1.y - p0.y, 1.f)));
+    ImGui::InvisibleButton("cells", ImVec2(std::max(g.p1.x - g.p0.x, 1.f), std::max(g.p1.y - g.p0.y, 1.f)));
     const bool hovered = ImGui::IsItemHovered();
     const bool active = ImGui::IsItemActive();
     res.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
@@ -208,18 +188,22 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
     if (hovered && io.MouseWheelH != 0.f) move_axis(m.col_axis, win, -int(io.MouseWheelH * 3));
     if (active && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.f)) {
         ImVec2 d = ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 2.f);
-        int dc = int(-d.x / cw), dr = int(-d.y / chh);
+        int dc = int(-d.x / g.cw), dr = int(-d.y / g.chh);
         if (dc != 0 || dr != 0) {
             move_axis(m.col_axis, win, dc);
             move_axis(m.row_axis, win, dr);
             ImGui::ResetMouseDragDelta(ImGuiMouseButton_Left);
         }
     }
+    return hovered;
+}
 
-    // Cells: one shader draw per texture part that overlaps the window.
+// The cells: one shader draw per texture part that overlaps the window, then the frame.
+void draw_cells(UiContext& ui, const MatrixSpec& m, const Grid& g) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
     int part_start = 0;
     for (const MatrixPart& part : m.parts) {
-        const int a = std::max(c0, part_start), b = std::min(c0 + nc, part_start + part.cols);
+        const int a = std::max(g.c0, part_start), b = std::min(g.c0 + g.nc, part_start + part.cols);
         if (part.tex && part.tex->id != 0 && a < b) {
             HeatmapDraw d;
             d.data = part.tex;
@@ -229,9 +213,9 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
             d.transpose = part.transpose;
             d.rows = m.rows;
             d.cols = part.cols;
-            d.row0 = float(r0);
+            d.row0 = float(g.r0);
             d.col0 = float(a - part_start);
-            d.nrows = float(nr);
+            d.nrows = float(g.nr);
             d.ncols = float(b - a);
             d.colormap = m.colormap;
             d.lo = m.lo;
@@ -239,215 +223,141 @@ MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, Im
             d.scale = m.scale;
             d.mask = m.mask;
             d.grid_min_px = 10 * ui.scale;
-            std::copy(pal.grid_rgb, pal.grid_rgb + 3, d.grid_rgb);
-            d.x0 = p0.x + float(a - c0) * cw;
-            d.x1 = p0.x + float(b - c0) * cw;
-            d.y0 = p0.y;
-            d.y1 = p1.y;
+            std::copy(ui.pal.grid_rgb, ui.pal.grid_rgb + 3, d.grid_rgb);
+            d.x0 = g.p0.x + float(a - g.c0) * g.cw;
+            d.x1 = g.p0.x + float(b - g.c0) * g.cw;
+            d.y0 = g.p0.y;
+            d.y1 = g.p1.y;
             add_heatmap(dl, *ui.renderer, d);
         }
         part_start += part.cols;
     }
-    if (m.frame_color) dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), m.frame_color, 0, 0, 2.f);
+    if (m.frame_color)
+        dl->AddRect(ImVec2(g.p0.x - 2, g.p0.y - 2), ImVec2(g.p1.x + 2, g.p1.y + 2), m.frame_color, 0, 0, 2.f);
+}
 
-    // Values printed in the cells when they fit, with one number of decimals for the whole
-    // panel (the most that fits every visible cell), so that no cell is silently left blank.
-    ImFont* value_font = cw >= 58 * ui.scale && chh >= 2.2f * body->FontSize ? body : small;
+// Values printed in the cells when they fit, with one number of decimals for the whole
+// panel (the most that fits every visible cell), so that no cell is silently left blank.
+void draw_values(UiContext& ui, const MatrixSpec& m, const Grid& g) {
+    ImFont* body = ui.fonts->body;
+    ImFont* value_font = g.cw >= 58 * ui.scale && g.chh >= 2.2f * body->FontSize ? body : ui.fonts->small;
+    if (!m.print_values || !m.value || g.chh < value_font->FontSize + 2 || g.cw < 16 * ui.scale || g.nr * g.nc > 4096)
+        return;
     int decimals = -1;
-    if (m.print_values && m.value && chh >= value_font->FontSize + 2 && cw >= 16 * ui.scale && nr * nc <= 4096) {
-        for (int d = 3; d >= 1 && decimals < 0; --d) {
-            bool all = true;
-            for (int r = r0; r < r0 + nr && all; ++r)
-                for (int c = c0; c < c0 + nc && all; ++c)
-                    all = text_size(value_font, format_value(m.value(r, c), d)).x <= cw - 4;
-            if (all) decimals = d;
-        }
+    for (int d = 3; d >= 1 && decimals < 0; --d) {
+        bool all = true;
+        for (int r = g.r0; r < g.r0 + g.nr && all; ++r)
+            for (int c = g.c0; c < g.c0 + g.nc && all; ++c)
+                all = text_size(value_font, format_value(m.value(r, c), d)).x <= g.cw - 4;
+        if (all) decimals = d;
     }
-    if (decimals >= 1) {
-        for (int r = r0; r < r0 + nr; ++r)
-            for (int c = c0; c < c0 + nc; ++c) {
-                const float v = m.value(r, c);
-                const ImVec2 a(p0.x + float(c - c0) * cw, p0.y + float(r - r0) * chh);
-                const std::string s = format_value(v, decimals);
-                const ImVec2 ts = text_size(value_font, s);
-                const ImVec2 at(std::round(a.x + (cw - ts.x) * 0.5f), std::round(a.y + (chh - ts.y) * 0.5f));
-                ImU32 color;
-                if (std::isnan(v)) {
-                    dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + ts.x + 2, at.y + ts.y), IM_COL32(15, 15, 15, 255));
-                    color = IM_COL32(255, 255, 255, 255);
-                } else if (std::isinf(v) && v < 0) {
-                    // A light pill keeps "−∞" readable over the hatch.
-                    dl->AddRectFilled(ImVec2(at.x - 3, at.y), ImVec2(at.x + ts.x + 3, at.y + ts.y), IM_COL32(225, 225, 225, 255), 3.f);
-                    color = IM_COL32(20, 20, 20, 255);
-                } else {
-                    const float t = m.hi > m.lo ? (v - m.lo) / (m.hi - m.lo) : 0.5f;
-                    color = text_over(colormap_color(m.colormap, t, pal.colormaps));
-                }
-                dl->AddText(value_font, value_font->FontSize, at, color, s.c_str());
+    if (decimals < 1) return;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    for (int r = g.r0; r < g.r0 + g.nr; ++r)
+        for (int c = g.c0; c < g.c0 + g.nc; ++c) {
+            const float v = m.value(r, c);
+            const ImVec2 a(g.p0.x + float(c - g.c0) * g.cw, g.p0.y + float(r - g.r0) * g.chh);
+            const std::string s = format_value(v, decimals);
+            const ImVec2 ts = text_size(value_font, s);
+            const ImVec2 at(std::round(a.x + (g.cw - ts.x) * 0.5f), std::round(a.y + (g.chh - ts.y) * 0.5f));
+            ImU32 color;
+            if (std::isnan(v)) {
+                dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + ts.x + 2, at.y + ts.y), IM_COL32(15, 15, 15, 255));
+                color = IM_COL32(255, 255, 255, 255);
+            } else if (std::isinf(v) && v < 0) {
+                // A light pill keeps "−∞" readable over the hatch.
+                dl->AddRectFilled(ImVec2(at.x - 3, at.y), ImVec2(at.x + ts.x + 3, at.y + ts.y), IM_COL32(225, 225, 225, 255), 3.f);
+                color = IM_COL32(20, 20, 20, 255);
+            } else {
+                const float t = m.hi > m.lo ? (v - m.lo) / (m.hi - m.lo) : 0.5f;
+                color = text_over(colormap_color(m.colormap, t, ui.pal.colormaps));
             }
-    }
+            dl->AddText(value_font, value_font->FontSize, at, color, s.c_str());
+        }
+}
 
-    // Separators between column blocks (heads, Q | K | V).
+// Separators between column blocks (heads, Q | K | V) and the perturbed row's outline.
+void draw_marks(UiContext& ui, const MatrixSpec& m, const Grid& g) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
     for (int s : m.separators)
-        if (s > c0 && s < c0 + nc) {
-            const float x = std::round(p0.x + float(s - c0) * cw);
-            dl->AddLine(ImVec2(x, p0.y - 1), ImVec2(x, p1.y + 1), m.separator_color ? m.separator_color : pal.background,
+        if (s > g.c0 && s < g.c0 + g.nc) {
+            const float x = std::round(g.p0.x + float(s - g.c0) * g.cw);
+            dl->AddLine(ImVec2(x, g.p0.y - 1), ImVec2(x, g.p1.y + 1), m.separator_color ? m.separator_color : ui.pal.background,
                         std::max(2.f, std::round(2 * ui.scale)));
         }
-    // The perturbed row.
-    if (m.highlight_row >= r0 && m.highlight_row < r0 + nr) {
-        const float y = p0.y + float(m.highlight_row - r0) * chh;
-        dl->AddRect(ImVec2(p0.x - 3, y - 1), ImVec2(p1.x + 3, y + chh + 1), pal.accent, 0, 0, 2.f);
+    if (m.highlight_row >= g.r0 && m.highlight_row < g.r0 + g.nr) {
+        const float y = g.p0.y + float(m.highlight_row - g.r0) * g.chh;
+        dl->AddRect(ImVec2(g.p0.x - 3, y - 1), ImVec2(g.p1.x + 3, y + g.chh + 1), ui.pal.accent, 0, 0, 2.f);
     }
+}
 
-    // Title, bands, ticks and captions.
-    const ImVec4 clip(pos.x, pos.y, std::max(panel_max.x, pos.x + 1), panel_max.y);
-    float y = pos.y;
-    if (!m.title.empty()) {
-        dl->AddText(body, body->FontSize, ImVec2(p0.x, y), m.title_color ? m.title_color : pal.text, title.c_str());
-        y += line_h(body) + pad;
+// The hovered cell: its outline and a tooltip with the value (and the unperturbed one when
+// it differs). Sets res.row and res.col.
+void draw_hover(UiContext& ui, const MatrixSpec& m, const Grid& g, MatrixResult& res) {
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    const int c = std::clamp(g.c0 + int((mp.x - g.p0.x) / g.cw), g.c0, g.c0 + g.nc - 1);
+    const int r = std::clamp(g.r0 + int((mp.y - g.p0.y) / g.chh), g.r0, g.r0 + g.nr - 1);
+    res.hovered = true;
+    res.row = r;
+    res.col = c;
+    const ImVec2 a(g.p0.x + float(c - g.c0) * g.cw, g.p0.y + float(r - g.r0) * g.chh);
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(a.x + g.cw + 1, a.y + g.chh + 1), ui.pal.hover, 0,
+                                        0, 2.f);
+    if (!m.value) return;
+    const float v = m.value(r, c);
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(m.describe ? m.describe(r, c, v).c_str() : format_exact(v).c_str());
+    ImGui::TextDisabled("row %s, column %s; exact value %s", index_text(ui, m.row_axis, r).c_str(),
+                        index_text(ui, m.col_axis, c).c_str(), format_exact(v).c_str());
+    if (m.base_value) {
+        const float b = m.base_value(r, c);
+        const bool same = (std::isnan(b) && std::isnan(v)) || b == v;
+        if (!same) ImGui::Text("changed by the perturbation: was %s", format_exact(b).c_str());
     }
-    for (int level = 0; level < m.band_levels; ++level) {
-        for (const Band& b : m.bands) {
-            if (b.level != level) continue;
-            const int a = std::max(b.c0, c0), e = std::min(b.c1, c0 + nc);
-            if (a >= e) continue;
-            const ImVec2 b0(p0.x + float(a - c0) * cw + 1, y), b1(p0.x + float(e - c0) * cw - 1, y + line_h(small) + 1);
-            dl->AddRectFilled(b0, b1, b.color, 2.f);
-            const ImVec2 ts = text_size(small, b.label);
-            if (ts.x <= b1.x - b0.x - 2) {
-                const ImVec4 bclip(b0.x, b0.y, b1.x, b1.y);
-                dl->AddText(small, small->FontSize, ImVec2(std::round((b0.x + b1.x - ts.x) * 0.5f), y), text_over(ImGui::ColorConvertU32ToFloat4(b.color)),
-                            b.label.c_str(), nullptr, 0.f, &bclip);
-            }
-        }
-        y += line_h(small) + pad;
-    }
-    {
-        // Column ticks: the words of key positions when every one fits its column (cut
-        // with "…" if need be), otherwise numbers.
-        std::vector<std::string> words;
-        if (worded(ui, m.col_axis))
-            for (int c = c0; c < c0 + nc; ++c) {
-                words.push_back(fit_text(small, position_word(*ui.tokens, c), cw - 4));
-                if (words.back().empty()) {
-                    words.clear();
-                    break;
-                }
-            }
-        const int k = words.empty() ? tick_step(cw, text_size(small, std::to_string(m.cols - 1)).x + 6) : 1;
-        for (int c = ((c0 + k - 1) / k) * k; c < c0 + nc; c += k) {
-            std::string s = words.empty() ? std::to_string(c) : words[size_t(c - c0)];
-            const ImVec2 ts = text_size(small, s);
-            dl->AddText(small, small->FontSize, ImVec2(std::round(p0.x + (float(c - c0) + 0.5f) * cw - ts.x * 0.5f), y),
-                        pal.text_dim, s.c_str());
-        }
-        // Row ticks: "2 saw" with words.
-        const bool row_words = worded(ui, m.row_axis);
-        const int kr = tick_step(chh, small->FontSize * 1.1f);
-        for (int r = ((r0 + kr - 1) / kr) * kr; r < r0 + nr; r += kr) {
-            std::string s = std::to_string(r);
-            if (row_words) {
-                const std::string label = fit_text(small, position_label(*ui.tokens, r), ui.row_label_w);
-                if (!label.empty()) s = label;
-            }
-            const ImVec2 ts = text_size(small, s);
-            dl->AddText(small, small->FontSize,
-                        ImVec2(p0.x - pad - ts.x, std::round(p0.y + (float(r - r0) + 0.5f) * chh - ts.y * 0.5f)),
-                        pal.text_dim, s.c_str());
-        }
-    }
-    if (!m.row_caption.empty()) {
-        // Centred on the cells, within the panel; too long for the panel, only its last word
-        // ("query position i" -> "i") is written.
-        std::string cap = m.row_caption;
-        const float room = res.size.y;
-        if (text_size(small, cap).x > room) cap = cap.substr(cap.find_last_of(' ') + 1);
-        const float half = text_size(small, cap).x * 0.5f;
-        const float cy = std::clamp((p0.y + p1.y) * 0.5f, pos.y + half, std::max(pos.y + half, pos.y + room - half));
-        add_text_vertical(dl, small, ImVec2(pos.x + line_h(small) * 0.5f, cy), pal.text_dim, cap.c_str());
-    }
-    float yb = p1.y + pad;
-    if (!m.col_caption.empty()) {
-        std::string cap = m.col_caption;
-        const ImVec2 ts = text_size(small, cap);
-        dl->AddText(small, small->FontSize, ImVec2(std::round(std::max(p0.x, (p0.x + p1.x - ts.x) * 0.5f)), yb), pal.text_dim,
-                    cap.c_str(), nullptr, 0.f, &clip);
-        yb += line_h(small) + pad;
-    }
-    if (m.colorbar) {
-        const float bar_h = std::round(10 * ui.scale);
-        HeatmapDraw d;
-        d.data = m.parts.front().tex;
-        d.colorbar = true;
-        d.colormap = m.colormap;
-        d.lo = m.lo;
-        d.hi = m.hi;
-        // As wide as the cells, or as its two end numbers need.
-        const float bar_x1 = std::max(p1.x, p0.x + text_size(small, format_value(m.lo, 2)).x +
-                                                text_size(small, format_value(m.hi, 2)).x + std::round(12 * ui.scale));
-        d.x0 = p0.x, d.x1 = bar_x1, d.y0 = yb, d.y1 = yb + bar_h;
-        if (d.data && d.data->id) add_heatmap(dl, *ui.renderer, d);
-        dl->AddRect(ImVec2(p0.x - 1, yb - 1), ImVec2(bar_x1 + 1, yb + bar_h + 1), pal.frame);
-        const float ty = yb + bar_h + pad * 0.5f;
-        const std::string lo = format_value(m.lo, 2), hi = format_value(m.hi, 2);
-        const ImVec2 lo_s = text_size(small, lo), hi_s = text_size(small, hi);
-        dl->AddText(small, small->FontSize, ImVec2(p0.x, ty), pal.text_dim, lo.c_str());
-        dl->AddText(small, small->FontSize, ImVec2(bar_x1 - hi_s.x, ty), pal.text_dim, hi.c_str());
-        const std::string mid = format_value(0.5f * (m.lo + m.hi), 2);
-        const ImVec2 mid_s = text_size(small, mid);
-        if (bar_x1 - p0.x > lo_s.x + hi_s.x + mid_s.x + 16 * ui.scale)
-            dl->AddText(small, small->FontSize, ImVec2(std::round((p0.x + bar_x1 - mid_s.x) * 0.5f), ty), pal.text_dim, mid.c_str());
-        if (ui.layout)
-            ui.layout->push_back(LayoutItem{"colorbar", m.name, m.head, p0.x, yb, bar_x1 - p0.x, bar_h, 0, 0, 0, 0, 0, 0, -1, 0});
-    }
+    ImGui::EndTooltip();
+}
 
-    // Hover: outline and tooltip.
-    if (hovered) {
-        const ImVec2 mp = io.MousePos;
-        const int c = std::clamp(c0 + int((mp.x - p0.x) / cw), c0, c0 + nc - 1);
-        const int r = std::clamp(r0 + int((mp.y - p0.y) / chh), r0, r0 + nr - 1);
-        res.hovered = true;
-        res.row = r;
-        res.col = c;
-        const ImVec2 a(p0.x + float(c - c0) * cw, p0.y + float(r - r0) * chh);
-        dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(a.x + cw + 1, a.y + chh + 1), pal.hover, 0, 0, 2.f);
-        if (m.value) {
-            const float v = m.value(r, c);
-            ImGui::BeginTooltip();
-            ImGui::TextUnformatted(m.describe ? m.describe(r, c, v).c_str() : format_exact(v).c_str());
-            ImGui::TextDisabled("row %s, column %s; exact value %s", index_text(ui, m.row_axis, r).c_str(),
-                                index_text(ui, m.col_axis, c).c_str(), format_exact(v).c_str());
-            if (m.base_value) {
-                const float b = m.base_value(r, c);
-                const bool same = (std::isnan(b) && std::isnan(v)) || b == v;
-                if (!same)
-                    ImGui::Text("changed by the perturbation: was %s", format_exact(b).c_str());
-            }
-            ImGui::EndTooltip();
-        }
-    }
+// The first windowed matrix that offers an overview gets one (single-texture matrices):
+// the side panel draws the whole matrix next frame with this window outlined.
+void offer_minimap(UiContext& ui, const MatrixSpec& m, const Grid& g) {
+    if (!m.minimap || !ui.minimap || ui.minimap->active || (g.nr >= m.rows && g.nc >= m.cols) || m.parts.size() != 1)
+        return;
+    Minimap& mm = *ui.minimap;
+    mm.active = true;
+    mm.title = m.title;
+    mm.rows = m.rows, mm.cols = m.cols, mm.row0 = g.r0, mm.col0 = g.c0, mm.nrows = g.nr, mm.ncols = g.nc;
+    mm.row_axis = int(m.row_axis), mm.col_axis = int(m.col_axis);
+    mm.view = ui.view;
+    HeatmapDraw& d = mm.whole;
+    const MatrixPart& part = m.parts.front();
+    d = HeatmapDraw{};
+    d.data = part.tex;
+    d.offset_row = part.offset_row, d.offset_col = part.offset_col, d.transpose = part.transpose;
+    d.rows = m.rows, d.cols = m.cols;
+    d.row0 = 0, d.col0 = 0, d.nrows = float(m.rows), d.ncols = float(m.cols);
+    d.colormap = m.colormap, d.lo = m.lo, d.hi = m.hi, d.scale = m.scale, d.mask = m.mask;
+}
 
+} // namespace
+
+MatrixResult draw_matrix(UiContext& ui, const MatrixSpec& m, ViewWindow& win, ImVec2 pos, float cell, int max_rows,
+                         int max_cols) {
+    MatrixResult res;
+    if (m.rows <= 0 || m.cols <= 0 || m.parts.empty()) return res;
+    const Grid g = place(ui, m, win, pos, cell, max_rows, max_cols);
+    res.size = g.size;
+    const bool hovered = handle_mouse(m, win, g, res);
+    draw_cells(ui, m, g);
+    draw_values(ui, m, g);
+    draw_marks(ui, m, g);
+    draw_ticks(ui, m, g, draw_title_and_bands(ui, m, g));
+    const float below = draw_captions(ui, m, g);
+    if (m.colorbar) draw_colorbar(ui, m, g, below);
+    if (hovered) draw_hover(ui, m, g, res);
     if (ui.layout)
-        ui.layout->push_back(LayoutItem{"heatmap", m.name, m.head, p0.x, p0.y, p1.x - p0.x, p1.y - p0.y, m.rows, m.cols,
-                                        r0, c0, nr, nc, -1, 0});
-    // The first windowed matrix that offers an overview gets one (single-texture matrices).
-    if (m.minimap && ui.minimap && !ui.minimap->active && (nr < m.rows || nc < m.cols) && m.parts.size() == 1) {
-        Minimap& mm = *ui.minimap;
-        mm.active = true;
-        mm.title = m.title;
-        mm.rows = m.rows, mm.cols = m.cols, mm.row0 = r0, mm.col0 = c0, mm.nrows = nr, mm.ncols = nc;
-        mm.row_axis = int(m.row_axis), mm.col_axis = int(m.col_axis);
-        mm.view = ui.view;
-        HeatmapDraw& d = mm.whole;
-        const MatrixPart& part = m.parts.front();
-        d = HeatmapDraw{};
-        d.data = part.tex;
-        d.offset_row = part.offset_row, d.offset_col = part.offset_col, d.transpose = part.transpose;
-        d.rows = m.rows, d.cols = m.cols;
-        d.row0 = 0, d.col0 = 0, d.nrows = float(m.rows), d.ncols = float(m.cols);
-        d.colormap = m.colormap, d.lo = m.lo, d.hi = m.hi, d.scale = m.scale, d.mask = m.mask;
-    }
+        ui.layout->push_back(LayoutItem{"heatmap", m.name, m.head, g.p0.x, g.p0.y, g.p1.x - g.p0.x, g.p1.y - g.p0.y, m.rows,
+                                        m.cols, g.r0, g.c0, g.nr, g.nc, -1, 0});
+    offer_minimap(ui, m, g);
     ImGui::SetCursorScreenPos(pos);
     ImGui::Dummy(res.size);
     return res;

@@ -34,7 +34,7 @@ struct Band {
 };
 
 struct MatrixSpec {
-    std::string name;         // layout name, e.g. "scores_masked"
+    std::string name;         // layout name: the tensor table's name ("masked"), or "k_t", "w_qkv_t", "w_proj_t"
     int head = -1;
     std::string title;        // e.g. "q, head 0   (T, head_dim) = (4, 4)"
     ImU32 title_color = 0;    // 0: the text colour

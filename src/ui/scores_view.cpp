@@ -25,7 +25,6 @@ std::vector<Row> score_rows(AppState& s, UiContext& ui, int h0, int nh) {
         RowItem before, after, probs, op1, op2;
         before.spec = spec_scores(s, ui, h, ScoreStage::scaled);
         before.spec.title = "before the mask";
-        before.spec.name = "scores_scaled";
         after.spec = spec_scores(s, ui, h, ScoreStage::masked);
         after.spec.title = "after the mask";
         after.spec.minimap = true; // the overview shows the masked triangle

@@ -1,5 +1,6 @@
 // session_state.cpp: see session_state.h.
 #include "session_state.h"
+#include "text_util.h"
 #include "inputs.h"
 #include "theme.h"
 #include <algorithm>
@@ -42,7 +43,7 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     if (!parse_view(ss.view, view, error) || !parse_theme(ss.theme, theme, error)) return false;
     PaletteKind palette;
     if (!parse_palette(ss.palette, palette, error)) {
-        error = "the session's palette '" + ss.palette + "' is not a palette; use default or cb";
+        error = "the session's palette " + quote(ss.palette) + " is not a palette; use default or cb";
         return false;
     }
     if (ss.step < 0 || ss.step > walk_last_step) {
@@ -53,7 +54,7 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     if (ss.kernel == "reference") k = KernelChoice::reference;
     else if (ss.kernel == "fast") k = KernelChoice::fast;
     else if (!ss.kernel.empty()) {
-        error = "the session's kernel '" + ss.kernel + "' is not a kernel; use reference, fast or leave it empty";
+        error = "the session's kernel " + quote(ss.kernel) + " is not a kernel; use reference, fast or leave it empty";
         return false;
     }
     // Last of the checks: the weights file is read (and must still be there).
@@ -81,14 +82,14 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
 
 void save_session_file(AppState& s, const std::string& path) {
     std::string error;
-    if (write_session(path, to_session(s), error)) s.status = "Saved the session to " + path + ".";
+    if (write_session(path, to_session(s), error)) s.status = "Saved the session to " + escaped(path) + ".";
     else s.status = "Not saved: " + error;
 }
 
 void open_session_file(AppState& s, const std::string& path) {
     Session ss;
     std::string error;
-    if (read_session(path, ss, error) && apply_session(s, ss, error)) s.status = "Opened the session " + path + ".";
+    if (read_session(path, ss, error) && apply_session(s, ss, error)) s.status = "Opened the session " + escaped(path) + ".";
     else s.status = "Kept the current state: " + error;
 }
 

@@ -1,5 +1,7 @@
 // settings.cpp: see settings.h.
 #include "settings.h"
+#include "text_util.h"
+#include "atomic_file.h"
 #include "session.h"
 #include "theme.h"
 #include <cerrno>
@@ -26,7 +28,7 @@ SettingsRead read_settings(const std::string& path, Settings& out, std::string& 
     if (!f) return SettingsRead::missing;
     std::stringstream buf;
     buf << f.rdbuf();
-    const std::string head = "attnviz: warning: ignoring the settings file " + path + ": ";
+    const std::string head = "attnviz: warning: ignoring the settings file " + escaped(path) + ": ";
     const nlohmann::json j = nlohmann::json::parse(buf.str(), nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
         warning = head + "it is not a JSON object; fix or delete it (it is rewritten when a setting changes)";

@@ -1,5 +1,6 @@
 // theme.cpp: see theme.h.
 #include "theme.h"
+#include "text_util.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -67,7 +68,7 @@ bool parse_palette(const std::string& s, PaletteKind& out, std::string& error) {
             out = k;
             return true;
         }
-    error = "--palette '" + s + "' is not a palette; use default (blue-red and viridis) or cb (purple-orange and cividis)";
+    error = "--palette " + quote(s) + " is not a palette; use default (blue-red and viridis) or cb (purple-orange and cividis)";
     return false;
 }
 

@@ -1,9 +1,10 @@
 // theme.h: colours, fonts and ImGui style in one place, with their parameters (theme and
 // font scale), so that a theme switch or a new font size is one call.
 //
-// Colour meanings hold in every view (ui-design.md): Q, K and V keep their Okabe-Ito hue
-// (blue, orange, bluish green); signed values use the diverging map, probabilities viridis;
-// masked cells and NaN have their own patterns, drawn by the heatmap shader.
+// Colour meanings hold in every view, so a colour learnt in one reads the same in all: Q, K
+// and V keep their Okabe-Ito hue (blue, orange, bluish green); signed values use the
+// diverging map, probabilities viridis; masked cells and NaN have their own patterns,
+// drawn by the heatmap shader.
 #pragma once
 #include "app_state.h"
 #include "heatmap_renderer.h"

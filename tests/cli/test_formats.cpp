@@ -121,6 +121,56 @@ TEST(Formats, TensorNamesParseAndUnknownOnesSayWhatIsAllowed) {
     EXPECT_EQ(error.find('\n'), std::string::npos) << error;
 }
 
+TEST(Formats, OneTableNamesEveryTensorAndTakesItsOtherNames) {
+    const auto& table = trace_tensors();
+    ASSERT_EQ(table.size(), all_tensor_names().size());
+    for (size_t i = 0; i < table.size(); ++i) {
+        EXPECT_EQ(table[i].id, all_tensor_names()[i]);
+        EXPECT_EQ(&tensor_info(table[i].id), &table[i]); // tensor_info indexes in enum order
+    }
+    // The lesson's names, and the reference files' keys, as they always were.
+    const char* names[] = {"x", "qkv", "q", "k", "v", "scores", "scaled", "masked", "probs", "heads", "concat", "y"};
+    const char* keys[] = {"x", "qkv", "q", "k", "v", "raw_scores", "scaled_scores", "masked_scores",
+                          "softmax_probs", "head_outputs", "y_concat_before_proj", "y1"};
+    for (size_t i = 0; i < table.size(); ++i) {
+        EXPECT_STREQ(table[i].name, names[i]);
+        EXPECT_STREQ(reference_key(table[i].id), keys[i]);
+    }
+    // Every other name a tensor had is still taken: the reference key, the panels' old
+    // names, nanoGPT's att for the softmax weights.
+    const std::pair<const char*, TensorName> others[] = {
+        {"raw_scores", TensorName::scores},  {"scores_raw", TensorName::scores},
+        {"scores_scaled", TensorName::scaled}, {"masked_scores", TensorName::masked},
+        {"scores_masked", TensorName::masked}, {"softmax_probs", TensorName::probs},
+        {"att", TensorName::probs},           {"head_outputs", TensorName::heads},
+        {"head_out", TensorName::heads},      {"y_concat_before_proj", TensorName::concat}};
+    for (const auto& [text, id] : others) {
+        TensorName n = TensorName::x;
+        std::string error;
+        EXPECT_TRUE(parse_tensor_name(text, n, error)) << text << ": " << error;
+        EXPECT_EQ(n, id) << text;
+    }
+    // The shapes the table gives are the trace's.
+    Config c;
+    c.n_embd = 12;
+    c.n_head = 3;
+    c.seq_len = 5;
+    Experiment e = make_experiment(c);
+    Trace tr;
+    forward(c, e.weights, e.x, KernelKind::reference, tr);
+    const std::pair<TensorName, std::vector<int64_t>> shapes[] = {
+        {TensorName::x, {5, 12}},         {TensorName::qkv, {5, 36}},  {TensorName::k, {3, 5, 4}},
+        {TensorName::masked, {3, 5, 5}},  {TensorName::heads, {3, 5, 4}}, {TensorName::concat, {5, 12}}};
+    for (const auto& [id, shape] : shapes) EXPECT_EQ(tensor_by_name(tr, id).shape, shape) << to_string(id);
+    // Stored tensors are read in place; the derived ones are made in the scratch matrix.
+    Mat scratch;
+    EXPECT_EQ(tensor_by_name(tr, TensorName::probs).block(2, scratch), tr.probs[2].data());
+    const float* masked = tensor_by_name(tr, TensorName::masked).block(1, scratch);
+    EXPECT_EQ(masked, scratch.data());
+    EXPECT_EQ(masked[0 * 5 + 1], -INFINITY);          // query 0 cannot see key 1
+    EXPECT_EQ(masked[1 * 5 + 0], tr.masked_at(1, 1, 0)); // row-major (T, T)
+}
+
 TEST(Formats, RawWritersProduceNpyAndCsv) {
     attnviz_test::TempDir dir;
     const float data[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -std::numeric_limits<float>::infinity(),

@@ -73,7 +73,8 @@ TEST(Lesson, PrintsExactlyTheLessonsFourLines) {
     RunResult r = run_attnviz({"lesson"});
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.err, "");
-    // The lesson's own printed output (lesson.txt, "In code").
+    // The four lines the lesson's code prints: y1's shape, the parameter count, and
+    // max |y1 - y2| over positions 0-1 and (rounded to 4 places) over positions 2-3.
     EXPECT_EQ(r.out, "(1, 4, 8)\n256\n0.0\n0.3175\n");
 }
 

@@ -32,8 +32,10 @@ TEST(FpContract, ReferenceKernelRoundsEveryProduct) {
 }
 
 TEST(FpContract, GeneratorUnfusedWhereTorchIsUnfused) {
-    // LOG's step 6 (y = y * t) and step 8 (y - 0.5 z) are separate roundings; these
-    // inputs come from the check table and would change by an ulp if fused.
+    // LOG rounds y * t and y - 0.5 z on their own (docs/numerics.md §2.1); these are two of
+    // the values torch's LOG gives in randn(16) at seed 0. A compiler's contraction cannot
+    // move them (0.5 z is exact, and y * t feeds an fma, not an add), so this pins LOG's
+    // values; ReferenceKernelRoundsEveryProduct is what proves the build unfused.
     EXPECT_EQ(torch_log_avx2(0.50374341f), -0.685688257f);
     EXPECT_EQ(torch_log_avx2(0.231778204f), -1.46197438f);
 }

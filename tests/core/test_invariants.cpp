@@ -3,13 +3,14 @@
 // row p leaves every earlier output bit-identical (causal mask) or moves it (no mask).
 #include "core_test_util.h"
 #include "kernels.h"
+#include <map>
 
 namespace attnviz::test {
 namespace {
 
 // Softmax rows: visible prefix sums to 1, the rest exactly +0; a row that sees nothing
-// (off-by-one row 0) is all NaN.
-void check_probs(const Trace& t) {
+// (off-by-one row 0) is all NaN. Adds the masked weights it found +0 to `masked_zeros`.
+void check_probs(const Trace& t, int& masked_zeros) {
     for (int h = 0; h < t.H; ++h)
         for (int i = 0; i < t.T; ++i) {
             const int n = detail::visible_count(t.config.mask, t.T, i);
@@ -23,6 +24,7 @@ void check_probs(const Trace& t) {
                     sum += p;
                 } else {
                     ASSERT_EQ(bits(p), 0u) << "masked prob not +0 at h=" << h << " i=" << i << " j=" << j;
+                    ++masked_zeros;
                 }
             }
             if (n > 0) {
@@ -31,9 +33,20 @@ void check_probs(const Trace& t) {
         }
 }
 
+// What the random configurations of one mask and kernel reached: the test fails when a
+// case its header promises was never checked (say, after a change to random_config).
+struct Reached {
+    int masked_zeros = 0;   // masked softmax weights found exactly +0
+    int unchanged_rows = 0; // output rows before p found bit-identical
+    int moved_rows = 0;     // output rows that see p found moved
+    int nan_rows = 0;       // off-by-one row 0 found NaN
+    int multi_head = 0;     // configurations with H > 1
+    int own_loops = 0;      // fast kernel: configurations on its own loops, not the reference's
+};
+
 TEST(Invariants, HoldOverRandomConfigurations) {
     std::mt19937 rng(20240601);
-    int checked = 0;
+    std::map<std::pair<MaskMode, KernelKind>, Reached> reached;
     for (MaskMode mask : all_masks)
         for (KernelKind kernel : all_kernels)
             for (int n = 0; n < 25; ++n) {
@@ -42,12 +55,15 @@ TEST(Invariants, HoldOverRandomConfigurations) {
                 const int T = c.seq_len;
                 const int p = std::uniform_int_distribution<int>(0, T - 1)(rng);
                 SCOPED_TRACE(describe(c) + " kernel=" + to_string(kernel) + " p=" + std::to_string(p));
+                Reached& r = reached[{mask, kernel}];
                 Experiment e = make_experiment(c);
                 Trace t1, t2;
                 forward(c, e.weights, e.x, kernel, t1);
                 forward(c, e.weights, perturbed_input(e, p, 1.f), kernel, t2);
-                check_probs(t1);
-                check_probs(t2);
+                check_probs(t1, r.masked_zeros);
+                check_probs(t2, r.masked_zeros);
+                r.multi_head += c.n_head > 1;
+                r.own_loops += kernel == KernelKind::fast && !detail::fast_uses_reference_loops(t1);
                 const std::vector<float> diff = max_abs_diff_per_position(t1.y, t2.y);
                 for (int i = 0; i < T; ++i) {
                     const bool row_nan = mask == MaskMode::off_by_one && i == 0;
@@ -55,10 +71,12 @@ TEST(Invariants, HoldOverRandomConfigurations) {
                         ASSERT_EQ(std::isnan(t1.y(i, k)), row_nan) << "y row " << i;
                     if (row_nan) {
                         EXPECT_TRUE(std::isnan(diff[size_t(i)]));
+                        ++r.nan_rows;
                     } else if (i < p && mask != MaskMode::none) {
                         // Earlier positions cannot see row p: not a bit may move.
                         EXPECT_EQ(diff[size_t(i)], 0.f) << "position " << i;
                         EXPECT_TRUE(same(Mat(t1.y.row(i)), Mat(t2.y.row(i)))) << "position " << i;
+                        ++r.unchanged_rows;
                     } else {
                         // Later rows see key p (and without a mask every row does). Row p
                         // moves through its own query, except under off-by-one at p = 1,
@@ -66,12 +84,28 @@ TEST(Invariants, HoldOverRandomConfigurations) {
                         const bool fixed = mask == MaskMode::off_by_one && i == p && p == 1;
                         if (!fixed) {
                             EXPECT_GT(diff[size_t(i)], 0.f) << "position " << i;
+                            ++r.moved_rows;
                         }
                     }
                 }
-                ++checked;
             }
-    EXPECT_EQ(checked, 150);
+    for (MaskMode mask : all_masks)
+        for (KernelKind kernel : all_kernels) {
+            SCOPED_TRACE(std::string("mask=") + to_string(mask) + " kernel=" + to_string(kernel));
+            const Reached& r = reached[{mask, kernel}];
+            EXPECT_GT(r.moved_rows, 0);
+            EXPECT_GT(r.multi_head, 0);
+            if (mask != MaskMode::none) {
+                EXPECT_GT(r.masked_zeros, 0);
+                EXPECT_GT(r.unchanged_rows, 0);
+            }
+            if (mask == MaskMode::off_by_one) {
+                EXPECT_GT(r.nan_rows, 0);
+            }
+            if (kernel == KernelKind::fast) {
+                EXPECT_GT(r.own_loops, 0);
+            }
+        }
 }
 
 TEST(Invariants, CausalRowsBeforePAreIdenticalInEveryIntermediate) {

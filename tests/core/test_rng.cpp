@@ -1,5 +1,5 @@
-// test_rng.cpp: the generator against the check tables of torch-rng.md section 11
-// (seed 0), which were read off PyTorch 1.13 itself.
+// test_rng.cpp: the generator (docs/numerics.md §1, §2) against values read off PyTorch
+// 1.13 itself: its first outputs for seed 0, Box-Muller's internals, and long streams.
 #include "core_test_util.h"
 #include "rng.h"
 #include "weights.h"
@@ -23,7 +23,7 @@ TEST(Generator, RawDrawsSeed0) {
 }
 
 TEST(Generator, MatchesStdMt19937BeyondOneTwist) {
-    // The engine is the classic MT19937 (torch-rng.md 1.1), so its 10,000th output is
+    // The engine is the classic MT19937 (docs/numerics.md §1.1), so its 10,000th output is
     // the one the C++ standard fixes for default seed 5489: 4123659995.
     TorchGenerator gen(5489);
     uint32_t last = 0;
@@ -44,7 +44,7 @@ TEST(Generator, RandnVectorisedSeed0) {
     TorchGenerator gen(0);
     std::vector<float> v = gen.randn(16);
     for (int i = 0; i < 8; ++i) EXPECT_EQ(bits(v[i]), expected_bits[i]) << "randn(16)[" << i << "]";
-    // Second half of the first block: the sines of the table's rows 0..3.
+    // Second half of the first block: the sines of its first four pairs, as torch gives them.
     EXPECT_EQ(v[8], 0.322274923f);
     EXPECT_EQ(v[9], -1.26333475f);
     EXPECT_EQ(v[10], 0.349983186f);
@@ -54,7 +54,8 @@ TEST(Generator, RandnVectorisedSeed0) {
 }
 
 TEST(Generator, BoxMullerBlockInternalsSeed0) {
-    // U1 = 1 - d[j], U2 = d[j+8] from the table's first block.
+    // The first four pairs of randn(16)'s block at seed 0: U1 = 1 - d[j] and the angle from
+    // U2 = d[j+8], with LOG, COS and SIN as torch computes them (docs/numerics.md §1.6).
     const float u1[4] = {0.50374341f, 0.231778204f, 0.911522567f, 0.867969513f};
     const float log_u1[4] = {-0.685688257f, -1.46197438f, -0.0926389247f, -0.141598687f};
     const float theta[4] = {2.86279511f, 3.97289753f, 2.19216228f, 2.5240643f};
@@ -104,7 +105,7 @@ TEST(Generator, CachedNormalSurvivesOtherCalls) {
 }
 
 TEST(Generator, RandnSplitAcrossCallsEqualsOneCall) {
-    // randn(15) leaves a cached value that randn(5) hands out first (torch-rng.md 6).
+    // randn(3) leaves a cached value that randn(5) hands out first (docs/numerics.md §1.7).
     TorchGenerator one(7), two(7);
     std::vector<float> whole = one.randn(8);
     std::vector<float> a = two.randn(3), b = two.randn(5);
@@ -199,7 +200,7 @@ TEST(Generator, LongStreamsMatchTorch) {
 }
 
 TEST(Generator, ExpfMatchesSleefNotLibm) {
-    // torch-rng.md A3: d = -1.10955286 gives 0x3EA8CF46; a correctly rounded expf 0x3EA8CF45.
+    // docs/numerics.md §2.3: d = -1.10955286 gives 0x3EA8CF46; a correctly rounded expf 0x3EA8CF45.
     EXPECT_EQ(bits(sleef_expf_u10(from_bits(0xBF8E05D4))), 0x3EA8CF46u);
     EXPECT_EQ(sleef_expf_u10(0.f), 1.f);
     EXPECT_EQ(sleef_expf_u10(-INFINITY), 0.f);
@@ -214,7 +215,7 @@ TEST(Generator, ExpfMatchesSleefNotLibm) {
 }
 
 TEST(Generator, LogAndSincosAreClose) {
-    // Sanity beyond the tables: the approximations stay within a few ulp of libm.
+    // Beyond the values read off torch: the approximations stay within a few ulp of libm.
     for (float x = 1e-6f; x <= 1.f; x *= 1.37f) {
         EXPECT_NEAR(torch_log_avx2(x), std::log(double(x)), 4e-7 * std::max(1.0, std::fabs(std::log(double(x)))))
             << x;

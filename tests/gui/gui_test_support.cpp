@@ -73,6 +73,12 @@ RunResult run_direct(const std::vector<std::string>& args, bool unset_display) {
     return run(argv, unset_display);
 }
 
+RunResult run_harness(const std::vector<std::string>& args, bool unset_display) {
+    std::vector<std::string> argv = {ATTNVIZ_HARNESS_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv, unset_display);
+}
+
 Rgb Image::at(int x, int y) const {
     Rgb c;
     if (x < 0 || y < 0 || x >= w || y >= h) return c;

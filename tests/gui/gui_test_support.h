@@ -20,6 +20,8 @@ RunResult run(const std::vector<std::string>& argv, bool unset_display = false);
 RunResult run_headless(const std::vector<std::string>& args);
 // Runs ATTNVIZ_BIN with `args` directly (for option errors and the no-display case).
 RunResult run_direct(const std::vector<std::string>& args, bool unset_display);
+// The same for ATTNVIZ_HARNESS_BIN (tests/harness: the soak and the frame benchmark).
+RunResult run_harness(const std::vector<std::string>& args, bool unset_display);
 
 struct Rgb {
     int r = 0, g = 0, b = 0;

@@ -2,6 +2,7 @@
 // forward pass of the same input, and the upload requests it leaves for the textures.
 #include "app_state.h"
 #include "state_test_support.h"
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -172,4 +173,54 @@ TEST(AppStateRecompute, RangesCoverEveryValueAfterSliderMoves) {
             }
         }
     }
+}
+
+// The causality view prints dy_summary; it must say what dy holds around applied_p after
+// every kind of change (a move, a NaN row under the off-by-one mask, back to strength 0).
+TEST(AppStateRecompute, DySummaryDescribesDyAroundP) {
+    auto expect_summary = [](const AppState& s, const char* where) {
+        float top = 0, before = 0, after = 0;
+        bool nan = false;
+        int zeros = 0;
+        for (int t = 0; t < int(s.dy.size()); ++t) {
+            const float d = s.dy[size_t(t)];
+            if (std::isfinite(d)) top = std::max(top, d);
+            if (std::isnan(d)) nan = true;
+            else if (t < s.applied_p) before = std::max(before, d);
+            else after = std::max(after, d);
+            if (t < s.applied_p && d == 0.f) ++zeros;
+        }
+        EXPECT_EQ(s.dy_summary.top, top) << where;
+        EXPECT_EQ(s.dy_summary.before, before) << where;
+        EXPECT_EQ(s.dy_summary.after, after) << where;
+        EXPECT_EQ(s.dy_summary.nan, nan) << where;
+        EXPECT_EQ(s.dy_summary.zeros_before, zeros) << where;
+    };
+    AppState s;
+    Config c = lesson_config();
+    c.seq_len = 9;
+    init_app_state(s, c, KernelChoice::reference);
+    recompute(s);
+    expect_summary(s, "new config");
+    request_perturbation(s, 5, 1.f);
+    recompute(s);
+    expect_summary(s, "p = 5");
+    EXPECT_EQ(s.dy_summary.zeros_before, 5);
+    EXPECT_GT(s.dy_summary.after, 0.f);
+    request_perturbation(s, 2, 0.5f);
+    recompute(s);
+    expect_summary(s, "p = 2");
+    c.mask = MaskMode::none;
+    request_config(s, c, KernelChoice::reference);
+    recompute(s);
+    expect_summary(s, "no mask, p = 2");
+    EXPECT_GT(s.dy_summary.before, 0.f);
+    c.mask = MaskMode::off_by_one;
+    request_config(s, c, KernelChoice::reference);
+    recompute(s);
+    expect_summary(s, "off-by-one");
+    EXPECT_TRUE(s.dy_summary.nan);
+    request_perturbation(s, 2, 0.f);
+    recompute(s);
+    expect_summary(s, "strength 0");
 }

@@ -52,7 +52,7 @@ TEST(HeadTextures, HeadsBrowsedAwayAndBackEqualAFreshStart) {
     Shot f = take_shot("heads_fresh", fresh);
     ASSERT_EQ(b.result.status, 0) << b.result.err;
     ASSERT_EQ(f.result.status, 0) << f.result.err;
-    ASSERT_FALSE(b.items("heatmap", "scores_scaled", 0).empty()); // back at head 0
+    ASSERT_FALSE(b.items("heatmap", "scaled", 0).empty()); // back at head 0
     ASSERT_EQ(b.image.w, f.image.w);
     ASSERT_EQ(b.image.h, f.image.h);
     EXPECT_GT(b.image.distinct_colours(), 20);
@@ -82,8 +82,8 @@ TEST(HeadTextures, SliderMovedWhileFreedEqualsAFreshStart) {
         Shot f = take_shot(std::string("heads_fresh_") + c.name, fresh);
         ASSERT_EQ(d.result.status, 0) << d.result.err;
         ASSERT_EQ(f.result.status, 0) << f.result.err;
-        ASSERT_FALSE(d.items("heatmap", "scores_scaled", c.head).empty()) << c.name;
-        ASSERT_FALSE(f.items("heatmap", "scores_scaled", c.head).empty()) << c.name;
+        ASSERT_FALSE(d.items("heatmap", "scaled", c.head).empty()) << c.name;
+        ASSERT_FALSE(f.items("heatmap", "scaled", c.head).empty()) << c.name;
         ASSERT_EQ(d.image.w, f.image.w);
         ASSERT_EQ(d.image.h, f.image.h);
         EXPECT_GT(d.image.distinct_colours(), 20) << c.name;
@@ -99,12 +99,12 @@ TEST(HeadTextures, CapTakesTheLargestNamedSizeAndRefusesLarger) {
     EXPECT_NE(why.find("over the cap"), std::string::npos) << why;
     // The soak's and the session tests' over-the-cap size.
     EXPECT_FALSE(validate_window(size_of(max_seq_len, 8, 2), gui_memory_cap).empty());
-    // A trace well under the cap whose (T, C) and (C, C) textures are not: it peaked at
-    // 1.6 GB when only the trace was counted.
+    // A trace well under the cap whose (T, C) and (C, C) textures are not: the window would
+    // peak at 1.6 GB if only the trace were counted.
     EXPECT_LT(trace_bytes(size_of(2800, 4096, 1)), gui_memory_cap);
     EXPECT_NE(validate_window(size_of(2800, 4096, 1), gui_memory_cap).find("in the window"), std::string::npos);
     // A long sequence with a small C: one frame's four (T, T) textures (two heads' scores
-    // and weights) are over the head budget; counting only the budget, it peaked at 2.2 GB.
+    // and weights) are over the head budget; counting only the budget, it would peak at 2.2 GB.
     EXPECT_LT(trace_bytes(size_of(8070, 8, 2)), gui_memory_cap);
     EXPECT_NE(validate_window(size_of(8070, 8, 2), gui_memory_cap).find("in the window"), std::string::npos);
     RunResult r = run_headless({"--seq-len", "2048", "--n-embd", "2048", "--n-head", "32", "--screenshot",

@@ -25,7 +25,6 @@ TEST(BadOptions, OneSentenceAndStatus2BeforeAnyWindow) {
         {"--theme", "pink"},         {"--font-scale", "9"},       {"--layout-out", "x.json"},
         {"--n-embd", "10", "--n-head", "3"},
         {"--seq-len", "8192", "--n-embd", "8192", "--n-head", "256"},
-        {"--bench-frames", "0"},
     };
     for (const auto& args : cases) {
         // With DISPLAY unset, the option must be refused first: the message names it.

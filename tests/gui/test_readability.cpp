@@ -121,7 +121,7 @@ TEST(Palette, ColourBlindPaletteChangesTheHeatmapsAndNotTheLayout) {
 TEST(Palette, MaskedCellsKeepTheirStripesInEveryPalette) {
     Shot b = take_shot("pal_cb_mask", {"--view", "scores", "--palette", "cb"});
     ASSERT_EQ(b.result.status, 0) << b.result.err;
-    auto masked = b.items("heatmap", "scores_masked", 0);
+    auto masked = b.items("heatmap", "masked", 0);
     ASSERT_EQ(masked.size(), 1u);
     int x = 0, y = 0, grey = 0;
     for (double fx : {0.2, 0.5, 0.8})
@@ -246,9 +246,9 @@ TEST(Keys, ShortcutsDoWhatTheirOptionsDo) {
     EXPECT_EQ(km.layout["config"]["n_head"], 4);
     // F2 hides the side panel: the view moves left.
     Shot f2 = take_shot("keys_f2", {"--keys", "f2", "--view", "scores"});
-    ASSERT_EQ(f2.items("heatmap", "scores_scaled", 0).size(), 1u);
-    ASSERT_EQ(o3.items("heatmap", "scores_scaled", 0).size(), 1u);
-    EXPECT_LT(double(f2.items("heatmap", "scores_scaled", 0)[0]["x"]), double(o3.items("heatmap", "scores_scaled", 0)[0]["x"]));
+    ASSERT_EQ(f2.items("heatmap", "scaled", 0).size(), 1u);
+    ASSERT_EQ(o3.items("heatmap", "scaled", 0).size(), 1u);
+    EXPECT_LT(double(f2.items("heatmap", "scaled", 0)[0]["x"]), double(o3.items("heatmap", "scaled", 0)[0]["x"]));
     // Up / Down and Left / Right move p and the strength in the causality view.
     Shot kc = take_shot("keys_caus", {"--view", "causality", "--keys", "down,right,right"});
     ASSERT_EQ(kc.result.status, 0) << kc.result.err;

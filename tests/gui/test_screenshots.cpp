@@ -80,8 +80,8 @@ TEST(Walk, StepsShowTheirOwnTensors) {
 TEST(Scores, MaskedFillOnlyAboveTheDiagonalAfterTheMask) {
     Shot s = take_shot("scores_causal", {"--view", "scores"});
     ASSERT_EQ(s.result.status, 0) << s.result.err;
-    auto after = s.items("heatmap", "scores_masked");
-    auto before = s.items("heatmap", "scores_scaled");
+    auto after = s.items("heatmap", "masked");
+    auto before = s.items("heatmap", "scaled");
     ASSERT_FALSE(after.empty());
     ASSERT_EQ(after.size(), before.size());
     for (const auto& hm : after) {
@@ -104,7 +104,7 @@ TEST(Scores, MaskedFillOnlyAboveTheDiagonalAfterTheMask) {
 TEST(Scores, NoMaskHasNoMaskedCells) {
     Shot s = take_shot("scores_none", {"--view", "scores", "--mask", "none"});
     ASSERT_EQ(s.result.status, 0) << s.result.err;
-    auto after = s.items("heatmap", "scores_masked");
+    auto after = s.items("heatmap", "masked");
     ASSERT_FALSE(after.empty());
     for (const auto& hm : after)
         for (int i = 0; i < 4; ++i)
@@ -122,7 +122,7 @@ TEST(Scores, OffByOneShowsTheNanLookInRowZeroOnly) {
             for (int j = 0; j < 4; ++j) EXPECT_EQ(count_in_cell(s.image, hm, i, j, is_nan_dark), 0) << i << "," << j;
     }
     // The off-by-one mask also hides the diagonal.
-    for (const auto& hm : s.items("heatmap", "scores_masked"))
+    for (const auto& hm : s.items("heatmap", "masked"))
         for (int i = 0; i < 4; ++i) EXPECT_EQ(count_in_cell(s.image, hm, i, i, is_masked_grey), 4) << "diagonal " << i;
 }
 
@@ -238,14 +238,14 @@ TEST(Scores, PerturbationOutlinesChangedCellsButNotMaskedOnes) {
                 if (cell_point(hm, i, j, fx, fy, x, y)) n += is_outline_yellow(s.image.at(x, y));
         return n;
     };
-    for (const auto& hm : s.items("heatmap", "scores_scaled")) {
+    for (const auto& hm : s.items("heatmap", "scaled")) {
         // Key 2 changed for every query (its k), query 2 for every key (its q).
         for (int i = 0; i < 4; ++i) EXPECT_GT(yellow_in(hm, i, 2), 0) << "before the mask, query " << i;
         for (int j = 0; j < 4; ++j) EXPECT_GT(yellow_in(hm, 2, j), 0) << "before the mask, key " << j;
         EXPECT_EQ(yellow_in(hm, 0, 0), 0);
         EXPECT_EQ(yellow_in(hm, 1, 1), 0);
     }
-    for (const auto& hm : s.items("heatmap", "scores_masked")) {
+    for (const auto& hm : s.items("heatmap", "masked")) {
         EXPECT_EQ(yellow_in(hm, 0, 2), 0) << "a masked cell is -inf before and after";
         EXPECT_EQ(yellow_in(hm, 1, 2), 0) << "a masked cell is -inf before and after";
         EXPECT_GT(yellow_in(hm, 3, 2), 0);

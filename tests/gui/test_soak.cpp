@@ -1,6 +1,7 @@
-// test_soak.cpp: attnviz --soak under xvfb-run: a short clean run, and proof that each of
-// its checks fails when it should (a provoked GL error, memory kept on every frame), plus
-// the option errors. The full 20,000-frame run is the ctest test soak_full (label soak).
+// test_soak.cpp: attnviz_harness --soak under xvfb-run: a short clean run, and proof that
+// each of its checks fails when it should (a provoked GL error, memory kept on every frame),
+// plus the harness's option errors, and that attnviz itself has no soak or frame benchmark.
+// The full 20,000-frame run is the ctest test soak_full (label soak).
 #include "gui_test_support.h"
 #include <cstdio>
 #include <fstream>
@@ -19,11 +20,11 @@ struct SoakRun {
     nlohmann::json report; // the JSON line on stdout (null if none)
 };
 
-// ATTNVIZ_BIN --soak args under xvfb-run; stdout kept for the JSON line.
+// ATTNVIZ_HARNESS_BIN --soak args under xvfb-run; stdout kept for the JSON line.
 SoakRun run_soak(const std::string& args) {
     SoakRun r;
     const std::string err_path = temp_dir() + "/soak_stderr.txt";
-    const std::string cmd = "xvfb-run -a -s '-screen 0 1280x800x24' '" + std::string(ATTNVIZ_BIN) + "' " + args +
+    const std::string cmd = "xvfb-run -a -s '-screen 0 1280x800x24' '" + std::string(ATTNVIZ_HARNESS_BIN) + "' " + args +
                             " 2>'" + err_path + "'";
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return r;
@@ -105,11 +106,29 @@ TEST(Soak, BadOptionsAreOneSentenceAndStatus2) {
              {"--soak", "10", "--soak-fault", "crash"},
              {"--soak", "10", "--bench-frames", "5"},
              {"--soak", "10", "--screenshot", "/tmp/attnviz_soak_never.png"},
+             {"--bench-frames", "0"},
+             {"--bench-frames", "5", "--screenshot", "/tmp/attnviz_soak_never.png"},
+             {"--view", "walk"}, // no mode
          }) {
-        const RunResult r = run_direct(args, false);
+        // With DISPLAY unset: refused before any window opens.
+        const RunResult r = run_harness(args, true);
         std::string joined;
         for (const auto& a : args) joined += a + " ";
         EXPECT_EQ(r.status, 2) << joined << r.err;
         EXPECT_EQ(r.err_lines(), 1) << joined << r.err;
+        EXPECT_EQ(r.err.find("DISPLAY"), std::string::npos) << joined << " was not checked before the display:\n" << r.err;
+    }
+}
+
+// The shipped binary holds the product: the soak and the frame benchmark are unknown options
+// there, refused as any other with one sentence that names them.
+TEST(Soak, AttnvizItselfHasNoHarnessOptions) {
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"--soak", "10"}, {"--bench-frames", "5"}, {"--soak-seed", "3"}, {"--soak-fault", "leak"}}) {
+        const RunResult r = run_direct(args, true);
+        EXPECT_EQ(r.status, 2) << args[0] << ": " << r.err;
+        EXPECT_EQ(r.err_lines(), 1) << args[0] << ": " << r.err;
+        EXPECT_NE(r.err.find(args[0]), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("is not a command or option"), std::string::npos) << r.err;
     }
 }

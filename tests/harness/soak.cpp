@@ -1,4 +1,4 @@
-// gui_soak.cpp: see gui_soak.h.
+// soak.cpp: see soak.h.
 //
 // The run: a fixed tour of boundary sizes in every view first (so that the largest buffers
 // the run will ever need exist before RSS is first read), then random edits with random
@@ -6,7 +6,8 @@
 // pan changes, theme and text-size changes, "Reset to the lesson", and invalid edits. RSS
 // is read at the same state both times (the lesson's config after Reset, three frames
 // settled), so any growth between the readings is memory the run kept.
-#include "gui_soak.h"
+#include "soak.h"
+#include "soak_support.h"
 #include "inputs.h"
 #include "session_state.h"
 #include "weights_io.h"
@@ -27,10 +28,6 @@
 #include <unistd.h>
 #include <vector>
 
-#if defined(__SANITIZE_ADDRESS__)
-extern "C" size_t __sanitizer_get_current_allocated_bytes(); // libasan; GCC ships no header for it
-#endif
-
 namespace attnviz {
 
 bool parse_soak_fault(const std::string& s, SoakFault& out, std::string& error) {
@@ -49,24 +46,6 @@ int soak_warmup_frames(int frames) { return std::max(1, std::min(frames / 10, 10
 namespace {
 
 constexpr double max_rss_growth_mb = 5.0;
-
-#if defined(__SANITIZE_ADDRESS__)
-// Under AddressSanitizer (make test SANITIZE=1) RSS says nothing about memory kept: freed
-// blocks wait in a 256 MB quarantine and the shadow memory only grows. The bytes allocated
-// and not yet freed, from ASan's allocator, measure the same thing exactly.
-double rss_mb() { return double(__sanitizer_get_current_allocated_bytes()) / (1024.0 * 1024.0); }
-#else
-// Resident set size from /proc/self/statm (its second field, in pages); -1 if unreadable.
-double rss_mb() {
-    std::FILE* f = std::fopen("/proc/self/statm", "r");
-    if (!f) return -1;
-    long size = 0, resident = 0;
-    const int n = std::fscanf(f, "%ld %ld", &size, &resident);
-    std::fclose(f);
-    if (n != 2) return -1;
-    return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
-}
-#endif
 
 bool same_config(const Config& a, const Config& b) {
     return a.n_embd == b.n_embd && a.n_head == b.n_head && a.seq_len == b.seq_len && a.seed == b.seed &&
@@ -244,59 +223,6 @@ struct Soak {
             break;
         default: w.head0 = uniform(0, c.n_head - 1); break;
         }
-    }
-
-    // Files the run opens: written once into a private temporary directory, removed at the end.
-    // Bad ones: not JSON, JSON that is no session, a newer version, sizes over the limits,
-    // an empty file, a directory, a missing path. Good ones are saved from the state itself.
-    void make_files() {
-        std::string templ = (std::filesystem::temp_directory_path() / "attnviz-soak-XXXXXX").string();
-        if (!mkdtemp(templ.data())) throw std::runtime_error("cannot create a temporary directory for the soak's files");
-        dir = templ;
-        const std::vector<std::pair<std::string, std::string>> bad{
-            {"not-json.json", "this is not JSON {"},
-            {"no-version.json", "{\"seq_len\": 4}"},
-            {"newer.json", "{\"attnviz_session\": 999}"},
-            {"too-long.json", "{\"attnviz_session\": 1, \"seq_len\": 100000000}"},
-            {"bad-heads.json", "{\"attnviz_session\": 1, \"n_embd\": 12, \"n_head\": 5}"},
-            {"over-cap.json", "{\"attnviz_session\": 1, \"n_embd\": 8, \"n_head\": 2, \"seq_len\": " +
-                                  std::to_string(max_seq_len) + "}"},
-            {"empty.json", ""},
-        };
-        for (const auto& [name, text] : bad) std::ofstream(dir + "/" + name) << text;
-        std::filesystem::create_directory(dir + "/a-directory.json");
-
-        // Weights: good files at two sizes (C = 8, H = 2 and C = 24, H = 4), as save-weights
-        // writes them; bad ones cut from a good one or written by hand.
-        std::string error;
-        for (auto [C, H] : {std::pair{8, 2}, std::pair{24, 4}}) {
-            Config c = lesson_config();
-            c.n_embd = C, c.n_head = H, c.seed = uint64_t(C);
-            const std::string path = dir + "/good-" + std::to_string(C) + ".safetensors";
-            if (!save_weights(path, make_experiment(c).weights, H, error)) throw std::runtime_error(error);
-        }
-        std::string good;
-        {
-            std::ifstream f(dir + "/good-8.safetensors", std::ios::binary);
-            good.assign(std::istreambuf_iterator<char>(f), {});
-        }
-        std::string past_end = good;
-        past_end[0] = char(0xff), past_end[1] = char(0xff); // header length far past the end
-        std::string nan = good;
-        for (size_t i = 0; i < 4; ++i) nan[nan.size() - 4 + i] = "\x00\x00\xc0\x7f"[i]; // last float NaN
-        const std::vector<std::pair<std::string, std::string>> bad_weights{
-            {"truncated.safetensors", good.substr(0, good.size() / 2)},
-            {"header-past-end.safetensors", past_end},
-            {"nan.safetensors", nan},
-            {"text.safetensors", "qkv.weight = [1, 2, 3]\n"},
-            {"empty.safetensors", ""},
-        };
-        for (const auto& [name, bytes] : bad_weights) std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
-    }
-
-    void remove_files() {
-        std::error_code ec;
-        if (!dir.empty()) std::filesystem::remove_all(dir, ec);
     }
 
     // Save / Open from the side panel: a bad file must leave the state as it was and say why;
@@ -489,7 +415,7 @@ int run_soak(AppState& s, const SoakPlan& plan, GlErrorCounter& gl, const std::f
     const int warmup = soak_warmup_frames(plan.frames);
     double rss_warm = -1, rss_end = -1;
     try {
-        k.make_files();
+        make_soak_files(k.dir);
         k.draw(); // the state as init_app_state left it
         k.tour();
         while (k.frame < warmup) k.random_frame();
@@ -512,7 +438,7 @@ int run_soak(AppState& s, const SoakPlan& plan, GlErrorCounter& gl, const std::f
     } catch (const std::exception& e) {
         k.fail(std::string("a frame threw: ") + e.what());
     }
-    k.remove_files();
+    remove_soak_files(k.dir);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double growth = rss_end - rss_warm;
     const int64_t errors = gl_error_count(gl);

@@ -1,4 +1,4 @@
-// gui_soak.h: attnviz --soak N [--soak-seed S]: a scripted, headless run of N frames that
+// soak.h: attnviz_harness --soak N [--soak-seed S]: a scripted, headless run of N frames that
 // drives every control of the window through random and boundary values, and checks that
 // nothing leaks, no GL error is raised and every invalid edit is refused.
 //

@@ -1,0 +1,112 @@
+// frame.cpp: see frame.h.
+#include "frame.h"
+#include "gl_context.h"
+#include "imgui_backend.h"
+#include "inputs.h"
+#include "screenshot.h"
+#include "views.h"
+#include <GLFW/glfw3.h>
+#include <algorithm>
+#include <cmath>
+#include <imgui.h>
+#include <string>
+
+namespace attnviz {
+
+namespace {
+
+// Sends what recompute() marked as changed.
+void sync_textures(AppState& s, Gpu& gpu) {
+    if (s.upload.any()) {
+        upload_trace(gpu.tex, s.trace, s.experiment.weights, s.upload);
+        s.upload = UploadRequest{};
+    }
+    if (s.base_upload) {
+        destroy(gpu.base_tex);
+        if (s.has_base) {
+            UploadRequest all;
+            all.full = true;
+            upload_trace(gpu.base_tex, s.base, s.experiment.weights, all);
+        } else {
+            // Only the output is kept unperturbed at this size.
+            upload(gpu.base_tex.y, s.base_y.data(), int(s.base_y.rows()), int(s.base_y.cols()));
+        }
+        s.base_upload = false;
+    }
+}
+
+// Ctrl+P / the Export section's PNG button: the view's part of the frame just drawn, read
+// back before the swap; the result goes to the status line.
+void write_png_request(GLFWwindow* window, AppState& s) {
+    if (s.png_request.empty()) return;
+    int fw = 0, fh = 0, ww = 0, wh = 0;
+    glfwGetFramebufferSize(window, &fw, &fh);
+    glfwGetWindowSize(window, &ww, &wh);
+    // view_rect is in window coordinates; the framebuffer may have more pixels (HiDPI).
+    const float sx = ww > 0 ? float(fw) / float(ww) : 1.f, sy = wh > 0 ? float(fh) / float(wh) : 1.f;
+    const int x0 = std::clamp(int(std::lround(s.view_rect[0] * sx)), 0, fw);
+    const int y0 = std::clamp(int(std::lround(s.view_rect[1] * sy)), 0, fh);
+    const int x1 = std::clamp(int(std::lround(s.view_rect[2] * sx)), x0, fw);
+    const int y1 = std::clamp(int(std::lround(s.view_rect[3] * sy)), y0, fh);
+    std::string error;
+    if (write_screenshot_png_region(s.png_request, fw, fh, x0, y0, x1 - x0, y1 - y0, error))
+        s.status = std::string("Saved the ") + to_string(s.view) + " view (" + std::to_string(x1 - x0) + " × " +
+                   std::to_string(y1 - y0) + " pixels) to " + s.png_request + ".";
+    else
+        s.status = "Not saved: " + error + ".";
+    s.png_request.clear();
+}
+
+} // namespace
+
+void frame(AppWindow& w, AppState& s, FrameMarks* marks) {
+    GLFWwindow* window = w.glfw();
+    Gpu& gpu = w.gpu;
+    Fonts& fonts = w.fonts;
+    const double t0 = marks ? glfwGetTime() : 0;
+    auto mark = [&](double FrameMarks::*at) {
+        if (marks) marks->*at = (glfwGetTime() - t0) * 1e3;
+    };
+    if (s.fonts_dirty) {
+        fonts = load_fonts(s.font_scale);
+        apply_theme(s.theme, s.font_scale);
+        rebuild_font_texture();
+        s.fonts_dirty = false;
+    }
+    recompute(s);
+    mark(&FrameMarks::recompute);
+    sync_textures(s, gpu);
+    mark(&FrameMarks::sync);
+
+    imgui_backend_new_frame();
+    ImGui::NewFrame();
+    begin_heatmap_frame(gpu.renderer);
+    s.layout.clear();
+    UiContext ui;
+    ui.tex = &gpu.tex;
+    ui.base_tex = &gpu.base_tex;
+    ui.renderer = &gpu.renderer;
+    ui.fonts = &fonts;
+    ui.pal = make_palette(s.theme, s.palette);
+    gpu.renderer.palette = s.palette == PaletteKind::cb ? 1 : 0;
+    ui.scale = s.font_scale;
+    ui.layout = &s.layout;
+    Minimap overview; // offered by this frame's panels, drawn by the side panel next frame
+    ui.minimap = &overview;
+    ui.view = int(s.view);
+    ui.tokens = &s.tokens;
+    ui.row_label_w = widest_position_label(fonts.small, s.tokens);
+    draw_app(s, ui);
+    s.minimap = overview;
+    ImGui::Render();
+    mark(&FrameMarks::panels);
+
+    int fw = 0, fh = 0;
+    glfwGetFramebufferSize(window, &fw, &fh);
+    clear_frame(fw, fh, ui.pal.clear_rgb[0], ui.pal.clear_rgb[1], ui.pal.clear_rgb[2]);
+    imgui_backend_render();
+    if (marks) marks->uploads = gpu.renderer.upload_ms;
+    write_png_request(window, s);
+}
+
+} // namespace attnviz

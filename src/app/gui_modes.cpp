@@ -1,0 +1,96 @@
+// gui_modes.cpp: see gui_modes.h.
+#include "gui_modes.h"
+#include "frame.h"
+#include "layout_record.h"
+#include "screenshot.h"
+#include "session_state.h"
+#include <GLFW/glfw3.h>
+#include <cstdio>
+
+namespace attnviz {
+
+namespace {
+
+// One frame, shown.
+void frame_and_swap(GuiRun& r) {
+    frame(r.window, r.state);
+    glfwSwapBuffers(r.window.glfw());
+}
+
+// --save-session: the state now; false with a line on stderr when it cannot be written.
+bool save_session_option(GuiRun& r) {
+    std::string error;
+    if (r.options.save_session.empty() || write_session(r.options.save_session, to_session(r.state), error)) return true;
+    std::fprintf(stderr, "attnviz: %s\n", error.c_str());
+    return false;
+}
+
+// Where the window was before F11 made it full screen.
+struct WindowedPlace {
+    int x = 0, y = 0, w = 1280, h = 800;
+};
+
+void toggle_fullscreen(GLFWwindow* window, WindowedPlace& place) {
+    if (glfwGetWindowMonitor(window)) {
+        glfwSetWindowMonitor(window, nullptr, place.x, place.y, place.w, place.h, GLFW_DONT_CARE);
+        return;
+    }
+    GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+    const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+    if (!mode) return;
+    glfwGetWindowPos(window, &place.x, &place.y);
+    glfwGetWindowSize(window, &place.w, &place.h);
+    glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+}
+
+} // namespace
+
+int run_screenshot(GuiRun& r) {
+    // --keys: each key held for one frame and released in the next, as a user presses it.
+    frame_and_swap(r);
+    for (const KeyPress& k : r.plan.keys) {
+        press_key(k, true);
+        frame_and_swap(r);
+        press_key(k, false);
+        frame_and_swap(r);
+    }
+    r.settings.save_if_changed(r.state);
+    // Three frames: the first computes and uploads, the next ones let the layout settle;
+    // the last is read back before it is swapped.
+    frame_and_swap(r);
+    frame_and_swap(r);
+    frame(r.window, r.state);
+    int fw = 0, fh = 0;
+    glfwGetFramebufferSize(r.window.glfw(), &fw, &fh);
+    std::string error;
+    const GuiOptions& o = r.options;
+    if (!write_screenshot_png(o.screenshot, fw, fh, error) ||
+        (!o.layout_out.empty() && !write_layout_json(o.layout_out, r.state, fw, fh, error))) {
+        std::fprintf(stderr, "attnviz: %s\n", error.c_str());
+        return 2;
+    }
+    return save_session_option(r) ? 0 : 2;
+}
+
+int run_interactive(GuiRun& r) {
+    AppState& s = r.state;
+    GLFWwindow* window = r.window.glfw();
+    WindowedPlace windowed;
+    double last = glfwGetTime();
+    while (!glfwWindowShouldClose(window)) {
+        // Idle: sleep until an event (or a tenth of a second) instead of spinning the CPU.
+        if (s.config_dirty || s.perturb_dirty || s.fonts_dirty) glfwPollEvents();
+        else glfwWaitEventsTimeout(0.1);
+        frame_and_swap(r);
+        if (s.fullscreen_toggle) toggle_fullscreen(window, windowed);
+        r.settings.save_if_changed(s);
+        s.fullscreen_toggle = false;
+        const double now = glfwGetTime();
+        s.frame_ms = float((now - last) * 1e3);
+        last = now;
+    }
+    r.settings.save_if_changed(s);
+    return save_session_option(r) ? 0 : 2;
+}
+
+} // namespace attnviz

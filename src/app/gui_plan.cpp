@@ -1,0 +1,133 @@
+// gui_plan.cpp: see gui_plan.h.
+#include "gui_plan.h"
+#include "inputs.h"
+#include "session_state.h"
+#include <cstdint>
+
+namespace attnviz {
+
+void add_gui_options(CLI::App& app, GuiOptions& o) {
+    add_config_options(app, o.config, true, true);
+    add_input_options(app, o.config);
+    app.add_option("--view", o.view, "walk (default), qkv, scores, causality or check")->type_name("VIEW");
+    app.add_option("--step", o.step, "shape-walk step: 0 (the input x) to 11 (proj)")->type_name("N");
+    app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)")->type_name("A");
+    app.add_option("--theme", o.theme, "dark (default), light or high-contrast")->type_name("THEME");
+    app.add_option("--font-scale", o.font_scale, "text size, 1 to 3 (default 1)")->type_name("S");
+    app.add_option("--palette", o.palette, "colour maps: default (blue-red, viridis) or cb (purple-orange, cividis)")->type_name("NAME");
+    app.add_option("--settings", o.settings,
+                   "settings file (default $XDG_CONFIG_HOME/attnviz/settings.json; --screenshot runs use none unless given)")
+        ->type_name("FILE");
+    app.add_option("--keys", o.keys, "headless: key presses before the screenshot, e.g. t,p,f2")->group("");
+    app.add_option("--screenshot", o.screenshot, "render the chosen view into this PNG file and exit")->type_name("FILE");
+    app.add_option("--size", o.size, "screenshot size WxH (default 1280x800)")->type_name("WxH");
+    app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON")->type_name("FILE");
+    app.add_option("--open", o.open, "start from this session file (its state replaces the state options)")->type_name("FILE");
+    app.add_option("--save-session", o.save_session, "write the state to this session file (after --screenshot, or when the window closes)")->type_name("FILE");
+}
+
+namespace {
+
+bool parse_size(const std::string& text, int& w, int& h, std::string& error) {
+    const size_t x = text.find_first_of("xX");
+    int64_t a = 0, b = 0;
+    std::string e1;
+    if (x == std::string::npos || !parse_int(text.substr(0, x), "width", 320, 7680, a, e1) ||
+        !parse_int(text.substr(x + 1), "height", 240, 4320, b, e1)) {
+        error = "--size '" + text + "' is not a size from 320x240 to 7680x4320; give it as WIDTHxHEIGHT, e.g. 1280x800";
+        return false;
+    }
+    w = int(a), h = int(b);
+    return true;
+}
+
+} // namespace
+
+bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
+    Inputs in;
+    if (!to_inputs(o.config, in, error)) return false;
+    plan.config = in.config;
+    plan.tokens = in.tokens;
+    if (in.weights) {
+        auto w = std::make_shared<WeightsFile>();
+        w->path = in.weights_path;
+        w->layer = in.weights->layer;
+        w->loaded = std::move(*in.weights);
+        plan.weights = std::move(w);
+    }
+    // The window keeps textures besides the trace: a tighter cap than the commands' (app_state.h).
+    if (std::string why = validate_window(plan.config, gui_memory_cap); !why.empty()) {
+        error = why + " (the window's limit)";
+        if (!plan.tokens.empty()) {
+            // Too many words: say how many the window takes at this C and H.
+            AppState probe;
+            probe.edit = plan.config;
+            std::string words;
+            if (!set_text(probe, *o.config.text, words)) error = "--text: " + words;
+        }
+        return false;
+    }
+    if (!o.config.kernel.empty()) {
+        KernelKind k;
+        if (!parse_kernel(o.config.kernel, k, error)) return false;
+        plan.kernel = k == KernelKind::reference ? KernelChoice::reference : KernelChoice::fast;
+    }
+    if (!to_perturb(o.config, plan.config, plan.perturb, error)) return false;
+    if (!o.view.empty() && !parse_view(o.view, plan.view, error)) return false;
+    int64_t v = 0;
+    if (!o.step.empty()) {
+        if (!parse_int(o.step, "--step", 0, walk_last_step, v, error)) return false;
+        plan.step = int(v);
+    }
+    double d = 0;
+    if (!o.strength.empty()) {
+        if (!parse_real(o.strength, "--strength", 0, 1, d, error)) return false;
+        plan.strength = float(d);
+    }
+    if (!o.theme.empty() && !parse_theme(o.theme, plan.theme, error)) return false;
+    plan.theme_given = !o.theme.empty();
+    if (!o.palette.empty()) {
+        PaletteKind k;
+        if (!parse_palette(o.palette, k, error)) return false;
+        plan.palette = k;
+    }
+    if (!o.keys.empty()) {
+        if (o.screenshot.empty()) {
+            error = "--keys needs --screenshot: the keys are pressed before the screenshot's frame";
+            return false;
+        }
+        if (!parse_key_script(o.keys, plan.keys, error)) return false;
+    }
+    if (!o.font_scale.empty()) {
+        if (!parse_real(o.font_scale, "--font-scale", 1, 3, d, error)) return false;
+        plan.font_scale = float(d);
+    }
+    if (!o.open.empty()) {
+        // The session replaces the state options; checked here, before any window opens.
+        Session ss;
+        AppState probe;
+        probe.memory_cap = gui_memory_cap;
+        if (!read_session(o.open, ss, error) || !apply_session(probe, ss, error)) return false;
+        plan.config = probe.edit;
+        plan.kernel = probe.edit_kernel_choice;
+        plan.view = probe.view;
+        plan.step = probe.step;
+        plan.perturb = probe.p;
+        plan.strength = probe.strength;
+        plan.theme = probe.theme;
+        plan.theme_given = true;
+        plan.font_scale = probe.font_scale;
+        plan.palette = probe.palette;
+        plan.tokens = probe.edit_tokens;
+        plan.weights = probe.edit_weights;
+    }
+    if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
+    if (!o.layout_out.empty() && o.screenshot.empty()) {
+        error = "--layout-out needs --screenshot: the layout is written for the screenshot's frame";
+        return false;
+    }
+    plan.headless = !o.screenshot.empty();
+    return true;
+}
+
+} // namespace attnviz

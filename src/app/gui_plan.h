@@ -1,0 +1,65 @@
+// gui_plan.h: the window's options, and the plan they make: every value checked before any
+// window opens, so that a bad one is one sentence and exit status 2 even without a display.
+//
+//   attnviz [config options] [--view walk|qkv|scores|causality|check] [--step N] [--perturb P]
+//           [--strength A] [--theme dark|light|high-contrast] [--font-scale S] [--palette default|cb]
+//           [--settings FILE]
+//   attnviz ... --screenshot FILE.png [--size WxH] [--layout-out FILE.json] [--keys K,...]
+//   attnviz --open FILE [--screenshot ...] [--save-session FILE]
+#pragma once
+#include "app_state.h"
+#include "key_script.h"
+#include "options.h"
+#include "theme.h"
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+struct GuiOptions {
+    ConfigOptions config;
+    std::string screenshot;   // render one state into this PNG and exit
+    std::string size;         // "WxH", default 1280x800
+    std::string view;         // walk (default), qkv, scores, causality, check
+    std::string step;         // shape-walk step, 0 (the input x) .. 11 (proj)
+    std::string strength;     // 0 (original row) .. 1 (the lesson's replacement row)
+    std::string layout_out;   // with --screenshot: the drawn rectangles as JSON
+    std::string theme;        // dark (default), light, high-contrast
+    std::string font_scale;   // 1 .. 3
+    std::string open;         // start from this session file
+    std::string save_session; // write the state to this session file (after the screenshot, or on exit)
+    std::string palette;      // default (RdBu, viridis) or cb (PuOr, cividis)
+    std::string settings;     // the settings file (settings.h); headless runs use one only when given
+    std::string keys;         // headless: key presses before the screenshot, e.g. "t,p,f2" (key_script.h)
+};
+
+void add_gui_options(CLI::App& app, GuiOptions& o);
+
+// Everything the options say, checked.
+struct GuiPlan {
+    Config config;
+    KernelChoice kernel = KernelChoice::automatic;
+    View view = View::walk;
+    int step = 0;
+    std::optional<int> perturb;
+    std::optional<float> strength;
+    Theme theme = Theme::dark;
+    std::optional<float> font_scale;
+    bool theme_given = false;
+    std::optional<PaletteKind> palette;
+    std::vector<KeyPress> keys;
+    int width = 1280, height = 800;
+    bool headless = false;      // a hidden window, no vsync, no settings file unless --settings
+    bool debug_context = false; // a GL debug context, so that KHR_debug reports every error
+    // --text and --weights (or the session's words and weights file).
+    std::vector<std::string> tokens;
+    std::shared_ptr<const WeightsFile> weights;
+};
+
+// On failure returns false with one sentence in `error`.
+bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error);
+
+} // namespace attnviz

@@ -1,0 +1,80 @@
+// bench_frames.cpp: see bench_frames.h.
+#include "bench_frames.h"
+#include "frame.h"
+#include "screenshot.h"
+#include <GLFW/glfw3.h>
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+namespace {
+
+struct FrameSamples {
+    std::vector<double> total, recompute, sync, panels, render, uploads;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// `n` frames; `before` runs ahead of each one (untimed), e.g. to move the slider.
+template <class Before>
+FrameSamples time_frames(AppWindow& w, AppState& s, int n, Before before) {
+    FrameSamples out;
+    for (int i = 0; i < n; ++i) {
+        before(i);
+        FrameMarks m;
+        const double t0 = glfwGetTime();
+        frame(w, s, &m);
+        read_back_buffer(1, 1); // waits for the GPU (llvmpipe draws here), so the frame is really done
+        const double total = (glfwGetTime() - t0) * 1e3;
+        out.recompute.push_back(m.recompute);
+        out.sync.push_back(m.sync - m.recompute);
+        out.panels.push_back(m.panels - m.sync);
+        out.render.push_back(total - m.panels);
+        out.uploads.push_back(m.uploads);
+        out.total.push_back(total);
+    }
+    return out;
+}
+
+std::string parts_json(const FrameSamples& f) {
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "{\"recompute\": %.3f, \"sync\": %.3f, \"panels\": %.3f, \"render\": %.3f, \"render_uploads\": %.3f}",
+                  median(f.recompute), median(f.sync), median(f.panels), median(f.render), median(f.uploads));
+    return buf;
+}
+
+} // namespace
+
+void bench_frames(AppWindow& w, AppState& s, int n) {
+    for (int i = 0; i < 3; ++i) frame(w, s); // settle
+    const FrameSamples idle = time_frames(w, s, n, [](int) {});
+    const int heatmaps = w.gpu.renderer.drawn; // in the idle frame: what the drags redraw too
+    // A drag at position p: a few untimed frames first, as moving p itself redoes more
+    // (the old row goes back) than a strength step does.
+    auto drag_at = [&](int p) {
+        request_perturbation(s, p, 1.f);
+        for (int i = 0; i < 3; ++i) frame(w, s);
+        return time_frames(w, s, n,
+                           [&](int i) { request_perturbation(s, p, float(i % 50 + 1) / 50.f); });
+    };
+    const int p_view = s.p, p_mid = s.config.seq_len / 2;
+    const FrameSamples drag = drag_at(p_view);
+    const FrameSamples drag_mid = drag_at(p_mid);
+    const double mi = median(idle.total), md = median(drag.total), mm = median(drag_mid.total);
+    std::printf("{\"frames\": %d, \"seq_len\": %d, \"n_embd\": %d, \"n_head\": %d, \"kernel\": \"%s\", "
+                "\"view\": \"%s\", \"heatmaps_drawn\": %d, \"median_idle_ms\": %.3f, \"p\": %d, \"median_drag_ms\": %.3f, "
+                "\"drag_ratio\": %.3f, \"p_mid\": %d, \"median_drag_mid_ms\": %.3f, \"drag_mid_ratio\": %.3f, "
+                "\"idle_parts_ms\": %s, \"drag_parts_ms\": %s, \"drag_mid_parts_ms\": %s}\n",
+                n, s.config.seq_len, s.config.n_embd, s.config.n_head, to_string(s.kernel), to_string(s.view), heatmaps, mi,
+                p_view, md, mi > 0 ? md / mi : 0.0, p_mid, mm, mi > 0 ? mm / mi : 0.0, parts_json(idle).c_str(),
+                parts_json(drag).c_str(), parts_json(drag_mid).c_str());
+}
+
+} // namespace attnviz

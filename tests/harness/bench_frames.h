@@ -1,0 +1,15 @@
+// bench_frames.h: attnviz_harness --bench-frames N: median frame times of the real window
+// (headless, under xvfb-run), idle and while the strength slider moves every frame, as one
+// JSON line on stdout. scripts/bench.py runs it for `make bench`.
+#pragma once
+#include "app_state.h"
+#include "window.h"
+
+namespace attnviz {
+
+// N idle frames, then N frames dragging at the view's p and N at T/2 (update_row, range
+// scan, row uploads, panels, drawing), each with where its median frame's time went. The
+// keys median_idle_ms and median_drag_ms are the idle frame and the drag at the view's p.
+void bench_frames(AppWindow& w, AppState& s, int n);
+
+} // namespace attnviz
