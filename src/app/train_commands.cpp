@@ -1,16 +1,14 @@
 // train_commands.cpp: attnviz train and attnviz heads; see train_commands.h.
 #include "train_commands.h"
+#include "atomic_file.h"
 #include "config.h"
 #include "model_io.h"
 #include "text_util.h"
 #include "train.h"
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <stdexcept>
-#include <fcntl.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -112,9 +110,9 @@ static bool ends_with_nocase(const std::string& s, const std::string& suffix) {
     return true;
 }
 
-// Before any training: the output can be created where it is asked for. A probe file is
-// made and removed in the target's directory, which is what the writer's temporary file
-// will need; an existing file there is not touched.
+// Before any training: the output can be created where it is asked for. The atomic
+// writer's temporary file is made and removed in the target's folder; an existing file
+// there is not touched.
 static bool check_out_path(const std::string& path, std::string& error) {
     const std::string shown = quote_path(path);
     if (path.empty()) {
@@ -130,25 +128,9 @@ static bool check_out_path(const std::string& path, std::string& error) {
         error = "--out " + shown + " does not end in .safetensors; give a name like model.safetensors";
         return false;
     }
-    const size_t slash = path.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        error = "--out " + shown + ": the directory " + quote_path(dir) + " does not exist; create it or give another path";
-        return false;
-    }
-    const std::string probe = path + ".probe-" + std::to_string(::getpid());
-    int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        const int e = errno;
-        if (e == EACCES || e == EPERM || e == EROFS)
-            error = "--out " + shown + ": the directory " + quote_path(dir) + " is not writable; give a path you can write";
-        else
-            error = "--out " + shown + " cannot be created (" + std::strerror(e) + "); give another path";
-        return false;
-    }
-    ::close(fd);
-    ::unlink(probe.c_str());
-    return true;
+    // The writer's own first step, abandoned: it makes (and removes) its temporary file.
+    AtomicFile probe(path);
+    return probe.open(error);
 }
 
 // An optional integer option: parsed when given, else `fallback`.
