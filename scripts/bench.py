@@ -307,6 +307,9 @@ def main():
                 print(f"GUI drag frame{where} / idle frame: {fmt(frames[ms_key], 3)} / {fmt(idle, 3)} ms = "
                       f"{fmt(frames[ms_key] / idle, 3)} (goal: at most 1.5)")
 
+    import bench_train  # the training rows (scripts/bench_train.py)
+    train_rows = bench_train.run(args.bin, quick=args.quick)
+
     print(f"\ntorch's peak RSS includes about {fmt(info['import_rss_mb'])} MB for importing torch. "
           f"Total time {time.time() - started:.0f} s. "
           f"Load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}.")
@@ -314,7 +317,7 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"machine": cpu_model(), "threads": threads, "torch": info, "libblas": alt,
                        "load_average_end": os.getloadavg(),
-                       "sizes": results, "gui_frames": frames}, f, indent=1)
+                       "sizes": results, "gui_frames": frames, "train": train_rows}, f, indent=1)
     return 0
 
 

@@ -4,6 +4,7 @@
 // Bad input ends in usage_error: one sentence on stderr, exit status 2.
 #include "commands.h"
 #include "formats.h"
+#include "train_commands.h"
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -80,6 +81,8 @@ void add_commands(CLI::App& app, Commands& cmds) {
                  "weights have them, as float32 with __metadata__ {\"format\": \"pt\", \"n_head\": \"H\"}:\n"
                  "the lesson's state_dict names, so load_state_dict and --weights read it back.\n"
                  "Seeded weights are SelfAttention(C, H) right after torch.manual_seed(N).");
+
+    add_train_commands(app); // train, heads
 }
 
 // =======================================================================================
@@ -121,6 +124,7 @@ static int run_lesson() {
 // [SECTION] trace
 
 static int run_trace(const TraceArgs& a) {
+    if (wants_trained_trace(a)) return run_trained_trace(a);
     Inputs in;
     TraceJsonRequest r;
     std::string error;
@@ -367,7 +371,8 @@ int run_command(const CLI::App& sub, const Commands& cmds) {
     if (name == "bench") return run_bench(cmds.bench);
     if (name == "export") return run_export(cmds.export_args);
     if (name == "save-weights") return run_save_weights(cmds.save_weights);
-    return usage_error("command " + quote(name) + " is not known; use lesson, trace, bench, export or save-weights");
+    if (int status = run_train_command(sub); status >= 0) return status;
+    return usage_error("command " + quote(name) + " is not known; use lesson, trace, bench, export, save-weights, train or heads");
 }
 
 } // namespace attnviz

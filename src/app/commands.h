@@ -5,6 +5,7 @@
 //   bench    forward and slider-update timings as JSON
 //   export   one intermediate tensor to .npy or .csv
 //   save-weights  the seeded (or --weights-loaded) weights to a .safetensors file
+//   train, heads  trained models (train_commands.h), which trace also runs
 //
 // trace, bench and export take the config options and --text, --weights, --layer
 // (options.h); docs/cli.md documents every command with examples.

@@ -103,6 +103,13 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
     out = LoadedWeights{};
     const std::string& path = file.name;
     for (const TensorInfo& t : file.tensors) out.tensor_names.push_back(t.name);
+    // A trained model (model_io.h) is embeddings, blocks and heads, not one attention layer
+    // on a seeded x: reading its block 0 as one would show numbers that mean nothing.
+    if (const std::string* task = file.meta("attnviz_task"))
+        return fail(error, path,
+                    "this is a model trained by attnviz train (task " + quote(*task) +
+                        "), not an attention layer; open it with attnviz trace --weights FILE --text \"a b c\" or "
+                        "attnviz heads --weights FILE");
 
     // 1. Which scheme, which names.
     const TensorInfo *qkv = nullptr, *proj = nullptr;
@@ -131,7 +138,8 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
             if (file.tensors.size() > cap) names += " and " + std::to_string(file.tensors.size() - cap) + " more";
             return fail(error, path,
                         "no attention weights found: expected qkv.weight and proj.weight (the lesson), c_attn.weight "
-                        "and c_proj.weight (nanoGPT) or h.N.attn.c_attn.weight (GPT-2), but the file holds " +
+                        "and c_proj.weight (nanoGPT), h.N.attn.c_attn.weight (GPT-2) or a model from attnviz train (with "
+                        "attnviz_task in its __metadata__), but the file holds " +
                             (names.empty() ? std::string("no tensors") : names));
         }
         // Several prefixes (say a model and a copy of it): the shortest is the model itself.

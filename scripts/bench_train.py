@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""bench_train.py: the training step, attnviz train against the same training in PyTorch.
+
+bench.py imports this and calls run(binary); it can also run alone:
+    /usr/bin/python3 scripts/bench_train.py --bin build/attnviz [--steps N] [--quick]
+
+For each task at its default sizes, both sides do the same work: make the model, then N
+steps of batch, forward, loss, backward and Adam. attnviz's time is the `seconds` of
+`attnviz train --steps N` (the model's making and N steps, not the process start or the
+file); torch's is the same span of the training below, in a fresh process, once with one
+thread and once with two (torch.set_num_threads), the faster of the two compared against.
+The rows give milliseconds per step (seconds / N) and attnviz / torch (goal: at most 0.2).
+A last row times a default `both` run of 1000 steps in attnviz alone (goal: under 2 s).
+
+The torch model, data and loss below follow the training recipe (its ToyModel, make_batch
+and loss_of, written out here so the benchmark needs nothing outside the repository).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+TASKS = {  # the recipe's defaults
+    "prev":      dict(V=16, T=16, C=64, H=2, L=1, lr=5e-3, B=64, steps=300),
+    "dup":       dict(V=16, T=16, C=64, H=2, L=1, lr=5e-3, B=64, steps=600),
+    "both":      dict(V=16, T=16, C=64, H=4, L=1, lr=5e-3, B=64, steps=1000),
+    "induction": dict(V=16, T=24, C=64, H=2, L=2, lr=3e-3, B=64, steps=1500),
+}
+TIMEOUT_S = 600
+
+
+# ---------------------------------------------------------------------------------------
+# The torch side, as the training recipe defines it (run in a worker process).
+def torch_train_seconds(task, steps, threads, seed=0):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    torch.set_num_threads(threads)
+
+    class SelfAttention(nn.Module):  # the lesson's module
+        def __init__(self, n_embd, n_head):
+            super().__init__()
+            self.n_head, self.head_dim = n_head, n_embd // n_head
+            self.qkv = nn.Linear(n_embd, 3 * n_embd, bias=False)
+            self.proj = nn.Linear(n_embd, n_embd, bias=False)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(x).split(C, dim=2)
+            q, k, v = (t.view(B, T, self.n_head, self.head_dim).transpose(1, 2) for t in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * self.head_dim ** -0.5
+            mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+            att = F.softmax(att.masked_fill(~mask, float("-inf")), dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            return self.proj(y)
+
+    class ToyModel(nn.Module):  # wte + wpe -> L x (h = h + attn(h)) -> task heads
+        def __init__(self, task, V, T, C, H, L):
+            super().__init__()
+            self.wte = nn.Embedding(V + 1, C)
+            self.wpe = nn.Embedding(T + 1, C)
+            self.h = nn.ModuleList([SelfAttention(C, H) for _ in range(L)])
+            if task in ("prev", "both"):
+                self.head_prev = nn.Linear(C, V + 1, bias=False)
+            if task in ("dup", "both"):
+                self.head_dup = nn.Linear(C, 2, bias=False)
+            if task == "induction":
+                self.lm_head = nn.Linear(C, V, bias=False)
+
+        def forward(self, tok):
+            x = self.wte(tok) + self.wpe(torch.arange(tok.shape[1]))
+            for block in self.h:
+                x = x + block(x)
+            return x
+
+    def make_batch(g, V, T, B):
+        body = torch.randint(0, V, (B, T), generator=g)
+        where = None
+        if task == "induction":
+            Ls = torch.randint(3, T // 2, (B,), generator=g)
+            starts = torch.randint(0, 2, (B,), generator=g)
+            where = torch.zeros(B, T + 1, dtype=torch.bool)
+            for b in range(B):
+                L, s = int(Ls[b]), int(starts[b])
+                body[b, s + L:s + 2 * L] = body[b, s:s + L]
+                where[b, 1 + s + L:1 + s + 2 * L - 1] = True
+        tok = torch.cat([torch.full((B, 1), V), body], 1)
+        out = {"tok": tok, "where": where}
+        if task in ("prev", "both"):
+            out["prev"] = torch.cat([torch.full((B, 1), V), tok[:, :-1]], 1)
+        if task in ("dup", "both"):
+            earlier = torch.tril(torch.ones(T + 1, T + 1, dtype=torch.bool), -1)
+            out["dup"] = ((tok[:, :, None] == tok[:, None, :]) & earlier).any(-1).long()
+        return out
+
+    def loss_of(model, batch):
+        h = model(batch["tok"])
+        loss = 0.0
+        if hasattr(model, "head_prev"):
+            lp = model.head_prev(h)[:, 1:]
+            loss = loss + F.cross_entropy(lp.reshape(-1, lp.shape[-1]), batch["prev"][:, 1:].reshape(-1))
+        if hasattr(model, "head_dup"):
+            ld = model.head_dup(h)[:, 1:]
+            loss = loss + F.cross_entropy(ld.reshape(-1, 2), batch["dup"][:, 1:].reshape(-1))
+        if hasattr(model, "lm_head"):
+            w = batch["where"][:, :-1]
+            loss = loss + F.cross_entropy(model.lm_head(h)[:, :-1][w], batch["tok"][:, 1:][w])
+        return loss
+
+    c = TASKS[task]
+    t0 = time.perf_counter()
+    torch.manual_seed(seed)
+    model = ToyModel(task, c["V"], c["T"], c["C"], c["H"], c["L"])
+    opt = torch.optim.Adam(model.parameters(), lr=c["lr"])
+    g = torch.Generator().manual_seed(seed + 1)
+    loss = None
+    for _ in range(steps):
+        loss = loss_of(model, make_batch(g, c["V"], c["T"], c["B"]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss.item()
+    return {"seconds": time.perf_counter() - t0, "threads": torch.get_num_threads(), "final_loss": loss.item()}
+
+
+def torch_run(task, steps, threads):
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-worker", task, str(steps), str(threads)],
+                         capture_output=True, text=True, timeout=TIMEOUT_S, check=True)
+    return json.loads(out.stdout)
+
+
+# ---------------------------------------------------------------------------------------
+# The attnviz side.
+def attnviz_run(binary, task, steps):
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run([binary, "train", "--task", task, "--steps", str(steps), "--out",
+                              os.path.join(d, "m.safetensors")],
+                             capture_output=True, text=True, timeout=TIMEOUT_S)
+    if out.returncode != 0:
+        raise RuntimeError(f"attnviz train --task {task} failed: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def run(binary, steps=50, quick=False):
+    """Prints the training rows and returns them as a list of dicts."""
+    if quick:
+        steps = min(steps, 30)
+    print(f"\nTraining step, each task at its default size, {steps} steps (ms per step; torch in a fresh process):")
+    header = f"{'task':<10} {'attnviz ms':>10} {'torch 1 thr':>11} {'torch 2 thr':>11} {'vs torch':>8}  goal"
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for task in TASKS:
+        # Interleaved, so that a busy machine slows both alike.
+        ours = attnviz_run(binary, task, steps)
+        theirs = {n: torch_run(task, steps, n) for n in (1, 2)}
+        ms = 1e3 * ours["seconds"] / steps
+        torch_ms = {n: 1e3 * t["seconds"] / steps for n, t in theirs.items()}
+        best = min(torch_ms.values())
+        ratio = ms / best
+        rows.append({"task": task, "steps": steps, "attnviz_ms_per_step": ms,
+                     "torch_ms_per_step": {str(n): v for n, v in torch_ms.items()}, "vs_torch": ratio})
+        print(f"{task:<10} {ms:>10.3f} {torch_ms[1]:>11.3f} {torch_ms[2]:>11.3f} {ratio:>8.3f}  <= 0.2"
+              f"{'' if ratio <= 0.2 else '  (not met)'}")
+        sys.stdout.flush()
+    if not quick:
+        full = attnviz_run(binary, "both", TASKS["both"]["steps"])
+        acc = ", ".join(f"{k} {v:.3f}" for k, v in full["accuracy"].items())
+        print(f"attnviz train --task both (1000 steps): {full['seconds']:.2f} s (goal: under 2 s); accuracy {acc}")
+        rows.append({"task": "both", "steps": 1000, "attnviz_seconds": full["seconds"], "accuracy": full["accuracy"]})
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", default="build/attnviz")
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--torch-worker", nargs=3, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.torch_worker:
+        task, steps, threads = a.torch_worker
+        print(json.dumps(torch_train_seconds(task, int(steps), int(threads))))
+        return 0
+    run(a.bin, a.steps, a.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
