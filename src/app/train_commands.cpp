@@ -57,11 +57,11 @@ void add_train_commands(CLI::App& app) {
 
     CLI::App* heads = app.add_subcommand("heads", "Print the head scores of a trained model file as JSON");
     heads->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    heads->add_option("--weights", h.weights, "a model written by attnviz train (or the training recipe's --save)")
+    heads->add_option("--weights", h.weights, "a model written by attnviz train (or by PyTorch in the same layout)")
         ->type_name("FILE")
         ->required();
     heads->footer("JSON: {file, task, config {V, T, C, H, L}, accuracy, head_scores {prev_token,\n"
-                  "duplicate, induction: [layer][head]}}, computed on the recipe's probe sequences.");
+                  "duplicate, induction: [layer][head]}}, computed on fixed probe sequences (docs/training.md).");
 }
 
 // =======================================================================================
@@ -86,7 +86,7 @@ static ojson scores_json(const HeadScores& s) {
 }
 
 static ojson accuracy_json(const std::map<std::string, double>& acc) {
-    // The recipe's order: prev, dup, next (a std::map would sort dup first).
+    // PyTorch's order: prev, dup, next (a std::map would sort dup first).
     ojson j = ojson::object();
     for (const char* k : {"prev", "dup", "next"})
         if (auto it = acc.find(k); it != acc.end()) j[k] = it->second;

@@ -1,6 +1,6 @@
 // train_commands.h: the commands for trained models.
 //
-//   train   train a toy model on one of the recipe's tasks; the model to a .safetensors
+//   train   train a toy model on one of the toy tasks (docs/training.md); the model to a .safetensors
 //           file, the run (losses, accuracy, head scores, seconds) as JSON on stdout
 //   heads   the head scores (and accuracy) of a trained model file, as JSON
 //   trace --weights TRAINED.safetensors --text "a b c"   the model's forward on BOS + those

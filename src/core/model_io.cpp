@@ -133,7 +133,7 @@ bool model_from_safetensors(const SafetensorsFile& file, const TensorReader& rea
     if (!task)
         return fail(error, path,
                     "this is not a model trained by attnviz train (its __metadata__ has no attnviz_task); give a file "
-                    "that attnviz train or the training recipe's --save wrote");
+                    "that attnviz train (or PyTorch in its layout) wrote");
     std::string why;
     if (!parse_task(*task, c.task, why)) return fail(error, path, "attnviz_task in __metadata__: " + why);
 

@@ -1,4 +1,4 @@
-// model_io.h: trained models as safetensors files, in the training recipe's layout.
+// model_io.h: trained models as safetensors files, in the layout of docs/training.md §7.
 //
 //   transformer.wte.weight              (V+1, C)   token embedding, BOS last
 //   transformer.wpe.weight              (T+1, C)   position embedding
@@ -10,7 +10,7 @@
 //   __metadata__  {"attnviz_task": "both", "n_head": "4", "n_layer": "1", "vocab_size": "16"}
 //
 // All F32, sorted by name, the header padded with spaces to a multiple of 8: byte for byte
-// what the recipe's save_safetensors writes, so torch's files and ours are the same format.
+// what PyTorch's writer of that layout gives, so torch's files and ours are the same format.
 //
 // Which files are trained models: those whose __metadata__ has attnviz_task. A nanoGPT or
 // GPT-2 checkpoint has transformer.wte.weight too, but no attnviz_task; it stays a file of
