@@ -52,6 +52,35 @@ TEST(FastKernel, AgreesOnRandomShapes) {
     EXPECT_GE(used_fast, 24);
 }
 
+// Below fast_uses_reference_loops' size the fast kernel is the reference kernel, so the
+// lesson's example gives torch's bits whichever kernel the window or the CLI chose.
+TEST(FastKernel, IsTheReferenceBitForBitAtTinySizes) {
+    const json j = load_json("lesson_example.json");
+    const Config lesson = case_config(j);
+    const Experiment le = make_experiment(lesson);
+    Trace fast;
+    forward(lesson, le.weights, le.x, KernelKind::fast, fast);
+    ASSERT_TRUE(detail::fast_uses_reference_loops(fast));
+    EXPECT_TRUE(same(fast.y, flat(j.at("y1")), 0.f)) << "lesson y";
+    std::mt19937 rng(5);
+    int tried = 0;
+    for (int n = 0; n < 200 && tried < 40; ++n) {
+        const Config c = random_config(rng, 20, 40, all_masks[n % 3], all_scales[n % 3]);
+        Experiment e = make_experiment(c);
+        if (n % 2) {
+            e.weights.b_qkv = Vec::LinSpaced(3 * c.n_embd, -0.7f, 0.9f);
+            e.weights.b_proj = Vec::LinSpaced(c.n_embd, 0.4f, -0.3f);
+        }
+        Trace ref, f;
+        forward(c, e.weights, e.x, KernelKind::reference, ref);
+        forward(c, e.weights, e.x, KernelKind::fast, f);
+        if (!detail::fast_uses_reference_loops(f)) continue;
+        ++tried;
+        expect_same_trace(f, ref, 0.f, describe(c));
+    }
+    EXPECT_GE(tried, 30);
+}
+
 TEST(FastKernel, LargeScoresStayFinite) {
     // Unscaled scores over a wide head: a sharp softmax must not overflow. The scores
     // are sums of 256 products of size ~5, so the summation order alone moves them by
