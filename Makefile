@@ -43,7 +43,7 @@ test: build
 # --rounds N, --json FILE, --gui-frames N.
 BENCH_ARGS ?=
 bench: build
-	@ATTNVIZ_EXTRA_PACKAGES="python3-torch libopenblas0-pthread" scripts/install-deps
+	@ATTNVIZ_EXTRA_PACKAGES="python3-torch" scripts/install-deps
 	/usr/bin/python3 scripts/bench.py --bin ./$(BUILD)/attnviz $(BENCH_ARGS)
 
 # libFuzzer (clang 14): builds only the fuzz targets (safetensors reader, config parsing,

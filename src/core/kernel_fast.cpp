@@ -1,6 +1,7 @@
-// kernel_fast.cpp: the forward pass with Eigen products on the work team (work_team.h),
-// agreeing with the reference kernel within 1e-5 and skipping what the causal mask
-// throws away.
+// kernel_fast.cpp: the forward pass with OpenBLAS products (blas.h) on the work team
+// (work_team.h), agreeing with the reference kernel within 1e-5 and skipping what the
+// causal mask throws away. Eigen does the element-wise work and the one-row products of
+// an update.
 //
 // Three steps, each a set of independent pieces that the team's threads claim one at a
 // time (a step starts when the previous one is done: scores need all of k, the projection
@@ -22,6 +23,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include "blas.h"
 #include "kernels.h"
 #include "work_team.h"
 #include <algorithm>
@@ -45,7 +47,7 @@ constexpr int64_t parallel_work = 8 << 20;
 // Pieces per step when it is cut: enough that a thread the OS delays leaves its share to
 // the others, few enough that each product stays large.
 constexpr int step_pieces = 8;
-// Multiply-adds below which the reference loops beat Eigen's set-up costs.
+// Multiply-adds below which the reference loops beat the products' set-up costs.
 constexpr int64_t reference_loop_work = 1 << 14;
 
 // How a step runs: cut into pieces or not (from the problem's size alone, so that the
@@ -108,7 +110,7 @@ void attend_block(Trace& tr, int h, int i0, int i1, bool fresh) {
     // Keys beyond the last row's visible prefix have probability 0 in every row of the
     // block. At least one key, so a NaN row (off-by-one row 0) still gives NaN outputs.
     const int keys = std::max(1, visible_count(mask, T, i1 - 1));
-    tr.heads[h].middleRows(i0, n).noalias() = probs.block(i0, 0, n, keys) * tr.v[h].topRows(keys);
+    blas_product(probs.block(i0, 0, n, keys), tr.v[h].topRows(keys), false, tr.heads[h].middleRows(i0, n));
 }
 
 // Rows [a, b) of head h: raw scores if asked (a full forward rather than an update), then
@@ -117,7 +119,7 @@ void attend_rows(Trace& tr, int h, int a, int b, bool with_raw) {
     for (int c0 = a; c0 < b; c0 += raw_chunk_rows) {
         const int c1 = std::min(b, c0 + raw_chunk_rows);
         if (with_raw) // (rows, head_dim) x (head_dim, T): every key, the mask comes later
-            tr.raw_scores[h].middleRows(c0, c1 - c0).noalias() = tr.q[h].middleRows(c0, c1 - c0) * tr.k[h].transpose();
+            blas_product(tr.q[h].middleRows(c0, c1 - c0), tr.k[h], true, tr.raw_scores[h].middleRows(c0, c1 - c0));
         for (int i0 = c0; i0 < c1; i0 += block_rows) attend_block(tr, h, i0, std::min(c1, i0 + block_rows), with_raw);
     }
     if (b > a) tr.concat.block(a, h * tr.head_dim, b - a, tr.head_dim) = tr.heads[h].middleRows(a, b - a);
@@ -152,7 +154,7 @@ void qkv_step(const Weights& w, Trace& tr, const Plan& plan) {
     run_pieces(int(at.size()) - 1, plan.threads, [&](int k) {
         const int b0 = at[size_t(k)], b1 = at[size_t(k) + 1], c0 = b0 * hd, n = (b1 - b0) * hd;
         auto out = tr.qkv.middleCols(c0, n);
-        out.noalias() = tr.x * w.w_qkv.middleRows(c0, n).transpose(); // (T, C) x (C, n)
+        blas_product(tr.x, w.w_qkv.middleRows(c0, n), true, out); // (T, C) x (C, n)
         if (w.b_qkv.size() > 0) out.rowwise() += w.b_qkv.segment(c0, n);
         for (int b = b0; b < b1; ++b) {
             PerHead& dst = b < H ? tr.q : b < 2 * H ? tr.k : tr.v;
@@ -169,7 +171,7 @@ void proj_step(const Weights& w, Trace& tr, int r0, const Plan& plan) {
     run_pieces(int(at.size()) - 1, plan.threads, [&](int k) {
         const int c0 = at[size_t(k)], m = at[size_t(k) + 1] - c0;
         auto out = tr.y.block(r0, c0, n, m);
-        out.noalias() = tr.concat.middleRows(r0, n) * w.w_proj.middleRows(c0, m).transpose(); // (n, C) x (C, m)
+        blas_product(tr.concat.middleRows(r0, n), w.w_proj.middleRows(c0, m), true, out); // (n, C) x (C, m)
         if (w.b_proj.size() > 0) out.rowwise() += w.b_proj.segment(c0, m);
     });
 }
@@ -209,7 +211,7 @@ void build_cache_block(Trace& tr, int h, int p, int i0, int i1) {
         cache.sum(h, i) = exp_range(raw, tr.scale, m, 0, p, e) + exp_range(raw, tr.scale, m, p + 1, n, e);
     }
     const int keys = std::max(1, visible_count(mask, T, i1 - 1));
-    cache.u[size_t(h)].middleRows(i0, i1 - i0).noalias() = probs.block(i0, 0, i1 - i0, keys) * tr.v[h].topRows(keys);
+    blas_product(probs.block(i0, 0, i1 - i0, keys), tr.v[h].topRows(keys), false, cache.u[size_t(h)].middleRows(i0, i1 - i0));
 }
 
 // Rows [a, b) of head h after an update at p (raw row p and column p are new): the cache

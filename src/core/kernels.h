@@ -27,7 +27,7 @@ void reference_forward(const Weights& w, Trace& tr);
 // After tr.x row p changed: recompute exactly what row p touches, with the same loops.
 void reference_update(const Weights& w, int p, Trace& tr);
 
-// Eigen products, causal-aware, within 1e-5 of the reference.
+// OpenBLAS products, causal-aware, within 1e-5 of the reference.
 void fast_forward(const Weights& w, Trace& tr);
 void fast_update(const Weights& w, int p, Trace& tr);
 // Below this much work the fast kernel runs the reference loops: no thread start-up, no
