@@ -53,7 +53,7 @@ TEST(FastKernel, AgreesOnChosenShapes) {
                 compare_kernels(c, used_fast);
                 ++total;
             }
-    EXPECT_GE(used_fast, total * 2 / 3); // most shapes take the Eigen path, not the loops
+    EXPECT_GE(used_fast, total * 2 / 3); // most shapes take the sgemm path, not the loops
 }
 
 TEST(FastKernel, AgreesOnRandomShapes) {
