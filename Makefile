@@ -2,12 +2,18 @@
 #   make run    install what is missing, build Release into build/, open the lesson's example
 #   make test   install what is missing, build, run every test with ctest
 # Options: PORTABLE=1 (baseline x86-64 instead of -march=native), SANITIZE=1 (ASan+UBSan,
-# built in build-sanitize/), ARGS="..." (passed to attnviz by make run).
+# built in build-sanitize/), WERROR=1 (warnings are errors, as in CI), ARGS="..." (passed
+# to attnviz by make run).
 BUILD      ?= build
 BUILD_TYPE ?= Release
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 ARGS       ?=
+
+# Kept in CMake's cache once given (every object depends on it: switching it rebuilds all).
+ifeq ($(WERROR),1)
+  CMAKE_ARGS += -DATTNVIZ_WERROR=ON
+endif
 
 ifeq ($(PORTABLE),1)
   CMAKE_ARGS += -DATTNVIZ_PORTABLE=ON
@@ -43,7 +49,7 @@ test: build
 # --rounds N, --json FILE, --gui-frames N.
 BENCH_ARGS ?=
 bench: build
-	@ATTNVIZ_EXTRA_PACKAGES="python3-torch libopenblas0-pthread" scripts/install-deps
+	@ATTNVIZ_EXTRA_PACKAGES="python3-torch" scripts/install-deps
 	/usr/bin/python3 scripts/bench.py --bin ./$(BUILD)/attnviz $(BENCH_ARGS)
 
 # libFuzzer (clang 14): builds only the fuzz targets (safetensors reader, config parsing,

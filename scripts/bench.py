@@ -18,11 +18,17 @@ and prints a table of medians:
   cpu/wall       attnviz only: CPU time of all its threads per forward time, i.e. how many
                  cores the forward really ran on (2: both; less on a machine busy with
                  other work, where the threads wait for a core)
+  of sgemm       attnviz only: its GFLOP/s over the same run's cblas_sgemm rate at the qkv
+                 shape (T, C) x (C, 3C) on the work team (the sgemm column): the machine's
+                 own ceiling, so the figure reads the same on any machine
 
 torch runs in inference mode (no autograd graph), once with its thread count and OpenBLAS's
 set to attnviz's and once with one thread (on a busy machine torch's OpenMP regions can
 cost milliseconds each); the faster of the two is the one compared against. After each
-torch run the script waits SETTLE_S for OpenBLAS's spinning threads to go to sleep. Which BLAS torch really loaded is read from the worker's /proc/self/maps.
+torch run the script waits SETTLE_S for OpenBLAS's spinning threads to go to sleep. Which BLAS torch really loaded is read from the worker's /proc/self/maps. OpenBLAS 0.3.21 gives Intel
+CPUs newer than itself its SSE3 kernels; attnviz picks the kernel set from the CPU's features
+(src/core/blas.cpp), and torch's workers get the same one through OPENBLAS_CORETYPE, so that
+torch is compared at its best.
 
 Options: --bin PATH (default build/attnviz), --quick (the two small sizes only), --rounds N
 (multiply the rounds), --json FILE (save all results), --gui-frames N (with attnviz_harness
@@ -106,8 +112,17 @@ def torch_worker(T, C, H, threads):
             elif cmd[0] == "info":
                 with open("/proc/self/maps") as f:
                     libs = sorted({l.split()[-1] for l in f if "blas" in l.lower() and "/" in l})
+                core = "?"
+                try:
+                    import ctypes
+                    lib = ctypes.CDLL(libs[0])
+                    lib.openblas_get_corename.restype = ctypes.c_char_p
+                    core = lib.openblas_get_corename().decode()
+                except Exception:
+                    pass
                 reply = {
                     "torch": torch.__version__,
+                    "blas_core": core,
                     "threads": torch.get_num_threads(),
                     "blas_info": re.findall(r"\bBLAS_INFO=[^,\s]+", torch.__config__.show()),
                     "blas_loaded": [os.path.realpath(p) for p in libs],
@@ -120,8 +135,12 @@ def torch_worker(T, C, H, threads):
 
 
 class TorchWorker:
+    core = None  # OPENBLAS_CORETYPE for the workers: attnviz's choice
+
     def __init__(self, T, C, H, threads):
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+        if TorchWorker.core and "OPENBLAS_CORETYPE" not in os.environ:
+            env["OPENBLAS_CORETYPE"] = TorchWorker.core
         self.proc = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--torch-worker", str(T), str(C), str(H), str(threads)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
@@ -223,17 +242,23 @@ def main():
     w = TorchWorker(4, 8, 2, threads)
     info = w.ask("info")
     w.close()
+    TorchWorker.core = probe.get("blas_core") if probe.get("blas_core") not in (None, "none", "unknown") else None
+    w = TorchWorker(4, 8, 2, threads)
+    core_info = w.ask("info")
+    w.close()
     print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; attnviz threads: {threads}; "
           f"load average at start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"torch {info['torch']}, threads {info['threads']}, {', '.join(info['blas_info']) or 'BLAS_INFO ?'}; "
           f"BLAS loaded: {', '.join(info['blas_loaded']) or 'none found in /proc/self/maps'}")
+    print(f"OpenBLAS kernels: attnviz {probe.get('blas_core', '?')}; torch alone {info['blas_core']}, "
+          f"torch here {core_info['blas_core']}")
     alt = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     print(f"libblas.so.3 -> {alt}" + ("" if "openblas" in alt else "  (NOT OpenBLAS: torch is about 10x slower)"))
     print()
 
     results = []
     header = (f"{'T':>5} {'C':>5} {'H':>3}  {'impl':<17} {'forward ms':>10} {'update ms':>10} {'1st upd ms':>10} "
-              f"{'upd/fwd':>8} {'GFLOP/s':>8} {'peak RSS MB':>11} {'vs torch':>8} {'cpu/wall':>8}")
+              f"{'upd/fwd':>8} {'GFLOP/s':>8} {'peak RSS MB':>11} {'vs torch':>8} {'cpu/wall':>8} {'sgemm':>6} {'of sgemm':>8}")
     print(header)
     print("-" * len(header))
     for T, C, H, rounds, runs, with_reference in sizes:
@@ -280,11 +305,16 @@ def main():
             rss = max(r["peak_rss_mb"] for r in ours[k])
             cpu = statistics.median(r.get("forward_cpu_ms", 0.0) for r in ours[k])
             upd_cpu = statistics.median(r.get("update_cpu_ms", 0.0) for r in ours[k])
-            row[k] = {"forward_ms": fwd, "update_ms": upd, "update_first_ms": upd_first,
+            sgemm = statistics.median(r.get("sgemm_gflops", 0.0) for r in ours[k])
+            sgemm_blas = statistics.median(r.get("sgemm_blas_threads_gflops", 0.0) for r in ours[k])
+            of_sgemm = flops / (fwd * 1e6) / sgemm if sgemm else None
+            row[k] = {"sgemm_gflops": sgemm, "sgemm_blas_threads_gflops": sgemm_blas, "of_sgemm": of_sgemm,
+                      "forward_ms": fwd, "update_ms": upd, "update_first_ms": upd_first,
                       "gflops": flops / (fwd * 1e6), "peak_rss_mb": rss, "vs_torch": fwd / torch_ms, "forward_cpu_ms": cpu, "update_cpu_ms": upd_cpu,
                       "cpu_per_wall": cpu / fwd}
             print(f"{T:>5} {C:>5} {H:>3}  {'attnviz ' + k:<17} {fmt(fwd):>10} {fmt(upd):>10} {fmt(upd_first):>10} "
-                  f"{fmt(upd / fwd, 2):>8} {fmt(flops / (fwd * 1e6)):>8} {fmt(rss):>11} {fmt(fwd / torch_ms, 2):>8} {fmt(cpu / fwd, 2):>8}")
+                  f"{fmt(upd / fwd, 2):>8} {fmt(flops / (fwd * 1e6)):>8} {fmt(rss):>11} {fmt(fwd / torch_ms, 2):>8} {fmt(cpu / fwd, 2):>8} "
+                  f"{fmt(sgemm):>6} {fmt(of_sgemm, 2):>8}")
         for n, ms in torch_ms_by_threads.items():
             label = f"torch {n} thr" + (" (best)" if ms == torch_ms and len(torch_threads) > 1 else "")
             print(f"{'':>17}{label:<17} {fmt(ms):>10} {'-':>10} {'-':>10} {'-':>8} {fmt(flops / (ms * 1e6)):>8} "
@@ -316,6 +346,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": cpu_model(), "threads": threads, "torch": info, "libblas": alt,
+                       "blas_core": {"attnviz": probe.get("blas_core"), "torch": core_info["blas_core"]},
                        "load_average_end": os.getloadavg(),
                        "sizes": results, "gui_frames": frames, "train": train_rows}, f, indent=1)
     return 0

@@ -16,11 +16,13 @@ add_library(CLI11::CLI11 ALIAS third_party_cli11)
 find_package(glfw3 3.3 REQUIRED)
 
 # Dear ImGui 1.86 (libimgui-dev): static libimgui.a with the GLFW and OpenGL3 backends
-# inside; it takes stbtt_*/stbrp_* from libstb, and its .pc does not name the backends dir.
+# inside; it takes stbtt_*/stbrp_* from libstb. Its .pc does not name the backends'
+# headers, which Debian puts in backends/ under the .pc's include directory.
 pkg_check_modules(IMGUI REQUIRED IMPORTED_TARGET imgui)
+find_path(IMGUI_BACKENDS_DIR imgui_impl_glfw.h HINTS ${IMGUI_INCLUDE_DIRS} PATH_SUFFIXES backends REQUIRED)
 add_library(third_party_imgui INTERFACE)
 target_link_libraries(third_party_imgui INTERFACE PkgConfig::IMGUI glfw)
-target_include_directories(third_party_imgui SYSTEM INTERFACE /usr/include/imgui/backends)
+target_include_directories(third_party_imgui SYSTEM INTERFACE ${IMGUI_BACKENDS_DIR})
 add_library(imgui::imgui ALIAS third_party_imgui)
 
 # stb (libstb-dev): stb_image_write's implementation is already in libstb.so.
@@ -30,9 +32,9 @@ target_link_libraries(third_party_stb INTERFACE PkgConfig::STB)
 add_library(stb::stb ALIAS third_party_stb)
 
 # glad 2 (python3-glad): an OpenGL 3.3 core loader plus GL_KHR_debug, generated offline.
-# /usr/bin/glad runs Debian's python3, which has the glad module; another python3 on PATH
-# may not, so the program is found by path.
-find_program(GLAD_EXECUTABLE glad PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
+# /usr/bin/glad runs Debian's python3, which has the glad module; a glad earlier on PATH
+# (a virtualenv's) may run another python3 without it, so /usr/bin is looked in first.
+find_program(GLAD_EXECUTABLE glad HINTS /usr/bin REQUIRED)
 set(GLAD_OUT ${CMAKE_BINARY_DIR}/glad)
 add_custom_command(
   OUTPUT ${GLAD_OUT}/src/gl.c ${GLAD_OUT}/include/glad/gl.h ${GLAD_OUT}/include/KHR/khrplatform.h

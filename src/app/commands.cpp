@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <ctime>
 #include "work_team.h" // work_team_threads: the threads the kernels use
+#include "blas.h"      // the fast kernel's products, timed alone at the qkv shape
 
 namespace attnviz {
 
@@ -258,6 +259,11 @@ static int run_bench(const BenchArgs& a) {
 
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
+    // This machine's own product rate at the qkv shape, (T, C) x (C, 3C), so the forward's
+    // GFLOP/s reads as a fraction of it on any machine. Timed last: OpenBLAS's threads,
+    // started for the second rate, spin for a moment after it.
+    const detail::SgemmRates sgemm = detail::measure_sgemm(c.seq_len, 3 * c.n_embd, c.n_embd,
+                                                           detail::work_team_threads(), 8, 0.2);
     double fwd = median(forward_ms), upd = median(update_ms);
     double flops = useful_flops(c);
 
@@ -287,6 +293,9 @@ static int run_bench(const BenchArgs& a) {
     w.key("flops"); w.value(float(flops));
     w.key("gflops"); w.value(float(flops / (fwd * 1e6)));
     w.key("peak_rss_mb"); w.value(float(double(usage.ru_maxrss) / 1024.0)); // ru_maxrss is in KiB
+    w.key("blas_core"); w.value_string(detail::blas_core_name());
+    w.key("sgemm_gflops"); w.value(float(sgemm.team));             // as the forward runs it
+    w.key("sgemm_blas_threads_gflops"); w.value(float(sgemm.blas_threads)); // on OpenBLAS's threads
     w.end_object();
     w.flush();
     std::cout << '\n';

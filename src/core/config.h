@@ -17,7 +17,7 @@ enum class MaskMode { causal, none, off_by_one };
 // scores * head_dim^-1/2 (the lesson's), * C^-1/2, or not scaled at all.
 enum class ScaleMode { head_dim, n_embd, none };
 
-// reference: plain loops, bit-exact with PyTorch. fast: Eigen products, causal-aware.
+// reference: plain loops, bit-exact with PyTorch. fast: OpenBLAS products, causal-aware.
 enum class KernelKind { reference, fast };
 
 struct Config {

@@ -1,6 +1,7 @@
-// kernel_fast.cpp: the forward pass with Eigen products on the work team (work_team.h),
-// agreeing with the reference kernel within 1e-5 and skipping what the causal mask
-// throws away.
+// kernel_fast.cpp: the forward pass with OpenBLAS products (blas.h) on the work team
+// (work_team.h), agreeing with the reference kernel within 1e-5 and skipping what the
+// causal mask throws away. Eigen does the element-wise work and the one-row products of
+// an update.
 //
 // Three steps, each a set of independent pieces that the team's threads claim one at a
 // time (a step starts when the previous one is done: scores need all of k, the projection
@@ -22,12 +23,11 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include "blas.h"
 #include "kernels.h"
-#include "rng.h"
 #include "work_team.h"
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -47,7 +47,7 @@ constexpr int64_t parallel_work = 8 << 20;
 // Pieces per step when it is cut: enough that a thread the OS delays leaves its share to
 // the others, few enough that each product stays large.
 constexpr int step_pieces = 8;
-// Multiply-adds below which the reference loops beat Eigen's set-up costs.
+// Multiply-adds below which the reference loops beat the products' set-up costs.
 constexpr int64_t reference_loop_work = 1 << 14;
 
 // How a step runs: cut into pieces or not (from the problem's size alone, so that the
@@ -110,7 +110,7 @@ void attend_block(Trace& tr, int h, int i0, int i1, bool fresh) {
     // Keys beyond the last row's visible prefix have probability 0 in every row of the
     // block. At least one key, so a NaN row (off-by-one row 0) still gives NaN outputs.
     const int keys = std::max(1, visible_count(mask, T, i1 - 1));
-    tr.heads[h].middleRows(i0, n).noalias() = probs.block(i0, 0, n, keys) * tr.v[h].topRows(keys);
+    blas_product(probs.block(i0, 0, n, keys), tr.v[h].topRows(keys), false, tr.heads[h].middleRows(i0, n));
 }
 
 // Rows [a, b) of head h: raw scores if asked (a full forward rather than an update), then
@@ -119,7 +119,7 @@ void attend_rows(Trace& tr, int h, int a, int b, bool with_raw) {
     for (int c0 = a; c0 < b; c0 += raw_chunk_rows) {
         const int c1 = std::min(b, c0 + raw_chunk_rows);
         if (with_raw) // (rows, head_dim) x (head_dim, T): every key, the mask comes later
-            tr.raw_scores[h].middleRows(c0, c1 - c0).noalias() = tr.q[h].middleRows(c0, c1 - c0) * tr.k[h].transpose();
+            blas_product(tr.q[h].middleRows(c0, c1 - c0), tr.k[h], true, tr.raw_scores[h].middleRows(c0, c1 - c0));
         for (int i0 = c0; i0 < c1; i0 += block_rows) attend_block(tr, h, i0, std::min(c1, i0 + block_rows), with_raw);
     }
     if (b > a) tr.concat.block(a, h * tr.head_dim, b - a, tr.head_dim) = tr.heads[h].middleRows(a, b - a);
@@ -154,7 +154,7 @@ void qkv_step(const Weights& w, Trace& tr, const Plan& plan) {
     run_pieces(int(at.size()) - 1, plan.threads, [&](int k) {
         const int b0 = at[size_t(k)], b1 = at[size_t(k) + 1], c0 = b0 * hd, n = (b1 - b0) * hd;
         auto out = tr.qkv.middleCols(c0, n);
-        out.noalias() = tr.x * w.w_qkv.middleRows(c0, n).transpose(); // (T, C) x (C, n)
+        blas_product(tr.x, w.w_qkv.middleRows(c0, n), true, out); // (T, C) x (C, n)
         if (w.b_qkv.size() > 0) out.rowwise() += w.b_qkv.segment(c0, n);
         for (int b = b0; b < b1; ++b) {
             PerHead& dst = b < H ? tr.q : b < 2 * H ? tr.k : tr.v;
@@ -171,7 +171,7 @@ void proj_step(const Weights& w, Trace& tr, int r0, const Plan& plan) {
     run_pieces(int(at.size()) - 1, plan.threads, [&](int k) {
         const int c0 = at[size_t(k)], m = at[size_t(k) + 1] - c0;
         auto out = tr.y.block(r0, c0, n, m);
-        out.noalias() = tr.concat.middleRows(r0, n) * w.w_proj.middleRows(c0, m).transpose(); // (n, C) x (C, m)
+        blas_product(tr.concat.middleRows(r0, n), w.w_proj.middleRows(c0, m), true, out); // (n, C) x (C, m)
         if (w.b_proj.size() > 0) out.rowwise() += w.b_proj.segment(c0, m);
     });
 }
@@ -211,7 +211,7 @@ void build_cache_block(Trace& tr, int h, int p, int i0, int i1) {
         cache.sum(h, i) = exp_range(raw, tr.scale, m, 0, p, e) + exp_range(raw, tr.scale, m, p + 1, n, e);
     }
     const int keys = std::max(1, visible_count(mask, T, i1 - 1));
-    cache.u[size_t(h)].middleRows(i0, i1 - i0).noalias() = probs.block(i0, 0, i1 - i0, keys) * tr.v[h].topRows(keys);
+    blas_product(probs.block(i0, 0, i1 - i0, keys), tr.v[h].topRows(keys), false, cache.u[size_t(h)].middleRows(i0, i1 - i0));
 }
 
 // Rows [a, b) of head h after an update at p (raw row p and column p are new): the cache
@@ -277,137 +277,6 @@ void reset_cache(Trace& tr, int p) {
         if (m.rows() != tr.T || m.cols() != tr.head_dim) m.resize(tr.T, tr.head_dim);
 }
 
-// Outputs per vector in the tiny forward's products, and rows per pass (one accumulator
-// vector each, kept in registers).
-constexpr int tiny_lanes = 16, tiny_rows = 4;
-typedef float TinyLanes __attribute__((vector_size(tiny_lanes * sizeof(float))));
-// Floats of the stack buffer that holds one product's right-hand side, its rows padded
-// to whole vectors: enough for W_qkv^T whenever fast_uses_reference_loops holds (C < 64,
-// as T C 4C alone reaches reference_loop_work at C = 64), and for k^T and v there.
-constexpr int tiny_buffer = 64 * 3 * 64;
-
-int padded(int n) { return (n + tiny_lanes - 1) / tiny_lanes * tiny_lanes; }
-
-// out (rows, n_out) = in (rows, n_in) times rhs (n_in, n_out), rhs's rows `stride` apart
-// (a multiple of tiny_lanes, zero-padded), then + b if given. Every output is a sum from
-// 0 in the order of the inputs with one rounding per multiply and per add, the bias
-// added last: the reference's linear_row, dot_rows and head_row sums, bit for bit. Only
-// independent sums run side by side (tiny_lanes outputs of tiny_rows rows).
-void tiny_product(const float* in, int rows, int n_in, const float* rhs, int stride, int n_out, const float* b,
-                  float* out) {
-    for (int k0 = 0; k0 < n_out; k0 += tiny_lanes) {
-        const int nk = std::min(tiny_lanes, n_out - k0);
-        for (int t0 = 0; t0 < rows; t0 += tiny_rows) {
-            const int nt = std::min(tiny_rows, rows - t0);
-            TinyLanes acc[tiny_rows] = {};
-            for (int d = 0; d < n_in; ++d) {
-                TinyLanes w;
-                std::memcpy(&w, rhs + int64_t(d) * stride + k0, sizeof w);
-#pragma GCC unroll 4
-                for (int r = 0; r < tiny_rows; ++r) {
-                    const float a = r < nt ? in[int64_t(t0 + r) * n_in + d] : 0.f;
-                    acc[r] += a * w;
-                }
-            }
-            for (int r = 0; r < nt; ++r) {
-                float* o = out + int64_t(t0 + r) * n_out + k0;
-                if (nk == tiny_lanes) {
-                    TinyLanes sum = acc[r];
-                    if (b) {
-                        TinyLanes bias;
-                        std::memcpy(&bias, b + k0, sizeof bias);
-                        sum += bias;
-                    }
-                    std::memcpy(o, &sum, sizeof sum);
-                } else {
-                    for (int k = 0; k < nk; ++k) o[k] = b ? acc[r][k] + b[k0 + k] : acc[r][k];
-                }
-            }
-        }
-    }
-}
-
-// dst (n, padded(m)) = src (n, m), zero in the padding.
-void pad_into(const float* src, int n, int m, float* dst) {
-    const int stride = padded(m);
-    std::memset(dst, 0, sizeof(float) * size_t(n) * size_t(stride)); // one call, not one per row
-    for (int i = 0; i < n; ++i) std::memcpy(dst + int64_t(i) * stride, src + int64_t(i) * m, sizeof(float) * size_t(m));
-}
-
-// dst (n, padded(m)) = src^T for src (m, n), zero in the padding.
-void pad_transposed_into(const float* src, int m, int n, float* dst) {
-    const int stride = padded(m);
-    std::memset(dst, 0, sizeof(float) * size_t(n) * size_t(stride));
-    for (int i = 0; i < n; ++i) {
-        float* row = dst + int64_t(i) * stride;
-        for (int j = 0; j < m; ++j) row[j] = src[int64_t(j) * n + i];
-    }
-}
-
-// probs[h] row i as reference_softmax_row computes it, without its exps of masked
-// scores: with a finite or +inf row maximum m they are exp(-inf - m) = 0 exactly. Rows
-// with a NaN score or no finite maximum (every visible score -inf, or none visible) go
-// to the reference, whose arithmetic gives them NaN.
-void tiny_softmax_row(Trace& tr, int h, int i) {
-    const int T = tr.T, n = visible_count(tr.config.mask, T, i);
-    const float* raw = tr.raw_scores[h].data() + int64_t(i) * T;
-    float* p = tr.probs[h].data() + int64_t(i) * T;
-    float m = -std::numeric_limits<float>::infinity();
-    bool any_nan = false;
-    for (int j = 0; j < n; ++j) {
-        p[j] = raw[j] * tr.scale;
-        m = p[j] > m ? p[j] : m;
-        any_nan |= std::isnan(p[j]);
-    }
-    if (any_nan || m == -std::numeric_limits<float>::infinity()) {
-        reference_softmax_row(tr, h, i);
-        return;
-    }
-    for (int j = 0; j < n; ++j) p[j] = sleef_expf_u10(p[j] - m);
-    for (int j = n; j < T; ++j) p[j] = 0.f;
-    const float inv = 1.f / reference_lane_sum(p, T);
-    for (int j = 0; j < T; ++j) p[j] = p[j] * inv;
-}
-
-// The reference forward (docs/numerics.md §3) bit for bit, for the sizes where the
-// fast kernel uses the reference loops: at the lesson's (4, 8, 2) the reference spends
-// most of its time in one scalar sum after another. Here the sums that do not depend on
-// each other run side by side, and the softmax skips the exps that are exactly 0.
-void tiny_forward(const Weights& w, Trace& tr) {
-    const int T = tr.T, C = tr.C, H = tr.H, hd = tr.head_dim;
-    if (3 * C * padded(3 * C) > tiny_buffer || hd * padded(T) > tiny_buffer || T * padded(hd) > tiny_buffer) {
-        reference_forward(w, tr);
-        return;
-    }
-    float rhs[tiny_buffer];
-    // qkv = x W_qkv^T (+ b_qkv), split into q, k, v per head.
-    pad_transposed_into(w.w_qkv.data(), 3 * C, C, rhs);
-    tiny_product(tr.x.data(), T, C, rhs, padded(3 * C), 3 * C, w.b_qkv.size() ? w.b_qkv.data() : nullptr,
-                 tr.qkv.data());
-    for (int h = 0; h < H; ++h)
-        for (int part = 0; part < 3; ++part) {
-            float* dst = (part == 0 ? tr.q : part == 1 ? tr.k : tr.v)[size_t(h)].data();
-            const float* src = tr.qkv.data() + part * C + h * hd;
-            for (int t = 0; t < T; ++t)
-                for (int d = 0; d < hd; ++d) dst[t * hd + d] = src[int64_t(t) * 3 * C + d];
-        }
-    for (int h = 0; h < H; ++h) {
-        // raw = q k^T, every key (the mask comes later).
-        pad_transposed_into(tr.k[h].data(), T, hd, rhs);
-        tiny_product(tr.q[h].data(), T, hd, rhs, padded(T), T, nullptr, tr.raw_scores[h].data());
-        for (int i = 0; i < T; ++i) tiny_softmax_row(tr, h, i);
-        // heads = probs v over all T keys (masked ones add +0, as in the reference).
-        pad_into(tr.v[h].data(), T, hd, rhs);
-        tiny_product(tr.probs[h].data(), T, T, rhs, padded(hd), hd, nullptr, tr.heads[h].data());
-        for (int t = 0; t < T; ++t)
-            for (int d = 0; d < hd; ++d) tr.concat(t, h * hd + d) = tr.heads[h](t, d);
-    }
-    // y = concat W_proj^T (+ b_proj).
-    pad_transposed_into(w.w_proj.data(), C, C, rhs);
-    tiny_product(tr.concat.data(), T, C, rhs, padded(C), C, w.b_proj.size() ? w.b_proj.data() : nullptr,
-                 tr.y.data());
-}
-
 } // namespace
 
 bool fast_uses_reference_loops(const Trace& tr) {
@@ -417,7 +286,7 @@ bool fast_uses_reference_loops(const Trace& tr) {
 
 void fast_forward(const Weights& w, Trace& tr) {
     if (fast_uses_reference_loops(tr)) {
-        tiny_forward(w, tr);
+        reference_forward(w, tr);
         return;
     }
     const SerialEigen serial; // the pieces are the parallelism

@@ -209,9 +209,6 @@ int64_t work_from(const Trace& tr, int r0) {
 
 } // namespace
 
-void reference_softmax_row(Trace& tr, int h, int i) { softmax_row(tr, h, i); }
-float reference_lane_sum(const float* e, int L) { return lane_sum(e, L); }
-
 void reference_forward(const Weights& w, Trace& tr) {
     // Tiny traces stay on the calling thread and in the microseconds.
     forward_rows(w, tr, split_for(work_from(tr, 0) + int64_t(tr.T) * tr.C * 3 * tr.C));

@@ -26,12 +26,8 @@ int visible_count(MaskMode mask, int T, int i);
 void reference_forward(const Weights& w, Trace& tr);
 // After tr.x row p changed: recompute exactly what row p touches, with the same loops.
 void reference_update(const Weights& w, int p, Trace& tr);
-// probs[h] row i from raw_scores[h] row i, as reference_forward computes it, and the
-// sum of its exps there (torch's 8-lane reduction).
-void reference_softmax_row(Trace& tr, int h, int i);
-float reference_lane_sum(const float* e, int L);
 
-// Eigen products, causal-aware, within 1e-5 of the reference.
+// OpenBLAS products, causal-aware, within 1e-5 of the reference.
 void fast_forward(const Weights& w, Trace& tr);
 void fast_update(const Weights& w, int p, Trace& tr);
 // Below this much work the fast kernel runs the reference loops: no thread start-up, no

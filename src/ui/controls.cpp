@@ -163,7 +163,7 @@ void draw_controls(AppState& s, UiContext& ui) {
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(s.kernel == KernelKind::reference
                                   ? "Plain loops in PyTorch's order: bit-exact with the lesson's numbers."
-                                  : "Eigen products: within 1e-5 of the reference, fast enough for large sizes.");
+                                  : "OpenBLAS products: within 1e-5 of the reference, fast enough for large sizes.");
     }
     ImGui::Spacing();
     if (ImGui::Button("Reset to the lesson  L", ImVec2(-1, 0))) {

@@ -1,7 +1,9 @@
-// test_fast_kernel.cpp: the fast kernel (Eigen products, causal-aware blocks) against the
-// plain-loop reference kernel, on every intermediate, within 1e-5.
+// test_fast_kernel.cpp: the fast kernel (OpenBLAS products, causal-aware blocks) against
+// the plain-loop reference kernel, on every intermediate, within 1e-5.
+#include "blas.h"
 #include "core_test_util.h"
 #include "kernels.h"
+#include <cstring>
 
 namespace attnviz::test {
 namespace {
@@ -17,6 +19,18 @@ void compare_kernels(const Config& c, int& used_fast_path) {
     EXPECT_EQ(fast.kernel, KernelKind::fast);
     if (!detail::fast_uses_reference_loops(fast)) ++used_fast_path;
     expect_same_trace(fast, ref, tol, "fast vs reference");
+}
+
+// The comparisons below test the OpenBLAS products, not Eigen's fallback for a machine
+// without OpenBLAS, and OpenBLAS runs the kernels this CPU has: OpenBLAS 0.3.21 alone
+// gives a CPU model newer than itself its SSE3 kernels ("Prescott"), 4 to 5 times slower.
+TEST(FastKernel, RunsOnOpenBLASWithThisCPUsKernels) {
+    ASSERT_TRUE(detail::blas_loaded()) << "OpenBLAS (libopenblas0-pthread) was not loaded";
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        EXPECT_STRNE(detail::blas_core_name(), "Prescott") << "an AVX2 CPU on OpenBLAS's SSE3 kernels";
+    }
+    EXPECT_STRNE(detail::blas_core_name(), "none");
 }
 
 TEST(FastKernel, AgreesOnChosenShapes) {
@@ -39,7 +53,7 @@ TEST(FastKernel, AgreesOnChosenShapes) {
                 compare_kernels(c, used_fast);
                 ++total;
             }
-    EXPECT_GE(used_fast, total * 2 / 3); // most shapes take the Eigen path, not the loops
+    EXPECT_GE(used_fast, total * 2 / 3); // most shapes take the sgemm path, not the loops
 }
 
 TEST(FastKernel, AgreesOnRandomShapes) {
@@ -50,6 +64,35 @@ TEST(FastKernel, AgreesOnRandomShapes) {
         compare_kernels(c, used_fast);
     }
     EXPECT_GE(used_fast, 24);
+}
+
+// Below fast_uses_reference_loops' size the fast kernel is the reference kernel, so the
+// lesson's example gives torch's bits whichever kernel the window or the CLI chose.
+TEST(FastKernel, IsTheReferenceBitForBitAtTinySizes) {
+    const json j = load_json("lesson_example.json");
+    const Config lesson = case_config(j);
+    const Experiment le = make_experiment(lesson);
+    Trace fast;
+    forward(lesson, le.weights, le.x, KernelKind::fast, fast);
+    ASSERT_TRUE(detail::fast_uses_reference_loops(fast));
+    EXPECT_TRUE(same(fast.y, flat(j.at("y1")), 0.f)) << "lesson y";
+    std::mt19937 rng(5);
+    int tried = 0;
+    for (int n = 0; n < 200 && tried < 40; ++n) {
+        const Config c = random_config(rng, 20, 40, all_masks[n % 3], all_scales[n % 3]);
+        Experiment e = make_experiment(c);
+        if (n % 2) {
+            e.weights.b_qkv = Vec::LinSpaced(3 * c.n_embd, -0.7f, 0.9f);
+            e.weights.b_proj = Vec::LinSpaced(c.n_embd, 0.4f, -0.3f);
+        }
+        Trace ref, f;
+        forward(c, e.weights, e.x, KernelKind::reference, ref);
+        forward(c, e.weights, e.x, KernelKind::fast, f);
+        if (!detail::fast_uses_reference_loops(f)) continue;
+        ++tried;
+        expect_same_trace(f, ref, 0.f, describe(c));
+    }
+    EXPECT_GE(tried, 30);
 }
 
 TEST(FastKernel, LargeScoresStayFinite) {

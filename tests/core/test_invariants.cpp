@@ -201,7 +201,7 @@ TEST(Invariants, BiasesAreAddedAfterTheSum) {
     Config c;
     c.n_embd = 32;
     c.n_head = 4;
-    c.seq_len = 70; // large enough for the fast kernel's Eigen path
+    c.seq_len = 70; // large enough for the fast kernel's sgemm path
     Experiment e = make_experiment(c);
     Weights with_qkv = e.weights;
     with_qkv.b_qkv = Vec::LinSpaced(3 * c.n_embd, -0.7f, 0.9f);

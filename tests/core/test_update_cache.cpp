@@ -44,7 +44,7 @@ void drag(Drag& d, int p, std::initializer_list<float> alphas, const std::string
     for (float alpha : alphas) move(d, p, alpha, what + " p=" + std::to_string(p) + " alpha=" + std::to_string(alpha));
 }
 
-TEST(UpdateCache, UsesTheEigenPath) {
+TEST(UpdateCache, UsesTheSgemmPath) {
     for (MaskMode mask : all_masks) {
         Config c = cache_config(mask);
         Experiment e = make_experiment(c);
