@@ -1,4 +1,10 @@
 // train_layers.cpp: the training path's layers; see train_layers.h.
+// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics (the
+// _mm512_undefined_ps idiom) wherever Eigen's products inline them; the values are
+// defined, so the warning is silenced for this file, as in kernel_fast.cpp.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "train_layers.h"
 #include <algorithm>
 #include <cmath>
