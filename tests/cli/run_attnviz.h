@@ -46,4 +46,16 @@ struct TempDir {
 bool same_float32(const nlohmann::json& ours, const nlohmann::json& ref, const std::string& path,
                   std::string& where);
 
+// The command is refused as bad input: exit status 2, one line on stderr containing
+// `must_contain`, nothing on stdout.
+inline void expect_usage_error(const std::vector<std::string>& args, const std::string& must_contain) {
+    RunResult r = run_attnviz(args);
+    std::string shown;
+    for (const std::string& a : args) shown += a + " ";
+    EXPECT_EQ(r.status, 2) << shown << "\nstderr: " << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << shown << "\nstderr: " << r.err;
+    EXPECT_NE(r.err.find(must_contain), std::string::npos) << shown << "\nstderr: " << r.err;
+    EXPECT_EQ(r.out, "") << shown;
+}
+
 } // namespace attnviz_test

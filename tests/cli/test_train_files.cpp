@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 using attnviz_test::load_json;
+using attnviz_test::expect_usage_error;
 using attnviz_test::run_attnviz;
 using attnviz_test::run_json;
 using attnviz_test::RunResult;
@@ -21,16 +22,6 @@ const std::string both_file = train_dir + "both_s0_200.safetensors";
 const std::string induction_file = train_dir + "induction_s1_120.safetensors";
 
 json runs() { return load_json(train_dir + "recipe_runs.json").at("runs"); }
-
-void expect_usage_error(const std::vector<std::string>& args, const std::string& must_contain) {
-    RunResult r = run_attnviz(args);
-    std::string shown;
-    for (const std::string& a : args) shown += a + " ";
-    EXPECT_EQ(r.status, 2) << shown << "\nstderr: " << r.err;
-    EXPECT_EQ(r.err_lines(), 1) << shown << "\nstderr: " << r.err;
-    EXPECT_NE(r.err.find(must_contain), std::string::npos) << shown << "\nstderr: " << r.err;
-    EXPECT_EQ(r.out, "") << shown;
-}
 
 void expect_within(const json& ours, const json& ref, double tol, const std::string& where) {
     ASSERT_EQ(ours.is_array(), ref.is_array()) << where;

@@ -19,6 +19,7 @@ extern char** environ;
 
 using attnviz_test::load_json;
 using attnviz_test::read_file;
+using attnviz_test::expect_usage_error;
 using attnviz_test::run_attnviz;
 using attnviz_test::run_json;
 using attnviz_test::RunResult;
@@ -28,16 +29,6 @@ using nlohmann::json;
 namespace {
 
 const std::string train_dir = ATTNVIZ_TEST_DATA "/train/";
-
-void expect_usage_error(const std::vector<std::string>& args, const std::string& must_contain) {
-    RunResult r = run_attnviz(args);
-    std::string shown;
-    for (const std::string& a : args) shown += a + " ";
-    EXPECT_EQ(r.status, 2) << shown << "\nstderr: " << r.err;
-    EXPECT_EQ(r.err_lines(), 1) << shown << "\nstderr: " << r.err;
-    EXPECT_NE(r.err.find(must_contain), std::string::npos) << shown << "\nstderr: " << r.err;
-    EXPECT_EQ(r.out, "") << shown;
-}
 
 // OMP_NUM_THREADS (work_team.h's thread count) for the children started in one scope.
 struct Threads {

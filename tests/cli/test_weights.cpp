@@ -11,6 +11,7 @@
 
 using attnviz_test::load_json;
 using attnviz_test::read_file;
+using attnviz_test::expect_usage_error;
 using attnviz_test::run_attnviz;
 using attnviz_test::run_json;
 using attnviz_test::RunResult;
@@ -28,16 +29,6 @@ const std::string gpt2_f16_file = fixtures + "gpt2_hf_prefixed_f16.safetensors";
 const std::string nanogpt_model_file = fixtures + "nanogpt_model_bf16.safetensors"; // n_head 4 in metadata
 
 RunResult run(const std::vector<std::string>& args) { return run_attnviz(args); }
-
-void expect_usage_error(const std::vector<std::string>& args, const std::string& must_contain) {
-    RunResult r = run_attnviz(args);
-    std::string shown;
-    for (const std::string& a : args) shown += a + " ";
-    EXPECT_EQ(r.status, 2) << shown << "\nstderr: " << r.err;
-    EXPECT_EQ(r.err_lines(), 1) << shown << "\nstderr: " << r.err;
-    EXPECT_NE(r.err.find(must_contain), std::string::npos) << shown << "\nstderr: " << r.err;
-    EXPECT_EQ(r.out, "") << shown;
-}
 
 void write_bytes(const std::string& path, const std::string& bytes) {
     std::ofstream f(path, std::ios::binary);
