@@ -4,6 +4,7 @@
 // Bad input ends in usage_error: one sentence on stderr, exit status 2.
 #include "commands.h"
 #include "formats.h"
+#include "text_util.h"
 #include "train_commands.h"
 #include <algorithm>
 #include <cctype>
@@ -336,13 +337,6 @@ static int run_export(const ExportArgs& a) {
 
 // =======================================================================================
 // [SECTION] save-weights
-
-static bool ends_with_nocase(const std::string& s, const std::string& suffix) {
-    if (s.size() < suffix.size()) return false;
-    for (size_t i = 0; i < suffix.size(); ++i)
-        if (std::tolower((unsigned char)s[s.size() - suffix.size() + i]) != suffix[i]) return false;
-    return true;
-}
 
 static int run_save_weights(const SaveWeightsArgs& a) {
     if (!ends_with_nocase(a.out, ".safetensors")) {

@@ -103,13 +103,6 @@ static int print_json(const ojson& j) {
     return 0;
 }
 
-static bool ends_with_nocase(const std::string& s, const std::string& suffix) {
-    if (s.size() < suffix.size()) return false;
-    for (size_t i = 0; i < suffix.size(); ++i)
-        if (std::tolower((unsigned char)s[s.size() - suffix.size() + i]) != suffix[i]) return false;
-    return true;
-}
-
 // Before any training: the output can be created where it is asked for. The atomic
 // writer's temporary file is made and removed in the target's folder; an existing file
 // there is not touched.

@@ -129,14 +129,6 @@ bool write_csv(const std::string& path, const float* data, const std::vector<int
     return write_csv_blocks(path, source_of(data, shape), error);
 }
 
-static bool ends_with_nocase(const std::string& s, const char* suffix) {
-    size_t n = std::strlen(suffix);
-    if (s.size() < n) return false;
-    for (size_t i = 0; i < n; ++i)
-        if (std::tolower((unsigned char)s[s.size() - n + i]) != suffix[i]) return false;
-    return true;
-}
-
 bool check_export_path(const std::string& path, std::string& error) {
     if (ends_with_nocase(path, ".npy") || ends_with_nocase(path, ".csv")) return true;
     error = "output file " + quote_path(path) + " has an unknown extension; give a name ending in .npy or .csv";

@@ -1,5 +1,6 @@
 // text_util.cpp: see text_util.h.
 #include "text_util.h"
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 
@@ -79,6 +80,13 @@ std::string quote_path(const std::string& path) {
     size_t from = path.size() - keep;
     while (from < path.size() && ((unsigned char)path[from] & 0xc0) == 0x80) ++from;
     return "'..." + escaped(path.substr(from)) + "'";
+}
+
+bool ends_with_nocase(const std::string& s, const std::string& suffix) {
+    if (s.size() < suffix.size()) return false;
+    for (size_t i = 0; i < suffix.size(); ++i)
+        if (std::tolower((unsigned char)s[s.size() - suffix.size() + i]) != suffix[i]) return false;
+    return true;
 }
 
 } // namespace attnviz

@@ -42,4 +42,7 @@ inline std::string list_or(const std::vector<int>& v) {
     return s;
 }
 
+// True when `s` ends with `suffix` (lower case), ignoring the case of `s`: ".NPY" is ".npy".
+bool ends_with_nocase(const std::string& s, const std::string& suffix);
+
 } // namespace attnviz
