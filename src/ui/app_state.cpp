@@ -64,6 +64,11 @@ void request_config(AppState& s, const Config& c, KernelChoice kernel) {
     s.config_dirty = true;
 }
 
+void request_trained_model(AppState& s, std::shared_ptr<const TrainedInput> in) {
+    s.edit_trained = std::move(in);
+    s.config_dirty = true;
+}
+
 void reset_to_lesson(AppState& s) {
     request_config(s, lesson_config(), KernelChoice::automatic);
     s.shared_ranges = true;

@@ -10,6 +10,7 @@
 #pragma once
 #include "experiment.h"
 #include "heatmap_renderer.h"
+#include "model.h"
 #include "trace_textures.h"
 #include "weights_io.h"
 #include <array>
@@ -145,6 +146,15 @@ struct DySummary {
     int zeros_before = 0;
 };
 
+// A trained model (model.h) shown in every view instead of the lesson's module: the Train
+// view's "Open in the views", or --weights with a file `attnviz train` wrote. Shared and
+// immutable, like WeightsFile, so the staged and the applied state can hold the same model.
+struct TrainedInput {
+    std::shared_ptr<const Model> model;
+    std::vector<int> tokens; // the sequence the views run it on, BOS (= vocab) first
+    std::string source;      // for the side panel: "Train view, step 1000" or the file's path
+};
+
 struct AppState {
     // The run in use, and what the controls show (applied on the next recompute).
     Config config;
@@ -212,6 +222,11 @@ struct AppState {
     std::string png_request;
     float view_rect[4] = {0, 0, 0, 0};     // the view's screen rectangle x0, y0, x1, y1 (tabs included)
 
+    // A trained model in the views (nullptr: the lesson's module), applied and requested;
+    // request_trained_model() stages one and recompute() applies it with the config.
+    std::shared_ptr<const TrainedInput> trained;
+    std::shared_ptr<const TrainedInput> edit_trained;
+
     // Dirty flags, cleared by recompute() and by the loop.
     bool config_dirty = true;
     bool perturb_dirty = false;
@@ -236,6 +251,9 @@ void request_perturbation(AppState& s, int p, float strength);
 // shown): the lesson's config and kernel choice, its input (no words, seeded weights), p = 2
 // unperturbed, shared colour ranges and every view's window back to the start.
 void reset_to_lesson(AppState& s);
+// Stages a trained model for the views (nullptr: back to the lesson's module); the next
+// recompute applies it, or refuses it with one sentence in `error` and keeps what is shown.
+void request_trained_model(AppState& s, std::shared_ptr<const TrainedInput> in);
 // Does what the dirty flags ask; see the top of this file.
 void recompute(AppState& s);
 
