@@ -148,13 +148,7 @@ static int run_trace(const TraceArgs& a) {
     Trace scratch;
     std::ios::sync_with_stdio(false);
     write_trace_json(std::cout, e, r, scratch);
-    std::cout << '\n';
-    std::cout.flush();
-    if (!std::cout) {
-        std::fprintf(stderr, "attnviz: could not write the trace to stdout\n");
-        return 1;
-    }
-    return 0;
+    return finish_stdout("trace");
 }
 
 // =======================================================================================
@@ -299,8 +293,16 @@ static int run_bench(const BenchArgs& a) {
     w.key("sgemm_blas_threads_gflops"); w.value(float(sgemm.blas_threads)); // on OpenBLAS's threads
     w.end_object();
     w.flush();
+    return finish_stdout("timings");
+}
+
+int finish_stdout(const char* what) {
     std::cout << '\n';
     std::cout.flush();
+    if (!std::cout) {
+        std::fprintf(stderr, "attnviz: could not write the %s to stdout\n", what);
+        return 1;
+    }
     return 0;
 }
 

@@ -46,6 +46,10 @@ struct Commands {
 };
 
 void add_commands(CLI::App& app, Commands& cmds);
+// Ends a command's JSON on stdout: a newline, a flush, and 0, or 1 with one sentence on
+// stderr ("could not write the <what> to stdout") when stdout refused it (a full disk, a
+// closed pipe).
+int finish_stdout(const char* what);
 // Runs the selected subcommand; returns the process exit status.
 int run_command(const CLI::App& sub, const Commands& cmds);
 

@@ -1,6 +1,7 @@
 // train_commands.cpp: attnviz train and attnviz heads; see train_commands.h.
 #include "train_commands.h"
 #include "atomic_file.h"
+#include "commands.h"
 #include "config.h"
 #include "model_io.h"
 #include "text_util.h"
@@ -94,13 +95,8 @@ static ojson accuracy_json(const std::map<std::string, double>& acc) {
 }
 
 static int print_json(const ojson& j) {
-    std::cout << j.dump() << '\n';
-    std::cout.flush();
-    if (!std::cout) {
-        std::fprintf(stderr, "attnviz: could not write the JSON to stdout\n");
-        return 1;
-    }
-    return 0;
+    std::cout << j.dump();
+    return finish_stdout("JSON");
 }
 
 // Before any training: the output can be created where it is asked for. The atomic

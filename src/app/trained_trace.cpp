@@ -8,6 +8,7 @@
 // n_layer, token_ids, logits, and with --intermediates "layers", one object per block with
 // its input x, the shape walk's intermediates under intermediates_for_x's names and its
 // attention output y (before the residual add).
+#include "commands.h"
 #include "formats.h"
 #include "model_io.h"
 #include "options.h"
@@ -224,13 +225,7 @@ int run_trained_trace(const TraceArgs& a) {
         w.end_object();
         w.flush();
     }
-    std::cout << '\n';
-    std::cout.flush();
-    if (!std::cout) {
-        std::fprintf(stderr, "attnviz: could not write the trace to stdout\n");
-        return 1;
-    }
-    return 0;
+    return finish_stdout("trace");
 }
 
 } // namespace attnviz

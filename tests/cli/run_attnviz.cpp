@@ -41,7 +41,7 @@ static std::string temp_file_path(const char* stem) {
     return name.data();
 }
 
-RunResult run_attnviz(const std::vector<std::string>& args) {
+RunResult run_attnviz(const std::vector<std::string>& args, const char* stdout_path) {
     RunResult r;
     std::string out_path = temp_file_path("attnviz-cli-out"), err_path = temp_file_path("attnviz-cli-err");
     std::vector<std::string> argv_text = {ATTNVIZ_BIN};
@@ -53,7 +53,7 @@ RunResult run_attnviz(const std::vector<std::string>& args) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_TRUNC, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, stdout_path ? stdout_path : out_path.c_str(), O_WRONLY | O_TRUNC, 0);
     posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_TRUNC, 0);
     pid_t pid = 0;
     int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);

@@ -13,8 +13,9 @@ struct RunResult {
     int err_lines() const; // lines on stderr
 };
 
-// Runs ATTNVIZ_BIN with `args` (no shell), stdout and stderr to temporary files.
-RunResult run_attnviz(const std::vector<std::string>& args);
+// Runs ATTNVIZ_BIN with `args` (no shell), stdout and stderr to temporary files, or stdout
+// to `stdout_path` when given (e.g. /dev/full; `out` is then empty).
+RunResult run_attnviz(const std::vector<std::string>& args, const char* stdout_path = nullptr);
 
 // Runs ATTNVIZ_BIN with `args` and parses its stdout as JSON, expecting exit status 0 and
 // nothing on stderr (gtest failures otherwise; a discarded value when stdout is not JSON).

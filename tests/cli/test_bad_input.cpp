@@ -198,3 +198,24 @@ TEST(Help, TopLevelListsEachCommandOnOneLine) {
         EXPECT_GT(lines[i].size(), 40u) << "no description: " << lines[i];
     }
 }
+
+// A full disk or a closed pipe on stdout is not a success: every JSON command says so in
+// one sentence and exits 1 instead of 0 with half a document written.
+TEST(BadInput, StdoutThatRefusesTheOutput) {
+    TempDir dir;
+    std::string model = dir.path + "/m.safetensors";
+    ASSERT_EQ(run_attnviz({"train", "--task", "prev", "--steps", "2", "--out", model}).status, 0);
+    const std::vector<std::vector<std::string>> commands = {
+        {"trace"},
+        {"bench", "--repeat", "3"},
+        {"train", "--task", "prev", "--steps", "2", "--out", dir.path + "/n.safetensors"},
+        {"heads", "--weights", model},
+        {"trace", "--weights", model, "--text", "a b c"},
+    };
+    for (const auto& args : commands) {
+        RunResult r = run_attnviz(args, "/dev/full");
+        EXPECT_EQ(r.status, 1) << args[0] << ": " << r.err;
+        EXPECT_EQ(r.err_lines(), 1) << args[0] << ": " << r.err;
+        EXPECT_NE(r.err.find("could not write the"), std::string::npos) << args[0] << ": " << r.err;
+    }
+}
