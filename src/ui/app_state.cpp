@@ -395,30 +395,6 @@ void recompute(AppState& s) {
     }
 }
 
-RowSharpness row_sharpness(const Trace& tr, int h, int i, double scale) {
-    RowSharpness r;
-    const Mat& raw = tr.raw_scores[size_t(h)];
-    double top = -INFINITY;
-    for (int j = 0; j < tr.T; ++j)
-        if (tr.visible(i, j)) top = std::max(top, double(raw(i, j)) * scale);
-    if (!std::isfinite(top)) {
-        r.max_weight = r.entropy = NAN; // no visible key: softmax is 0 / 0
-        return r;
-    }
-    std::vector<double> z(size_t(tr.T), 0.0);
-    double sum = 0;
-    for (int j = 0; j < tr.T; ++j) {
-        if (tr.visible(i, j)) z[size_t(j)] = std::exp(double(raw(i, j)) * scale - top);
-        sum += z[size_t(j)];
-    }
-    for (int j = 0; j < tr.T; ++j) {
-        const double w = z[size_t(j)] / sum;
-        r.max_weight = std::max(r.max_weight, w);
-        if (w > 0) r.entropy -= w * std::log(w);
-    }
-    return r;
-}
-
 float range_of(const AppState& s, const RangeSet& r, int head) {
     float v = r.all;
     if (!s.shared_ranges && head >= 0 && head < int(r.head.size())) v = r.head[size_t(head)];

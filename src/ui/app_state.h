@@ -11,6 +11,7 @@
 #include "experiment.h"
 #include "heatmap_renderer.h"
 #include "model.h"
+#include "row_sharpness.h"
 #include "trace_textures.h"
 #include "weights_io.h"
 #include <array>
@@ -120,12 +121,6 @@ struct WeightsFile {
     LoadedWeights loaded;
 };
 
-// How sharp one softmax row is: its largest weight and its entropy in nats (NaN for a
-// fully masked row).
-struct RowSharpness {
-    double max_weight = 0;
-    double entropy = 0;
-};
 // The check view's table for question 3: the first heads and query rows, each under both
 // scales. recompute() keeps it (a slider move under the causal mask redoes only the rows
 // from the first one that changed), so the view only prints it.
@@ -256,10 +251,6 @@ void reset_to_lesson(AppState& s);
 void request_trained_model(AppState& s, std::shared_ptr<const TrainedInput> in);
 // Does what the dirty flags ask; see the top of this file.
 void recompute(AppState& s);
-
-// Row i of head h: the softmax of the trace's raw scores times `scale` under the trace's
-// mask, so any scale mode can be compared on the same q and k.
-RowSharpness row_sharpness(const Trace& tr, int h, int i, double scale);
 
 // Largest |value| for a family, honouring s.shared_ranges; never 0.
 float range_of(const AppState& s, const RangeSet& r, int head);
