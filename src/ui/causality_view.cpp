@@ -61,7 +61,19 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
                      ImGui::CalcTextSize(position_label(words, t, 8).c_str()).x;
         worded = total <= width * 0.5f;
     }
-    if (T <= 12) {
+    // A trained model's row also holds the letter combo: the radio buttons give way to a
+    // slider when the row would overflow (large text).
+    bool radios = T <= 12;
+    if (radios && s.trained) {
+        float total = 0;
+        for (int t = first; t < T; ++t)
+            total += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::GetStyle().ItemSpacing.x +
+                     ImGui::CalcTextSize(worded ? position_label(words, t, 8).c_str() : std::to_string(t).c_str()).x;
+        const float rest = text_size(ui.fonts->body, "position p strength toward m (next)").x + ImGui::GetFrameHeight() +
+                           (120 + 60) * ui.scale;
+        radios = total + rest <= width;
+    }
+    if (radios) {
         for (int t = first; t < T; ++t) {
             ImGui::PushID(t);
             if (ImGui::RadioButton(worded ? position_label(words, t, 8).c_str() : std::to_string(t).c_str(), p == t)) p = t;
@@ -190,7 +202,7 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n,
                                                 : std::to_string(s.applied_p - zeros) + " positions before p moved";
         line += "   ·   largest change " + format_diff(top_value);
         dl->AddText(small, small->FontSize, ImVec2(left, p0.y + title_h), zeros == s.applied_p ? pal.exact_zero : pal.warning,
-                    line.c_str());
+                    fit_text(small, line, p1.x - left).c_str());
     }
     return left + slot * float(n) + text_size(small, axis).x + 12;
 }
@@ -210,7 +222,7 @@ std::string trained_verdict(const AppState& s) {
         return earlier + " before p = " + std::to_string(p) + ": every block's mask hides position " + std::to_string(p) +
                " from them, and the residual adds only their own rows, so " + block +
                "'s attention output and the model's output stay exactly 0.0 different. From p on they move (max " +
-               format_diff(a.after) + " in " + block + ", " + format_diff(b.after) + " at the output).";
+               format_value(a.after, 4) + " in " + block + ", " + format_value(b.after, 4) + " at the output).";
     return "Positions before p moved (max " + format_diff(std::max(a.before, b.before)) +
            "): something in the model lets an earlier position see a later one.";
 }
@@ -370,9 +382,9 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         const float half = std::floor((width - 2 * gap) / 2);
         const int L = s.trained->model->config.n_layer;
         draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p0.x + half, bars_bottom), t0, n, s.dy, s.dy_summary,
-                  "attn(h) of block " + std::to_string(s.layer) + ": max |Δy| per position", "dy");
+                  "block " + std::to_string(s.layer) + "'s attn(h): max |Δy|", "dy");
         draw_bars(s, ui, ImVec2(p0.x + half + 2 * gap, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy_out,
-                  s.dy_out_summary, "the model's output h after block " + std::to_string(L - 1) + ": max |Δh|", "dy_out");
+                  s.dy_out_summary, "output h after block " + std::to_string(L - 1) + ": max |Δh|", "dy_out");
     } else {
         chart_end = draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy, s.dy_summary,
                               "max |Δy| per position: how far each output row moved from the unperturbed one", "dy");

@@ -120,12 +120,12 @@ WalkStep walk_step(const AppState& s, int step) {
     const std::string block = "block " + std::to_string(l);
     if (step == 0) {
         if (l == 0) {
-            st.title = "the embeddings x = wte[token] + wpe[position]";
+            st.title = "the embeddings wte + wpe";
             st.spans = {{1, embeddings_code}};
-            st.why = "Each position's letter picks a row of wte and its position a row of wpe; their sum is block 0's "
-                     "input x, one row per token (BOS ^ first).";
+            st.why = "x = wte[token] + wpe[position]: each position's letter picks a row of wte and its position a row "
+                     "of wpe; their sum is block 0's input, one row per token (BOS ^ first).";
         } else {
-            st.title = "block " + std::to_string(l) + "'s input x = h + attn(h)";
+            st.title = "block " + std::to_string(l) + "'s input h + attn(h)";
             st.spans = {{3, residual_code}};
             st.why = "Block " + std::to_string(l) + " reads the residual stream: block " + std::to_string(l - 1) +
                      "'s input plus its attention output, so what block " + std::to_string(l - 1) +
