@@ -87,6 +87,14 @@ TEST(TrainedWindow, BarsBeforePAreExactlyZeroThroughBothLayers) {
     }
 }
 
+TEST(TrainedWindow, TheKeyLGoesBackToTheLesson) {
+    Shot s = take_shot("trained_key_l", {"--weights", both_file, "--keys", "l"});
+    ASSERT_EQ(s.result.status, 0) << s.result.err;
+    EXPECT_FALSE(s.layout.contains("trained"));
+    EXPECT_EQ(s.layout["config"]["n_embd"], 8);
+    EXPECT_EQ(s.layout["config"]["seq_len"], 4);
+}
+
 TEST(TrainedWindow, BadOptionsForATrainedFileAreOneSentence) {
     struct Case {
         std::vector<std::string> args;

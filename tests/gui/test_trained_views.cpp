@@ -3,6 +3,7 @@
 // position exactly unchanged through every block, a refused model keeps what was shown,
 // and "Back to the lesson" gives the lesson back.
 #include "app_state.h"
+#include "inputs.h"
 #include "model_io.h"
 #include "state_test_support.h"
 #include <gtest/gtest.h>
@@ -202,4 +203,20 @@ TEST(TrainedViews, TheSequenceIsLettersOfTheVocabulary) {
     EXPECT_EQ(s.trained->tokens, want);
     EXPECT_EQ(s.config.seq_len, 5);
     EXPECT_EQ(s.sequence_field, "a b c a");
+}
+
+TEST(TrainedViews, TheWeightsFieldOpensATrainedFile) {
+    AppState s = lesson_state();
+    std::string error;
+    // The side panel's field and its layer: the file's block 1.
+    ASSERT_TRUE(load_weights_file(s, train_dir + "induction_s1_120.safetensors", 1, error)) << error;
+    recompute(s);
+    ASSERT_NE(s.trained, nullptr) << s.error;
+    EXPECT_EQ(s.layer, 1);
+    EXPECT_EQ(s.trained->tokens, default_trained_tokens(s.trained->model->config));
+    // A file that is neither is refused with the reader's sentence, and the model stays.
+    EXPECT_FALSE(load_weights_file(s, train_dir + "missing.safetensors", 0, error));
+    EXPECT_FALSE(error.empty());
+    recompute(s);
+    EXPECT_NE(s.trained, nullptr);
 }
