@@ -56,6 +56,7 @@ Config lesson_config() { return Config{}; }
 void init_app_state(AppState& s, const Config& c, KernelChoice kernel) {
     s.edit = c;
     s.edit_kernel_choice = kernel;
+    s.edit_trained.reset(); // `c` is the lesson's module (a session, the command line); a model is staged after
     s.config_dirty = true;
 }
 

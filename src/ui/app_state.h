@@ -254,7 +254,8 @@ struct AppState {
 
 // The lesson's example: seed 0, C = 8, H = 2, T = 4, causal mask, head_dim scale.
 Config lesson_config();
-// Puts the state on `c` (applied by the first recompute).
+// Puts the state on `c`, the lesson's module (applied by the first recompute; a trained
+// model shown is dropped unless one is staged after).
 void init_app_state(AppState& s, const Config& c, KernelChoice kernel);
 // Requests a new config from the controls (validated by recompute; a refused one leaves the
 // previous state in place and sets `error`).

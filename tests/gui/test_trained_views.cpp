@@ -170,6 +170,19 @@ TEST(TrainedViews, BackToTheLessonRestoresIt) {
     EXPECT_TRUE(position_words(s).empty());
 }
 
+TEST(TrainedViews, ALessonStateOpenedOverAModelShowsTheLesson) {
+    // What opening a lesson session does: init_app_state on its config.
+    AppState s = state_with(trained("both_s0_200.safetensors", "a b a"));
+    ASSERT_NE(s.trained, nullptr);
+    Config c = lesson_config();
+    c.seq_len = 6;
+    init_app_state(s, c, KernelChoice::reference);
+    recompute(s);
+    EXPECT_EQ(s.trained, nullptr) << s.error;
+    EXPECT_EQ(s.config.seq_len, 6);
+    EXPECT_EQ(s.config.n_embd, 8);
+}
+
 TEST(TrainedViews, TheLessonsSettingsAreRefusedWhileAModelIsShown) {
     AppState s = state_with(trained("both_s0_200.safetensors", "a b a"));
     const Trace shown = s.trace;
