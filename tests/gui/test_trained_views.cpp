@@ -6,6 +6,8 @@
 #include "inputs.h"
 #include "model_io.h"
 #include "state_test_support.h"
+#include "train.h"
+#include <cmath>
 #include <gtest/gtest.h>
 
 using namespace attnviz;
@@ -232,4 +234,45 @@ TEST(TrainedViews, TheWeightsFieldOpensATrainedFile) {
     EXPECT_FALSE(error.empty());
     recompute(s);
     EXPECT_NE(s.trained, nullptr);
+}
+
+TEST(TrainedViews, AFreshlyTrainedThreeBlockModelOnTheFastKernelKeepsTheZeros) {
+    // A tiny model trained here for a few steps, three blocks deep, shown on the fast kernel.
+    ModelConfig c;
+    c.task = Task::induction;
+    c.vocab = 6;
+    c.seq_len = 12;
+    c.n_embd = 16;
+    c.n_head = 2;
+    c.n_layer = 3;
+    TrainRun run = start_training(c, 5, 3e-3, 8);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(std::isfinite(train_step(run, 1)));
+    auto in = std::make_shared<TrainedInput>();
+    in->model = std::make_shared<Model>(run.model);
+    in->source = "a test run, step 3";
+    std::string error;
+    ASSERT_TRUE(parse_trained_sequence(c, "a b c d e f a b c d e f", in->tokens, error)) << error;
+    AppState s = lesson_state();
+    s.edit_kernel_choice = KernelChoice::fast;
+    request_trained_model(s, in);
+    recompute(s);
+    ASSERT_EQ(s.trained, in) << s.error;
+    ASSERT_EQ(s.kernel, KernelKind::fast);
+    ModelTrace want;
+    model_forward(*in->model, in->tokens, KernelKind::fast, want);
+    for (int l = 0; l < 3; ++l) {
+        request_layer(s, l);
+        request_perturbation(s, 0, 0.f);
+        recompute(s);
+        expect_same_trace(s.trace, want.layers[size_t(l)], "fast, layer " + std::to_string(l));
+        for (int p : {1, 5, 12}) {
+            request_perturbation(s, p, 0.7f);
+            recompute(s);
+            for (int t = 0; t < p; ++t) {
+                EXPECT_EQ(s.dy[size_t(t)], 0.f) << "layer " << l << ", p " << p << ", t " << t;
+                EXPECT_EQ(s.dy_out[size_t(t)], 0.f) << "layer " << l << ", p " << p << ", t " << t;
+            }
+            EXPECT_GT(s.dy_out_summary.after, 0.f);
+        }
+    }
 }
