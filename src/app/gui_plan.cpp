@@ -61,6 +61,11 @@ bool trained_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     if (c.n_embd) return refuse("--n-embd " + escaped(*c.n_embd, 40), "whose C is in the file; leave out --n-embd");
     if (c.n_head) return refuse("--n-head " + escaped(*c.n_head, 40), "whose H is in the file; leave out --n-head");
     std::string why;
+    if (c.text && c.text->find_first_not_of(" \t\r\n") == std::string::npos) {
+        error = "--text has no letters; give letters of the model's vocabulary, e.g. --text \"a b c a b d\", or leave "
+                "out --text for a b c d a b c d";
+        return false;
+    }
     if (!read_trained_input(path, c.text.value_or(""), plan.trained, why)) {
         error = c.text && why.find(path) == std::string::npos ? "--text: " + why : why;
         return false;

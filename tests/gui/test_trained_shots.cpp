@@ -103,6 +103,7 @@ TEST(TrainedWindow, BadOptionsForATrainedFileAreOneSentence) {
     const std::vector<Case> cases = {
         {{"--weights", both_file, "--text", "a b Z"}, "'Z' is not a letter of the model's vocabulary (a, b, c ... p)"},
         {{"--weights", both_file, "--perturb", "0"}, "--perturb 0 is BOS"},
+        {{"--weights", both_file, "--text", " "}, "--text has no letters"},
         {{"--weights", both_file, "--perturb", "9"}, "--perturb"},
         {{"--weights", induction_file, "--layer", "2"}, "--layer"},
         {{"--weights", both_file, "--n-head", "2"}, "--n-head 2 does not apply"},
