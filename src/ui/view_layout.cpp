@@ -103,8 +103,12 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
     RowsResult out;
     const ImVec2 size(p1.x - p0.x, p1.y - p0.y);
     // Words on the position axes take width; where they would leave the cells too small to
-    // read whole, the rows show numbers (the tooltips still name the words).
-    if (ui.tokens && !ui.tokens->empty() && ui.word_ticks && fit_cell(ui, rows, size, max_cell) < std::round(7 * ui.scale)) {
+    // read whole, the rows show numbers (the tooltips still name the words). A matrix that
+    // shows a window of readable cells either way keeps its words.
+    UiContext numbers = ui;
+    numbers.word_ticks = false;
+    if (ui.tokens && !ui.tokens->empty() && ui.word_ticks && fit_cell(ui, rows, size, max_cell) < std::round(7 * ui.scale) &&
+        fit_cell(numbers, rows, size, max_cell) >= std::round(7 * ui.scale)) {
         // First the words alone on the rows (a trained model's letters keep their axes so),
         // then numbers.
         if (!ui.short_row_labels) {
@@ -117,8 +121,6 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
             if (fit_cell(words, rows, size, max_cell) >= std::round(7 * ui.scale))
                 return draw_rows(words, win, rows, p0, p1, max_cell);
         }
-        UiContext numbers = ui;
-        numbers.word_ticks = false;
         return draw_rows(numbers, win, rows, p0, p1, max_cell);
     }
     const float fit = fit_cell(ui, rows, size, max_cell);
