@@ -30,6 +30,13 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
         s.weights_field = plan.weights->path;
         s.layer_field = plan.weights->layer;
     }
+    if (plan.trained) {
+        // A trained model (--weights): shown in every view by the first recompute.
+        request_trained_model(s, plan.trained);
+        s.edit_layer = plan.layer;
+        s.weights_field = plan.trained->source;
+        s.layer_field = plan.layer;
+    }
     s.view = plan.view;
     s.step = plan.step;
     s.p = plan.perturb.value_or(std::min(2, plan.config.seq_len - 1));

@@ -1,6 +1,7 @@
 // gui_plan.cpp: see gui_plan.h.
 #include "gui_plan.h"
 #include "inputs.h"
+#include "model_io.h"
 #include "session_state.h"
 #include "text_util.h"
 #include <cstdint>
@@ -42,12 +43,63 @@ bool parse_size(const std::string& text, int& w, int& h, std::string& error) {
     return true;
 }
 
+// --weights with a trained model: the model's sizes are its own, so the lesson's options
+// that would change them are refused rather than ignored; --text is its letters, --layer
+// the block every view shows, --perturb a position after BOS.
+bool trained_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
+    const ConfigOptions& c = o.config;
+    const std::string path = *c.weights;
+    auto refuse = [&](const std::string& what, const std::string& why) {
+        error = what + " does not apply: " + escaped(path) + " is a trained model " + why;
+        return false;
+    };
+    if (c.seed != "0") return refuse("--seed " + escaped(c.seed, 40), "whose weights are in the file; leave out --seed");
+    if (c.seq_len)
+        return refuse("--seq-len " + escaped(*c.seq_len, 40), "whose positions are BOS and the letters of --text; leave out --seq-len");
+    if (c.mask != "causal") return refuse("--mask " + escaped(c.mask, 40), "trained with the causal mask; leave out --mask");
+    if (c.scale != "head-dim") return refuse("--scale " + escaped(c.scale, 40), "trained with head_dim ** -0.5; leave out --scale");
+    if (c.n_embd) return refuse("--n-embd " + escaped(*c.n_embd, 40), "whose C is in the file; leave out --n-embd");
+    if (c.n_head) return refuse("--n-head " + escaped(*c.n_head, 40), "whose H is in the file; leave out --n-head");
+    std::string why;
+    if (c.text && c.text->find_first_not_of(" \t\r\n") == std::string::npos) {
+        error = "--text has no letters; give letters of the model's vocabulary, e.g. --text \"a b c a b d\", or leave "
+                "out --text for a b c d a b c d";
+        return false;
+    }
+    if (!read_trained_input(path, c.text.value_or(""), plan.trained, why)) {
+        error = c.text && why.find(path) == std::string::npos ? "--text: " + why : why;
+        return false;
+    }
+    const ModelConfig& m = plan.trained->model->config;
+    const int N = int(plan.trained->tokens.size());
+    int64_t v = 0;
+    if (c.layer) {
+        if (!parse_int(*c.layer, "--layer", 0, m.n_layer - 1, v, error)) return false;
+        plan.layer = int(v);
+    }
+    if (!c.perturb.empty()) {
+        if (!parse_int(c.perturb, "--perturb", 0, N - 1, v, error)) return false;
+        if (v == 0) {
+            error = "--perturb 0 is BOS (^), which is always the first token and is never replaced; give a position "
+                    "from 1 to " + std::to_string(N - 1);
+            return false;
+        }
+        plan.perturb = int(v);
+    }
+    plan.config.n_embd = m.n_embd;
+    plan.config.n_head = m.n_head;
+    plan.config.seq_len = N;
+    return true;
+}
+
 } // namespace
 
 bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     Inputs in;
-    if (!to_inputs(o.config, in, error)) return false;
-    plan.config = in.config;
+    const bool trained = o.config.weights && is_trained_model_file(*o.config.weights);
+    if (trained && !trained_plan(o, plan, error)) return false;
+    if (!trained && !to_inputs(o.config, in, error)) return false;
+    if (!trained) plan.config = in.config;
     plan.tokens = in.tokens;
     if (in.weights) {
         auto w = std::make_shared<WeightsFile>();
@@ -73,7 +125,7 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         if (!parse_kernel(o.config.kernel, k, error)) return false;
         plan.kernel = k == KernelKind::reference ? KernelChoice::reference : KernelChoice::fast;
     }
-    if (!to_perturb(o.config, plan.config, plan.perturb, error)) return false;
+    if (!trained && !to_perturb(o.config, plan.config, plan.perturb, error)) return false;
     if (!o.view.empty() && !parse_view(o.view, plan.view, error)) return false;
     int64_t v = 0;
     if (!o.step.empty()) {

@@ -6,6 +6,7 @@
 //           [--settings FILE]
 //   attnviz ... --screenshot FILE.png [--size WxH] [--layout-out FILE.json] [--keys K,...]
 //   attnviz --open FILE [--screenshot ...] [--save-session FILE]
+//   attnviz --weights TRAINED.safetensors [--text "a b c a b d"] [--layer L] [--perturb P] ...
 #pragma once
 #include "app_state.h"
 #include "key_script.h"
@@ -57,6 +58,10 @@ struct GuiPlan {
     // --text and --weights (or the session's words and weights file).
     std::vector<std::string> tokens;
     std::shared_ptr<const WeightsFile> weights;
+    // --weights with a model attnviz train wrote: the model on --text's letters (or a default
+    // sequence), the block shown (--layer) and --perturb's position.
+    std::shared_ptr<const TrainedInput> trained;
+    int layer = 0;
 };
 
 // On failure returns false with one sentence in `error`.

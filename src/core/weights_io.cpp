@@ -108,8 +108,8 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
     if (const std::string* task = file.meta("attnviz_task"))
         return fail(error, path,
                     "this is a model trained by attnviz train (task " + quote(*task) +
-                        "), not an attention layer; open it with attnviz trace --weights FILE --text \"a b c\" or "
-                        "attnviz heads --weights FILE");
+                        "), not an attention layer; open it in the window with attnviz --weights FILE, or with attnviz trace "
+                        "--weights FILE --text \"a b c\" or attnviz heads --weights FILE");
 
     // 1. Which scheme, which names.
     const TensorInfo *qkv = nullptr, *proj = nullptr;

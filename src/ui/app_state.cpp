@@ -2,6 +2,7 @@
 #include "app_state.h"
 #include "text_util.h"
 #include "inputs.h"
+#include "state_internal.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -55,6 +56,7 @@ Config lesson_config() { return Config{}; }
 void init_app_state(AppState& s, const Config& c, KernelChoice kernel) {
     s.edit = c;
     s.edit_kernel_choice = kernel;
+    s.edit_trained.reset(); // `c` is the lesson's module (a session, the command line); a model is staged after
     s.config_dirty = true;
 }
 
@@ -80,6 +82,10 @@ void reset_to_lesson(AppState& s) {
     s.edit_tokens.clear();
     s.edit_weights.reset();
     s.text_field.clear();
+    // The lesson's module, not a trained model.
+    request_trained_model(s, nullptr);
+    s.edit_layer = 0;
+    s.replace_token = -1;
 }
 
 void request_perturbation(AppState& s, int p, float strength) {
@@ -162,20 +168,13 @@ float max_abs_column(const Mat& m, int j) {
     return best;
 }
 
-// What a change can have moved, for the range scan. A new config: everything (the
-// default). A slider move under the causal mask: the input rows that changed (`rows`: of
-// x, qkv and the raw scores), the raw score columns of those keys (`columns`), and the
-// rows from `row0` on of what mixes positions (concat, y); the weights never.
-struct Changed {
-    bool all = true;
-    std::vector<int> rows, columns;
-    int row0 = 0;
-};
+} // namespace
 
-// Grows the ranges over what `ch` says changed, and the weights when given. At
-// (512, 512, 8) a drag at p = 2 scans about 0.5 M values (concat and y from p on, one
+namespace state_detail {
+
+// At (512, 512, 8) a drag at p = 2 scans about 0.5 M values (concat and y from p on, one
 // row and column of each head's scores) instead of the 3.7 M of every row from p on.
-void grow_ranges(Ranges& rg, const Trace& tr, const Weights* weights, const Changed& ch = Changed{}) {
+void grow_ranges(Ranges& rg, const Trace& tr, const Weights* weights, const Changed& ch) {
     const int H = tr.H, C = tr.C, hd = tr.head_dim, T = tr.T;
     const size_t nh = static_cast<size_t>(H);
     std::vector<float> q(nh), k(nh), v(nh), raw(nh), heads(nh);
@@ -214,20 +213,6 @@ void grow_ranges(Ranges& rg, const Trace& tr, const Weights* weights, const Chan
     }
 }
 
-// dy (T) = max_c |y - base_y| per position, for rows from `row0` on: the rows before it
-// did not change since the last time, and neither did their dy.
-void update_dy(AppState& s, int row0) {
-    const Eigen::Index T = s.trace.y.rows();
-    row0 = std::clamp(row0, 0, int(T));
-    if (s.dy.size() != size_t(T) || row0 == 0) {
-        s.dy = max_abs_diff_per_position(s.trace.y, s.base_y);
-        return;
-    }
-    const std::vector<float> d =
-        max_abs_diff_per_position(s.trace.y.bottomRows(T - row0), s.base_y.bottomRows(T - row0));
-    std::copy(d.begin(), d.end(), s.dy.begin() + row0);
-}
-
 // The sharpness table's rows from `row0` on (the rows before it kept their scores).
 void update_sharpness(AppState& s, int row0) {
     const Trace& tr = s.trace;
@@ -243,19 +228,17 @@ void update_sharpness(AppState& s, int row0) {
             t.cells[size_t(h * rows + i)] = {row_sharpness(tr, h, i, by_hd), row_sharpness(tr, h, i, by_c)};
 }
 
-// dy_summary from dy and applied_p.
-void summarize_dy(AppState& s) {
+DySummary summarize(const std::vector<float>& dy, int p) {
     DySummary d;
-    const int p = s.applied_p;
-    for (size_t t = 0; t < s.dy.size(); ++t) {
-        const float v = s.dy[t];
+    for (size_t t = 0; t < dy.size(); ++t) {
+        const float v = dy[t];
         if (std::isfinite(v)) d.top = std::max(d.top, v);
         if (std::isnan(v)) d.nan = true;
         else if (int(t) < p) d.before = std::max(d.before, v);
         else d.after = std::max(d.after, v);
         if (int(t) < p) d.zeros_before += v == 0.f;
     }
-    s.dy_summary = d;
+    return d;
 }
 
 // Keeps every view's window inside the new shapes.
@@ -278,6 +261,28 @@ KernelKind resolve_kernel(const AppState& s, const Config& c, KernelChoice k) {
     return s.auto_kernel ? s.auto_kernel(c) : KernelKind::reference;
 }
 
+} // namespace state_detail
+
+namespace {
+
+using namespace state_detail;
+
+// dy (T) = max_c |y - base_y| per position, for rows from `row0` on: the rows before it
+// did not change since the last time, and neither did their dy.
+void update_dy(AppState& s, int row0) {
+    const Eigen::Index T = s.trace.y.rows();
+    row0 = std::clamp(row0, 0, int(T));
+    if (s.dy.size() != size_t(T) || row0 == 0) {
+        s.dy = max_abs_diff_per_position(s.trace.y, s.base_y);
+        return;
+    }
+    const std::vector<float> d =
+        max_abs_diff_per_position(s.trace.y.bottomRows(T - row0), s.base_y.bottomRows(T - row0));
+    std::copy(d.begin(), d.end(), s.dy.begin() + row0);
+}
+
+void summarize_dy(AppState& s) { s.dy_summary = summarize(s.dy, s.applied_p); }
+
 // A new config: the recipe, the full forward pass, fresh ranges, every texture.
 bool apply_config(AppState& s) {
     const Config c = s.edit;
@@ -291,9 +296,11 @@ bool apply_config(AppState& s) {
         s.edit_kernel_choice = s.kernel_choice;
         s.edit_tokens = s.tokens;
         s.edit_weights = s.weights;
+        s.edit_trained = s.trained;
         return false;
     }
     s.error.clear();
+    leave_trained(s);
     s.tokens = s.edit_tokens;
     s.weights = s.edit_weights;
     s.config = c;
@@ -387,11 +394,13 @@ void apply_perturbation(AppState& s) {
 void recompute(AppState& s) {
     if (s.config_dirty) {
         s.config_dirty = false;
-        apply_config(s);
+        if (s.edit_trained) apply_trained(s);
+        else apply_config(s);
     }
     if (s.perturb_dirty && s.ready) {
         s.perturb_dirty = false;
-        apply_perturbation(s);
+        if (s.trained) apply_trained_perturbation(s);
+        else apply_perturbation(s);
     }
 }
 

@@ -221,6 +221,19 @@ struct AppState {
     // request_trained_model() stages one and recompute() applies it with the config.
     std::shared_ptr<const TrainedInput> trained;
     std::shared_ptr<const TrainedInput> edit_trained;
+    // While one is shown (trained_state.cpp): `trace` and `base` are block `layer`'s of the
+    // perturbed and the unperturbed forward, `experiment` holds that block's weights and
+    // input, and `config` is the one the views need (T = the tokens, C, H, causal, ÷ √head_dim).
+    int layer = 0;                    // the block shown in every view
+    int edit_layer = 0;               // the one asked for (request_layer)
+    int replace_token = -1;           // the letter position p is blended toward; -1: the next letter
+    int applied_replace_token = -1;   // the letter blended toward in `trace` now
+    ModelTrace model_base;            // every block, unperturbed
+    ModelTrace model_perturbed;       // every block, with position p blended (when applied_p >= 0)
+    std::vector<float> dy_out;        // (T) max |Δ| of the last block's output h + attn(h)
+    DySummary dy_out_summary;         // of dy_out, around applied_p
+    std::vector<std::string> trained_words; // "^", "a", ...: the position labels
+    std::string sequence_field;       // the side panel's letters (BOS left out)
 
     // Dirty flags, cleared by recompute() and by the loop.
     bool config_dirty = true;
@@ -236,7 +249,8 @@ struct AppState {
 
 // The lesson's example: seed 0, C = 8, H = 2, T = 4, causal mask, head_dim scale.
 Config lesson_config();
-// Puts the state on `c` (applied by the first recompute).
+// Puts the state on `c`, the lesson's module (applied by the first recompute; a trained
+// model shown is dropped unless one is staged after).
 void init_app_state(AppState& s, const Config& c, KernelChoice kernel);
 // Requests a new config from the controls (validated by recompute; a refused one leaves the
 // previous state in place and sets `error`).
@@ -251,6 +265,36 @@ void reset_to_lesson(AppState& s);
 void request_trained_model(AppState& s, std::shared_ptr<const TrainedInput> in);
 // Does what the dirty flags ask; see the top of this file.
 void recompute(AppState& s);
+
+// ---- A trained model in the views (trained_state.cpp)
+
+// The labels of the positions on every axis: the trained model's letters ("^", "a", ...)
+// while one is shown, else the words given as input (empty: numbers).
+const std::vector<std::string>& position_words(const AppState& s);
+// The block every view shows, 0 .. L-1 (applied by the next recompute).
+void request_layer(AppState& s, int layer);
+// The letter the perturbed position is blended toward (-1: the letter after the one at p).
+void request_replacement(AppState& s, int token);
+// The letter that is, or would be, used at position p.
+int replacement_token(const AppState& s, int p);
+// "a b c a b d" (BOS left out) as the shown model's tokens, staged like a new model; a
+// word outside its vocabulary, or more words than its positions, is refused with one
+// sentence in `error` (and s.error) naming the vocabulary or the limit.
+bool set_trained_sequence(AppState& s, const std::string& text, std::string& error);
+// The same parse for any model: BOS first, then the words' tokens.
+bool parse_trained_sequence(const ModelConfig& c, const std::string& text, std::vector<int>& tokens, std::string& error);
+// A sequence every model can read: "a b c d a b c d" (its first letters, repeated, so an
+// induction head has something to copy), cut to the model's positions.
+std::vector<int> default_trained_tokens(const ModelConfig& c);
+// "a b c d" for the side panel's field (BOS left out).
+std::string sequence_text(const ModelConfig& c, const std::vector<int>& tokens);
+// Reads a trained model file and stages it on `text` (empty: default_trained_tokens). On
+// failure `error` is one sentence naming the file or the word, and nothing is staged.
+bool open_trained_file(AppState& s, const std::string& path, const std::string& text, std::string& error);
+bool read_trained_input(const std::string& path, const std::string& text, std::shared_ptr<const TrainedInput>& out,
+                        std::string& error);
+// "Back to the lesson" (the side panel's button and the key L while a model is shown).
+void back_to_lesson(AppState& s);
 
 // Largest |value| for a family, honouring s.shared_ranges; never 0.
 float range_of(const AppState& s, const RangeSet& r, int head);

@@ -3,6 +3,7 @@
 // which outputs move: a bar per position of max |Δy|, exact zeros said in words.
 #include "format.h"
 #include "inputs.h"
+#include "model_io.h"
 #include "specs.h"
 #include "views.h"
 #include <algorithm>
@@ -11,6 +12,33 @@
 namespace attnviz {
 
 namespace {
+
+// A trained model's strength slider and the letter it blends toward: 0 is the embedding of
+// the letter at p, 1 the chosen letter's, wte[letter] + wpe[p] (default: the next letter,
+// as attnviz trace --perturb replaces it).
+void draw_toward(AppState& s, UiContext& ui, float rest, float& a) {
+    const ModelConfig& c = s.trained->model->config;
+    const int now = replacement_token(s, s.p);
+    const std::string preview = token_name(c, now) + (s.replace_token < 0 ? " (next)" : "");
+    const float combo_w = text_size(ui.fonts->body, "m (next)").x + ImGui::GetFrameHeight() + 12 * ui.scale;
+    const float label_w = text_size(ui.fonts->body, "toward").x + 2 * ImGui::GetStyle().ItemSpacing.x;
+    ImGui::SetNextItemWidth(std::max(80 * ui.scale, rest - combo_w - label_w - 8 * ui.scale));
+    ImGui::SliderFloat("##strength", &a, 0.f, 1.f, "%.2f");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("0: the embedding of the letter at p. 1: the chosen letter's, wte[letter] + wpe[p]; between, "
+                          "a blend of the two. Every block runs again on it.");
+    ImGui::SameLine();
+    ImGui::TextUnformatted("toward");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(combo_w);
+    if (ImGui::BeginCombo("##toward", preview.c_str())) {
+        if (ImGui::Selectable("the next letter", s.replace_token < 0)) request_replacement(s, -1);
+        for (int t = 0; t < c.vocab; ++t)
+            if (ImGui::Selectable(token_name(c, t).c_str(), t == s.replace_token)) request_replacement(s, t);
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The letter position p is blended toward.");
+}
 
 // The controls: p and strength. Edits go through request_perturbation (recompute applies them).
 void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) {
@@ -22,17 +50,31 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     ImGui::TextUnformatted("position p");
     ImGui::SameLine();
     // With words, each choice says its word ("2 saw") while the choices take at most half the row.
-    const std::vector<std::string>& words = s.tokens;
+    const std::vector<std::string>& words = position_words(s);
     bool worded = !words.empty();
+    // A trained model's position 0 is BOS, which is never replaced.
+    const int first = s.trained ? 1 : 0;
     if (worded && T <= 12) {
         float total = 0;
-        for (int t = 0; t < T; ++t)
+        for (int t = first; t < T; ++t)
             total += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::GetStyle().ItemSpacing.x +
                      ImGui::CalcTextSize(position_label(words, t, 8).c_str()).x;
         worded = total <= width * 0.5f;
     }
-    if (T <= 12) {
-        for (int t = 0; t < T; ++t) {
+    // A trained model's row also holds the letter combo: the radio buttons give way to a
+    // slider when the row would overflow (large text).
+    bool radios = T <= 12;
+    if (radios && s.trained) {
+        float total = 0;
+        for (int t = first; t < T; ++t)
+            total += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::GetStyle().ItemSpacing.x +
+                     ImGui::CalcTextSize(worded ? position_label(words, t, 8).c_str() : std::to_string(t).c_str()).x;
+        const float rest = text_size(ui.fonts->body, "position p strength toward m (next)").x + ImGui::GetFrameHeight() +
+                           (120 + 60) * ui.scale;
+        radios = total + rest <= width;
+    }
+    if (radios) {
+        for (int t = first; t < T; ++t) {
             ImGui::PushID(t);
             if (ImGui::RadioButton(worded ? position_label(words, t, 8).c_str() : std::to_string(t).c_str(), p == t)) p = t;
             if (!words.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("position %d: “%s”", t, words[size_t(t)].c_str());
@@ -45,13 +87,18 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
         std::string format = "%d";
         if (!words.empty() && p >= 0 && p < T)
             for (char ch : " " + position_word(words, p, 10)) format += ch == '%' ? std::string("%%") : std::string(1, ch);
-        ImGui::SliderInt("##p", &p, 0, T - 1, format.c_str());
+        ImGui::SliderInt("##p", &p, first, T - 1, format.c_str());
         ImGui::SameLine();
     }
     ImGui::SameLine(0, std::round(18 * ui.scale));
     ImGui::TextUnformatted("strength");
     ImGui::SameLine();
     const float rest = pos.x + width - ImGui::GetCursorScreenPos().x;
+    if (s.trained) {
+        draw_toward(s, ui, rest, a);
+        request_perturbation(s, p, a);
+        return;
+    }
     // The lesson's button says its values when there is room beside a usable slider.
     const char* lesson_label = "The lesson: p = 2, strength 1";
     if (rest - text_size(ui.fonts->body, lesson_label).x - 32 * ui.scale < 120 * ui.scale) lesson_label = "Lesson";
@@ -69,26 +116,31 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
 }
 
 // The bar chart of max |Δy| per position. Returns the x where the chart ends.
-float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n) {
+// `dy` and its summary `sum` (s.dy, or a trained model's last block's dy_out), laid out as
+// bars named `name`.
+float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n, const std::vector<float>& dy,
+                const DySummary& sum, const std::string& title, const char* name) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* small = ui.fonts->small;
     ImFont* body = ui.fonts->body;
     const Palette& pal = ui.pal;
-    const std::vector<float>& dy = s.dy;
+    const std::vector<std::string>& words = position_words(s);
     const int T = int(dy.size());
     if (T == 0) return p0.x;
     n = std::clamp(n, 1, T - t0);
-    const float top_value = s.dy_summary.top;
+    const float top_value = sum.top;
 
     const float title_h = body->FontSize + std::round(4 * ui.scale);
-    dl->AddText(body, body->FontSize, p0, pal.text,
-                "max |Δy| per position: how far each output row moved from the unperturbed one");
+    dl->AddText(body, body->FontSize, p0, pal.text, fit_text(body, title, p1.x - p0.x).c_str());
     const float label_h = small->FontSize + 2;
     const float base_y = p1.y - label_h - std::round(4 * ui.scale); // baseline of the bars
     const float top_y = p0.y + title_h + label_h + std::round(4 * ui.scale);
     const float plot_h = std::max(base_y - top_y, 4.f);
     const float left = p0.x + std::round(8 * ui.scale);
-    const float slot = std::min((p1.x - left) / float(n), 150 * ui.scale);
+    const std::string axis = "position t";
+    // The axis name goes after the last bar, inside the chart's room.
+    const float axis_w = text_size(small, axis).x + 12;
+    const float slot = std::min(std::max(1.f, p1.x - left - axis_w) / float(n), 150 * ui.scale);
     const float bar_w = std::max(1.f, std::floor(slot * 0.62f));
     dl->AddLine(ImVec2(left, base_y), ImVec2(left + slot * float(n), base_y), pal.frame, 1.f);
     // Labels for every bar or for none, so a missing label never hides a value.
@@ -119,9 +171,9 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
             dl->AddLine(ImVec2(x0, base_y - 1), ImVec2(x1, base_y - 1), pal.exact_zero, 3.f);
         // The position's word when it fits the slot (cut with "…" if need be), else its number.
         std::string pos = std::to_string(t);
-        if (!s.tokens.empty()) {
-            const std::string word = fit_text(small, position_label(s.tokens, t), slot - 4);
-            const std::string bare = fit_text(small, position_word(s.tokens, t), slot - 4);
+        if (!words.empty()) {
+            const std::string word = fit_text(small, position_label(words, t), slot - 4);
+            const std::string bare = fit_text(small, position_word(words, t), slot - 4);
             if (!word.empty() && word.size() > pos.size() + 2) pos = word;
             else if (!bare.empty()) pos = bare;
         }
@@ -132,33 +184,51 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n)
         // Hover: the exact value.
         if (ImGui::IsMouseHoveringRect(ImVec2(cx - slot * 0.5f, top_y), ImVec2(cx + slot * 0.5f, base_y + label_h))) {
             ImGui::BeginTooltip();
-            if (!s.tokens.empty())
-                ImGui::Text("position %d “%s”: max |Δy| = %s", t, s.tokens[size_t(t)].c_str(), format_diff(d).c_str());
+            if (!words.empty())
+                ImGui::Text("position %d “%s”: max |Δ| = %s", t, words[size_t(t)].c_str(), format_diff(d).c_str());
             else
                 ImGui::Text("position %d: max |Δy| = %s", t, format_diff(d).c_str());
             if (d != 0.f && std::isfinite(d)) ImGui::TextDisabled("exact value %s", format_exact(d).c_str());
             ImGui::EndTooltip();
         }
         if (ui.layout)
-            ui.layout->push_back(LayoutItem{"bar", "dy", -1, x0, base_y - h, bar_w, h, 0, 0, 0, 0, 0, 0, t, d});
+            ui.layout->push_back(LayoutItem{"bar", name, -1, x0, base_y - h, bar_w, h, 0, 0, 0, 0, 0, 0, t, d});
     }
-    const std::string axis = "position t";
     dl->AddText(small, small->FontSize, ImVec2(left + slot * float(n) + 6, base_y + 3), pal.text_dim, axis.c_str());
     // Too many bars for their labels: say the exact zeros in one line instead.
     if (!labels_fit && s.applied_p > 0) {
-        const int zeros = s.dy_summary.zeros_before;
+        const int zeros = sum.zeros_before;
         std::string line = zeros == s.applied_p ? "positions 0–" + std::to_string(s.applied_p - 1) + ": 0.0 (exactly)"
                                                 : std::to_string(s.applied_p - zeros) + " positions before p moved";
         line += "   ·   largest change " + format_diff(top_value);
         dl->AddText(small, small->FontSize, ImVec2(left, p0.y + title_h), zeros == s.applied_p ? pal.exact_zero : pal.warning,
-                    line.c_str());
+                    fit_text(small, line, p1.x - left).c_str());
     }
     return left + slot * float(n) + text_size(small, axis).x + 12;
 }
 
 // One or two sentences on what the chart shows, in the lesson's words. Every claim is
 // read off the numbers: "exactly 0.0" is said only when every earlier difference is 0.
+std::string trained_verdict(const AppState& s) {
+    const int p = s.applied_p;
+    const ModelConfig& c = s.trained->model->config;
+    if (p < 0)
+        return "Drag the strength: 0 is the letter at p = " + std::to_string(s.p) + ", 1 is the embedding of “" +
+               token_name(c, replacement_token(s, s.p)) + "” there; every block runs again on the blend.";
+    const DySummary &a = s.dy_summary, &b = s.dy_out_summary;
+    const std::string earlier = p == 1 ? "Position 0 (^) comes" : "Positions 0 to " + std::to_string(p - 1) + " come";
+    const std::string block = "block " + std::to_string(s.layer);
+    if (a.before == 0.f && b.before == 0.f && !a.nan && !b.nan)
+        return earlier + " before p = " + std::to_string(p) + ": every block's mask hides position " + std::to_string(p) +
+               " from them, and the residual adds only their own rows, so " + block +
+               "'s attention output and the model's output stay exactly 0.0 different. From p on they move (max " +
+               format_value(a.after, 4) + " in " + block + ", " + format_value(b.after, 4) + " at the output).";
+    return "Positions before p moved (max " + format_diff(std::max(a.before, b.before)) +
+           "): something in the model lets an earlier position see a later one.";
+}
+
 std::string verdict(const AppState& s) {
+    if (s.trained) return trained_verdict(s);
     const int p = s.applied_p;
     const Config& c = s.config;
     if (p < 0) return "Drag the strength: 0 is the original input, 1 is the lesson's replacement row for position " +
@@ -193,7 +263,9 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
 
     ImFont* hf = ui.fonts->heading;
     std::string question = "Change position p = " + std::to_string(s.p);
-    if (s.p >= 0 && size_t(s.p) < s.tokens.size()) question += " (“" + position_word(s.tokens, s.p) + "”)";
+    const std::vector<std::string>& words = position_words(s);
+    if (s.p >= 0 && size_t(s.p) < words.size()) question += " (“" + position_word(words, s.p) + "”)";
+    if (s.trained) question += " toward “" + token_name(s.trained->model->config, replacement_token(s, s.p)) + "”";
     question += ". Which outputs move?";
     dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, question.c_str());
     y += hf->FontSize + gap;
@@ -304,7 +376,19 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     }
     const float bars_top = with_matrices ? std::min(rr.bottom, rows_bottom) : rr.bottom;
     const float bars_bottom = std::min(p1.y - legend_h, bars_top + 300 * ui.scale);
-    const float chart_end = draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, bars_bottom), t0, n);
+    float chart_end = p1.x;
+    if (s.trained) {
+        // A trained model: the block shown, and the model's output after its last block.
+        const float half = std::floor((width - 2 * gap) / 2);
+        const int L = s.trained->model->config.n_layer;
+        draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p0.x + half, bars_bottom), t0, n, s.dy, s.dy_summary,
+                  "block " + std::to_string(s.layer) + "'s attn(h): max |Δy|", "dy");
+        draw_bars(s, ui, ImVec2(p0.x + half + 2 * gap, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy_out,
+                  s.dy_out_summary, "output h after block " + std::to_string(L - 1) + ": max |Δh|", "dy_out");
+    } else {
+        chart_end = draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy, s.dy_summary,
+                              "max |Δy| per position: how far each output row moved from the unperturbed one", "dy");
+    }
 
     // Beside the chart, when there is room: the lesson's question and what to try next.
     const float side = p1.x - chart_end;

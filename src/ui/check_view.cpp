@@ -129,7 +129,10 @@ void show_me(AppState& s, int question) {
                 next = H;
                 break;
             }
-        show_heads(s, next);
+        // A trained model's H is its own: the Train view trains another.
+        if (s.trained) s.status = "A trained model keeps its H = " + std::to_string(s.config.n_head) +
+                                  "; press L (Back to the lesson) to compare H = 1, 2, 4 on the lesson's module.";
+        else show_heads(s, next);
     }
     if (question == 3) s.view = View::scores;
 }
@@ -163,7 +166,7 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::Text("C = %d, show me H =", c.n_embd);
     for (int H : {1, 2, 4}) {
         ImGui::SameLine();
-        const bool ok = c.n_embd % H == 0;
+        const bool ok = c.n_embd % H == 0 && !s.trained;
         const bool on = c.n_head == H;
         if (!ok) ImGui::BeginDisabled();
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
@@ -172,8 +175,12 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (on) ImGui::PopStyleColor(2);
         if (!ok) ImGui::EndDisabled();
     }
-    ImGui::Text("H = %d heads of head_dim %d; parameters 4C² = %s whatever H", c.n_head, c.head_dim(),
-                format_count(c.param_count()).c_str());
+    if (s.trained)
+        ImGui::TextDisabled("The trained model keeps its H = %d; Back to the lesson (L) to compare H on the lesson's module.",
+                            c.n_head);
+    else
+        ImGui::Text("H = %d heads of head_dim %d; parameters 4C² = %s whatever H", c.n_head, c.head_dim(),
+                    format_count(c.param_count()).c_str());
     answer(s, 1,
            "Each head has its own softmax over its own head_dim channels of q and k, so different heads can attend "
            "to different positions at once (compare the heads' weights in the scores view). The cost stays the "
@@ -185,6 +192,7 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("scale in use:");
     const char* names[] = {"÷ √head_dim", "÷ √C", "none"};
+    ImGui::BeginDisabled(s.trained != nullptr); // trained with ÷ √head_dim; the table below still compares both
     for (int m = 0; m < 3; ++m) {
         ImGui::SameLine();
         const bool on = int(c.scale) == m;
@@ -193,6 +201,7 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (ImGui::Button(names[m])) set_scale(s, ScaleMode(m));
         if (on) ImGui::PopStyleColor(2);
     }
+    ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::Button("Show me##3")) show_me(s, 3);
     ImGui::TextUnformatted("How sharp each softmax row is under both scales (same q and k):");

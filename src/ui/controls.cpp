@@ -55,66 +55,78 @@ void draw_controls(AppState& s, UiContext& ui) {
     ImGui::PopFont();
     ImGui::TextDisabled("causal multi-head self-attention");
 
-    section(ui, "Model");
-    int C = e.n_embd;
-    if (s.focus_panel) { // F6: the keyboard starts in the first field; Tab moves on
-        ImGui::SetKeyboardFocusHere(0);
-        s.focus_panel = false;
-    }
-    if (int_field("n_embd  C", "##C", C, 1, 8, label_w)) {
-        e.n_embd = std::clamp(C, 1, max_n_embd);
-        if (e.n_embd % e.n_head != 0) e.n_head = nearest_divisor(e.n_embd, e.n_head);
-        changed = true;
-    }
-    {
-        // Only divisors of C are offered: C must split evenly into heads.
-        ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted("n_head  H");
-        ImGui::SameLine(label_w);
-        ImGui::SetNextItemWidth(-1);
-        const std::string current = std::to_string(e.n_head);
-        if (ImGui::BeginCombo("##H", current.c_str())) {
-            for (int d : divisors(e.n_embd)) {
-                if (d > max_n_head) break;
-                if (ImGui::Selectable(std::to_string(d).c_str(), d == e.n_head)) {
-                    e.n_head = d;
-                    changed = true;
-                }
-            }
-            ImGui::EndCombo();
+    // A trained model fixes the sizes and the input: its own section instead of both.
+    if (s.trained) {
+        draw_trained_section(s, ui);
+    } else {
+        section(ui, "Model");
+        int C = e.n_embd;
+        if (s.focus_panel) { // F6: the keyboard starts in the first field; Tab moves on
+            ImGui::SetKeyboardFocusHere(0);
+            s.focus_panel = false;
         }
-    }
-    int T = e.seq_len;
-    if (int_field("seq_len  T", "##T", T, 1, 16, label_w)) {
-        e.seq_len = std::clamp(T, 1, max_seq_len);
-        changed = true;
-    }
-    {
-        ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted("seed");
-        ImGui::SameLine(label_w);
-        ImGui::SetNextItemWidth(-1);
-        uint64_t seed = e.seed;
-        const uint64_t one = 1;
-        if (ImGui::InputScalar("##seed", ImGuiDataType_U64, &seed, &one, nullptr, "%llu",
-                               ImGuiInputTextFlags_EnterReturnsTrue)) {
-            e.seed = seed;
+        if (int_field("n_embd  C", "##C", C, 1, 8, label_w)) {
+            e.n_embd = std::clamp(C, 1, max_n_embd);
+            if (e.n_embd % e.n_head != 0) e.n_head = nearest_divisor(e.n_embd, e.n_head);
             changed = true;
         }
-    }
-    ImGui::TextDisabled("head_dim = C / H = %d", s.config.head_dim());
-    {
-        // 3C² for qkv plus C² for proj.
-        const std::string params = "parameters 4C² = " + format_count(s.config.param_count());
-        ImGui::PushTextWrapPos(0.f);
-        ImGui::TextUnformatted(params.c_str());
-        ImGui::PopTextWrapPos();
-    }
+        {
+            // Only divisors of C are offered: C must split evenly into heads.
+            ImGui::AlignTextToFramePadding();
+            ImGui::TextUnformatted("n_head  H");
+            ImGui::SameLine(label_w);
+            ImGui::SetNextItemWidth(-1);
+            const std::string current = std::to_string(e.n_head);
+            if (ImGui::BeginCombo("##H", current.c_str())) {
+                for (int d : divisors(e.n_embd)) {
+                    if (d > max_n_head) break;
+                    if (ImGui::Selectable(std::to_string(d).c_str(), d == e.n_head)) {
+                        e.n_head = d;
+                        changed = true;
+                    }
+                }
+                ImGui::EndCombo();
+            }
+        }
+        int T = e.seq_len;
+        if (int_field("seq_len  T", "##T", T, 1, 16, label_w)) {
+            e.seq_len = std::clamp(T, 1, max_seq_len);
+            changed = true;
+        }
+        {
+            ImGui::AlignTextToFramePadding();
+            ImGui::TextUnformatted("seed");
+            ImGui::SameLine(label_w);
+            ImGui::SetNextItemWidth(-1);
+            uint64_t seed = e.seed;
+            const uint64_t one = 1;
+            if (ImGui::InputScalar("##seed", ImGuiDataType_U64, &seed, &one, nullptr, "%llu",
+                                   ImGuiInputTextFlags_EnterReturnsTrue)) {
+                e.seed = seed;
+                changed = true;
+            }
+        }
+        ImGui::TextDisabled("head_dim = C / H = %d", s.config.head_dim());
+        {
+            // 3C² for qkv plus C² for proj.
+            const std::string params = "parameters 4C² = " + format_count(s.config.param_count());
+            ImGui::PushTextWrapPos(0.f);
+            ImGui::TextUnformatted(params.c_str());
+            ImGui::PopTextWrapPos();
+        }
 
-    draw_words_section(s, ui);
+        draw_words_section(s, ui);
+    }
     draw_weights_section(s, ui);
 
     section(ui, "Teaching switches");
+    if (s.trained) {
+        ImGui::PushTextWrapPos(0.f);
+        ImGui::TextDisabled("The trained model was trained with the causal mask and ÷ √head_dim; Back to the lesson "
+                            "to try others.");
+        ImGui::PopTextWrapPos();
+    }
+    ImGui::BeginDisabled(s.trained != nullptr);
     {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("mask");
@@ -146,6 +158,7 @@ void draw_controls(AppState& s, UiContext& ui) {
             ImGui::EndCombo();
         }
     }
+    ImGui::EndDisabled();
 
     section(ui, "Kernel");
     {
@@ -257,6 +270,12 @@ void draw_controls(AppState& s, UiContext& ui) {
 
 void draw_app(AppState& s, UiContext& ui) {
     handle_keys(s);
+    handle_layer_keys(s);
+    if (s.trained) {
+        // A trained model's positions are its letters: "0 ^", "1 a", ... on every axis.
+        ui.tokens = &s.trained_words;
+        ui.row_label_w = widest_position_label(ui.fonts->small, s.trained_words);
+    }
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(vp->Pos);
     ImGui::SetNextWindowSize(vp->Size);
@@ -281,7 +300,8 @@ void draw_app(AppState& s, UiContext& ui) {
     const float margin = std::round(12 * ui.scale);
     const ImVec2 v0(vp->Pos.x + panel_w + margin, vp->Pos.y + std::round(8 * ui.scale));
     const float tabs_bottom = draw_view_tabs(s, ui, v0, vp->Pos.x + W - margin);
-    const float top = tabs_bottom + std::round(10 * ui.scale);
+    float top = tabs_bottom + std::round(10 * ui.scale);
+    top += draw_layer_strip(s, ui, ImVec2(v0.x, top), vp->Pos.x + W - margin - v0.x);
     const ImVec2 area0(v0.x, top), area1(vp->Pos.x + W - margin, vp->Pos.y + Hh - std::round(6 * ui.scale));
     // What Ctrl+P saves: the view with its margins, without the side panel and the tabs.
     s.view_rect[0] = area0.x - margin, s.view_rect[1] = area0.y - std::round(6 * ui.scale);

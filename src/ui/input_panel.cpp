@@ -50,7 +50,10 @@ void draw_words_section(AppState& s, UiContext& ui) {
 
 void draw_weights_section(AppState& s, UiContext& ui) {
     input_section(ui, "Weights");
-    if (s.weights) {
+    if (s.trained) {
+        wrapped_dim("the trained model's own (above); a file here replaces it: the lesson's layout, or another "
+                    "model attnviz train wrote");
+    } else if (s.weights) {
         // The file's name (the whole path on hover), then its scheme, layer, sizes and names.
         const std::string& path = s.weights->path;
         const size_t slash = path.find_last_of('/');
@@ -65,8 +68,8 @@ void draw_weights_section(AppState& s, UiContext& ui) {
     const bool enter = ImGui::InputTextWithHint("##weights_path", "model.safetensors", &s.weights_field,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("A .safetensors file with the lesson's, nanoGPT's or GPT-2's attention names. C comes from the "
-                          "file; x still comes from the seed.");
+        ImGui::SetTooltip("A .safetensors file with the lesson's, nanoGPT's or GPT-2's attention names (C comes from the "
+                          "file; x still comes from the seed), or a model attnviz train wrote (shown on its letters).");
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("layer");
     ImGui::SameLine();

@@ -1,5 +1,6 @@
 // inputs.cpp: see inputs.h.
 #include "inputs.h"
+#include "model_io.h"
 #include "text_util.h"
 #include "text_input.h"
 #include <algorithm>
@@ -85,6 +86,12 @@ bool load_weights_file(AppState& s, const std::string& path, int layer, std::str
     };
     if (path.empty()) return refuse("no weights file given; type the path of a .safetensors file");
     if (layer < 0) return refuse("layer " + std::to_string(layer) + " is not a layer; give 0 or more");
+    // A model attnviz train wrote: shown whole, on its letters, in every view.
+    if (is_trained_model_file(path)) {
+        if (!open_trained_file(s, path, "", error)) return false;
+        s.edit_layer = std::clamp(layer, 0, s.edit_trained->model->config.n_layer - 1);
+        return true;
+    }
     // H: the file's n_head when it says; otherwise the current H, if it divides the file's C.
     SafetensorsFile header;
     std::string why;

@@ -17,6 +17,13 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
                    {"seed", s.config.seed},     {"mask", to_string(s.config.mask)},
                    {"scale", to_string(s.config.scale)}, {"kernel", to_string(s.kernel)}};
     j["perturb"] = {{"p", s.applied_p}, {"strength", s.applied_strength}};
+    // A trained model in the views: which one, the block shown and its positions' letters.
+    if (s.trained)
+        j["trained"] = {{"task", to_string(s.trained->model->config.task)},
+                        {"n_layer", s.trained->model->config.n_layer},
+                        {"layer", s.layer},
+                        {"tokens", s.trained_words},
+                        {"toward", s.applied_replace_token}};
     nlohmann::json items = nlohmann::json::array();
     for (const LayoutItem& it : s.layout) {
         nlohmann::json o = {{"kind", it.kind}, {"name", it.name}, {"head", it.head}, {"x", it.x}, {"y", it.y},

@@ -73,7 +73,8 @@ void draw_ticks(UiContext& ui, const MatrixSpec& m, const Grid& g, float y) {
     for (int r = ((g.r0 + kr - 1) / kr) * kr; r < g.r0 + g.nr; r += kr) {
         std::string s = std::to_string(r);
         if (row_words) {
-            const std::string label = fit_text(small, position_label(*ui.tokens, r), ui.row_label_w);
+            const std::string label = fit_text(
+                small, ui.short_row_labels ? position_word(*ui.tokens, r) : position_label(*ui.tokens, r), ui.row_label_w);
             if (!label.empty()) s = label;
         }
         const ImVec2 ts = text_size(small, s);

@@ -25,6 +25,7 @@ struct UiContext {
     const std::vector<std::string>* tokens = nullptr;
     float row_label_w = 0;                   // widest position_label in the small font
     bool word_ticks = true;                  // false: ticks show numbers (no room), tooltips the words
+    bool short_row_labels = false;           // rows show the word alone ("c", not "3 c"): no room for both
 };
 
 } // namespace attnviz

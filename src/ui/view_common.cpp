@@ -171,6 +171,7 @@ const std::vector<Shortcut>& shortcuts() {
         {"Left / Right", "shape walk: previous / next step; causality: strength − / + 0.05"},
         {"Up / Down", "causality: perturbed position p − / +"},
         {"[ / ]", "previous / next head"},
+        {", / .", "a trained model: previous / next block (layer)"},
         {"= / - / 0", "zoom the view in / out / fit"},
         {"M", "mask: causal → none → off-by-one"},
         {"S", "scale: ÷ √head_dim → ÷ √C → none"},

@@ -1,5 +1,6 @@
 // view_layout.cpp: see view_layout.h.
 #include "view_layout.h"
+#include "inputs.h"
 #include <algorithm>
 #include <cmath>
 
@@ -102,10 +103,24 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
     RowsResult out;
     const ImVec2 size(p1.x - p0.x, p1.y - p0.y);
     // Words on the position axes take width; where they would leave the cells too small to
-    // read whole, the rows show numbers (the tooltips still name the words).
-    if (ui.tokens && !ui.tokens->empty() && ui.word_ticks && fit_cell(ui, rows, size, max_cell) < std::round(7 * ui.scale)) {
-        UiContext numbers = ui;
-        numbers.word_ticks = false;
+    // read whole, the rows show numbers (the tooltips still name the words). A matrix that
+    // shows a window of readable cells either way keeps its words.
+    UiContext numbers = ui;
+    numbers.word_ticks = false;
+    if (ui.tokens && !ui.tokens->empty() && ui.word_ticks && fit_cell(ui, rows, size, max_cell) < std::round(7 * ui.scale) &&
+        fit_cell(numbers, rows, size, max_cell) >= std::round(7 * ui.scale)) {
+        // First the words alone on the rows (a trained model's letters keep their axes so),
+        // then numbers.
+        if (!ui.short_row_labels) {
+            UiContext words = ui;
+            words.short_row_labels = true;
+            words.row_label_w = 0;
+            for (size_t t = 0; t < ui.tokens->size(); ++t)
+                words.row_label_w = std::max(words.row_label_w, text_size(ui.fonts->small, position_word(*ui.tokens, int(t))).x);
+            words.row_label_w = std::min(words.row_label_w, std::round(4.5f * ui.fonts->small->FontSize));
+            if (fit_cell(words, rows, size, max_cell) >= std::round(7 * ui.scale))
+                return draw_rows(words, win, rows, p0, p1, max_cell);
+        }
         return draw_rows(numbers, win, rows, p0, p1, max_cell);
     }
     const float fit = fit_cell(ui, rows, size, max_cell);

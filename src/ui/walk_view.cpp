@@ -4,6 +4,7 @@
 #include "format.h"
 #include "specs.h"
 #include "views.h"
+#include "walk_steps.h"
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -11,101 +12,6 @@
 namespace attnviz {
 
 namespace {
-
-// The lesson's forward(), as printed (one indent level less).
-std::vector<std::string> code_lines(const Config& c) {
-    std::vector<std::string> lines = {
-        "def forward(self, x):",
-        "    B, T, C = x.shape",
-        "    q, k, v = self.qkv(x).split(C, dim=2)",
-        "    q, k, v = (t.view(B, T, self.n_head, self.head_dim).transpose(1, 2) for t in (q, k, v))",
-        "    att = (q @ k.transpose(-2, -1)) * self.head_dim ** -0.5",
-        "    mask = torch.tril(torch.ones(T, T, dtype=torch.bool))",
-        "    att = F.softmax(att.masked_fill(~mask, float(\"-inf\")), dim=-1)",
-        "    y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)",
-        "    return self.proj(y)",
-    };
-    // The teaching switches change the code the way one would change it to try them.
-    if (c.scale == ScaleMode::n_embd) lines[4] = "    att = (q @ k.transpose(-2, -1)) * C ** -0.5";
-    if (c.scale == ScaleMode::none) lines[4] = "    att = (q @ k.transpose(-2, -1))";
-    if (c.mask == MaskMode::off_by_one) lines[5] = "    mask = torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)";
-    if (c.mask == MaskMode::none) lines[5] = "    mask = torch.ones(T, T, dtype=torch.bool)";
-    return lines;
-}
-
-struct Span {
-    int line;
-    std::string text; // found in the line; empty: the whole line after its indent
-};
-
-struct WalkStep {
-    const char* title;
-    std::vector<Span> spans;
-    std::string before, after; // shapes, filled per config
-    std::string why;
-};
-
-// `words`: the input comes from words (--text), not from torch.randn.
-WalkStep walk_step(int step, const Config& c, bool words) {
-    auto sh = [&](const char* s) { return format_shape(s, c); };
-    const std::string scale_code = c.scale == ScaleMode::head_dim ? "* self.head_dim ** -0.5"
-                                   : c.scale == ScaleMode::n_embd ? "* C ** -0.5"
-                                                                  : "";
-    switch (step) {
-    case 0:
-        return {"the input x", {{1, ""}}, sh("(B, T, C)"), sh("(B, T, C)"),
-                words ? "One position per word, C channels each (B = 1 sequence): each distinct word has its own "
-                        "seeded N(0, 1) row, so a repeated word repeats its row of x."
-                      : "The module takes T positions of C channels each (B = 1 sequence); here x = torch.randn(1, " +
-                            std::to_string(c.seq_len) + ", " + std::to_string(c.n_embd) + ")."};
-    case 1:
-        return {"x → qkv", {{2, "self.qkv(x)"}}, sh("(B, T, C)"), sh("(B, T, 3C)"),
-                "One Linear(C, 3C) makes queries, keys and values together: one matmul instead of three."};
-    case 2:
-        return {"split into q, k, v", {{2, ".split(C, dim=2)"}}, sh("(B, T, 3C)"), "q, k, v: 3 × " + sh("(B, T, C)"),
-                "Cutting the last dimension into three blocks of C columns moves no data: q, k and v are views of qkv."};
-    case 3:
-        return {"view into H heads", {{3, "t.view(B, T, self.n_head, self.head_dim)"}}, sh("(B, T, C)"),
-                sh("(B, T, H, head_dim)"),
-                "Each head gets its own head_dim = C / H channels: multi-head splits channels, not compute."};
-    case 4:
-        return {"transpose", {{3, ".transpose(1, 2)"}}, sh("(B, T, H, head_dim)"), sh("(B, H, T, head_dim)"),
-                "Heads move in front of positions, so one batched matmul runs all H heads in parallel."};
-    case 5:
-        return {"q · kᵀ", {{4, "(q @ k.transpose(-2, -1))"}}, sh("(B, H, T, head_dim)") + " · kᵀ", sh("(B, H, T, T)"),
-                "Row i, column j says how well query i matches key j: every position scores every position."};
-    case 6:
-        return {c.scale == ScaleMode::head_dim ? "× head_dim^−½" : c.scale == ScaleMode::n_embd ? "× C^−½" : "no scaling",
-                {{4, scale_code}}, sh("(B, H, T, T)"), sh("(B, H, T, T)"),
-                c.scale == ScaleMode::head_dim
-                    ? "Each head divides by √head_dim, its own width (not √C), so scores stay near unit size and softmax does not saturate."
-                : c.scale == ScaleMode::n_embd
-                    ? "Scaled by √C instead of √head_dim: the scores come out √H times too small and softmax flattens."
-                    : "Unscaled: the scores grow with √head_dim and softmax saturates toward one key."};
-    case 7:
-        return {"mask", {{5, ""}, {6, "att.masked_fill(~mask, float(\"-inf\"))"}}, sh("(B, H, T, T)"), sh("(B, H, T, T)"),
-                c.mask == MaskMode::causal
-                    ? "torch.tril keeps keys j ≤ i: every future key is set to −∞, so it can get no weight."
-                : c.mask == MaskMode::none
-                    ? "No mask: every query sees every key, the future included; training would silently cheat."
-                    : "Off-by-one: tril(diagonal=−1) also hides the diagonal, so row 0 sees no key at all."};
-    case 8:
-        return {"softmax", {{6, "F.softmax("}, {6, ", dim=-1)"}}, sh("(B, H, T, T)"), sh("(B, H, T, T)"),
-                c.mask == MaskMode::off_by_one
-                    ? "Each row becomes weights that sum to 1, except row 0: all −∞ gives 0 / 0 = NaN."
-                    : "Each row becomes weights that sum to 1; e^−∞ = 0, so masked keys get exactly 0."};
-    case 9:
-        return {"att · v", {{7, "(att @ v)"}}, sh("(B, H, T, T)") + " · v", sh("(B, H, T, head_dim)"),
-                "Each query's output is a weighted average of the values it is allowed to see."};
-    case 10:
-        return {"transpose back, concatenate", {{7, ".transpose(1, 2).contiguous().view(B, T, C)"}},
-                sh("(B, H, T, head_dim)"), sh("(B, T, C)"),
-                "The heads' outputs are laid side by side again: H × head_dim = C channels per position."};
-    default:
-        return {"proj", {{8, "self.proj(y)"}}, sh("(B, T, C)"), sh("(B, T, C)"),
-                "Linear(C, C) mixes the heads' channels: tensor in, same-shape tensor out."};
-    }
-}
 
 // The largest mono font in which the lesson's longest line fits `width`.
 ImFont* code_font(const UiContext& ui, const std::vector<std::string>& lines, float width) {
@@ -152,7 +58,7 @@ float code_height(const UiContext& ui, const WalkStep& st, const std::vector<std
 // The code box: the lesson's code in the largest mono font that fits, this step's spans
 // highlighted, as much of it as `extent` says. Returns its height.
 float draw_code(AppState& s, UiContext& ui, const WalkStep& st, ImVec2 p0, float width, CodeExtent extent) {
-    std::vector<std::string> lines = code_lines(s.config);
+    std::vector<std::string> lines = code_lines(s);
     const float pad = std::round(8 * ui.scale);
     ImFont* font = code_font(ui, lines, width);
     auto [first, last] = code_range(st, int(lines.size()), extent);
@@ -302,7 +208,7 @@ bool step_is_per_head(int step) { return step >= 4 && step <= 10; }
 
 void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const int step = std::clamp(s.step, 0, walk_last_step);
-    const WalkStep st = walk_step(step, s.config, !s.tokens.empty());
+    const WalkStep st = walk_step(s, step);
     ViewWindow& win = s.windows[int(View::walk)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
@@ -317,7 +223,7 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImFont* hf = ui.fonts->heading;
         const std::string counter = "Step " + std::to_string(step) + " of " + std::to_string(walk_last_step) + ":  ";
         dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text_dim, counter.c_str());
-        dl->AddText(hf, hf->FontSize, ImVec2(p0.x + text_size(hf, counter).x, y), ui.pal.text, st.title);
+        dl->AddText(hf, hf->FontSize, ImVec2(p0.x + text_size(hf, counter).x, y), ui.pal.text, st.title.c_str());
         title_end = p0.x + text_size(hf, counter).x + text_size(hf, st.title).x;
         y += hf->FontSize + gap;
     }
@@ -330,7 +236,7 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     {
         const float text_h = ImGui::CalcTextSize(shapes.c_str(), nullptr, false, width).y +
                              ImGui::CalcTextSize(why.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y + gap;
-        const std::vector<std::string> lines = code_lines(s.config);
+        const std::vector<std::string> lines = code_lines(s);
         const std::vector<Row> one_head = walk_rows(s, ui, step, std::clamp(win.head0, 0, H - 1), 1);
         CodeExtent extent = CodeExtent::lit;
         for (CodeExtent e : {CodeExtent::all, CodeExtent::context}) {

@@ -61,7 +61,11 @@ float draw_view_tabs(AppState& s, UiContext& ui, ImVec2 p0, float x_end) {
         x += w + st.ItemSpacing.x;
     }
     // The run's config, right-aligned on the last row when it fits.
-    const std::string info = "seed " + std::to_string(s.config.seed) + " · C = " + std::to_string(s.config.n_embd) +
+    // A trained model has no seed of the lesson's: its task and blocks instead.
+    const std::string head = s.trained ? std::string("trained ") + to_string(s.trained->model->config.task) + " · L = " +
+                                             std::to_string(s.trained->model->config.n_layer)
+                                       : "seed " + std::to_string(s.config.seed);
+    const std::string info = head + " · C = " + std::to_string(s.config.n_embd) +
                              " · H = " + std::to_string(s.config.n_head) + " · T = " + std::to_string(s.config.seq_len) +
                              " · " + to_string(s.config.mask) + " mask";
     const float tw = text_size(ui.fonts->body, info).x;

@@ -154,8 +154,10 @@ TEST(TrainFiles, CommandsOfOneAttentionLayerRefuseTrainedModels) {
     expect_usage_error({"bench", "--weights", both_file, "--repeat", "1"}, says);
     expect_usage_error({"export", "--weights", both_file, "--tensor", "y", "--out", "/tmp/never-written.npy"}, says);
     expect_usage_error({"save-weights", "/tmp/never-written.safetensors", "--weights", both_file}, says);
-    // The window: refused before it opens (no display is needed to see the sentence).
-    expect_usage_error({"--weights", both_file}, says);
+    // The window opens it whole; the lesson's options that would change its sizes are refused
+    // before it opens (no display is needed to see the sentence).
+    expect_usage_error({"--weights", both_file, "--seed", "3"}, "--seed 3 does not apply");
+    expect_usage_error({"--weights", both_file, "--text", "a z"}, "'z' is not a letter of the model's vocabulary");
 }
 
 TEST(TrainFiles, AFileThatIsNeitherALayerNorATrainedModelIsOneSentence) {
@@ -172,5 +174,5 @@ TEST(TrainFiles, AFileThatIsNeitherALayerNorATrainedModelIsOneSentence) {
         << error;
     expect_usage_error({"trace", "--weights", path, "--text", "a"}, "a trained model needs transformer.wte.weight");
     expect_usage_error({"heads", "--weights", path}, "a trained model needs transformer.wte.weight");
-    expect_usage_error({"--weights", path}, "is a model trained by attnviz train");
+    expect_usage_error({"--weights", path}, "a trained model needs transformer.wte.weight");
 }

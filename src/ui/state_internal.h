@@ -1,0 +1,37 @@
+// state_internal.h: the pieces of recompute() that the lesson's path (app_state.cpp) and a
+// trained model's path (trained_state.cpp) share. Not for panels: they never compute.
+#pragma once
+#include "app_state.h"
+#include <vector>
+
+namespace attnviz::state_detail {
+
+// What a change can have moved, for the range scan. A new config: everything (the
+// default). A slider move under the causal mask: the input rows that changed (`rows`: of
+// x, qkv and the raw scores), the raw score columns of those keys (`columns`), and the
+// rows from `row0` on of what mixes positions (concat, y); the weights never.
+struct Changed {
+    bool all = true;
+    std::vector<int> rows, columns;
+    int row0 = 0;
+};
+
+// Grows the colour ranges over what `ch` says changed, and the weights when given.
+void grow_ranges(Ranges& rg, const Trace& tr, const Weights* weights, const Changed& ch = Changed{});
+// The check view's sharpness table, rows from `row0` on.
+void update_sharpness(AppState& s, int row0);
+// What the causality view says about `dy` around the perturbed position p (-1: none).
+DySummary summarize(const std::vector<float>& dy, int p);
+// Keeps every view's window inside the config's shapes.
+void clamp_windows(AppState& s);
+// The kernel a choice means for config c ("auto" asks s.auto_kernel).
+KernelKind resolve_kernel(const AppState& s, const Config& c, KernelChoice k);
+
+// The trained-model path (trained_state.cpp). apply_trained shows s.edit_trained, or
+// refuses it with one sentence in s.error and keeps what is shown; the perturbation reruns
+// every block on the blended embeddings; leave_trained drops the model's traces.
+bool apply_trained(AppState& s);
+void apply_trained_perturbation(AppState& s);
+void leave_trained(AppState& s);
+
+} // namespace attnviz::state_detail

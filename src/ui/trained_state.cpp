@@ -1,0 +1,330 @@
+// trained_state.cpp: recompute()'s path for a trained model (model.h) shown in the views
+// instead of the lesson's module.
+//
+//   tok (N)                        BOS first, then the sequence's letters
+//   h0 = wte[tok] + wpe[0..N-1]    (N, C)   the walk's step 0
+//   block l: x = h_l, y = attn_l(h_l), h_{l+1} = h_l + y
+//
+// Every view reads one Trace: block `layer`'s. The causality view's slider blends row p of
+// h0 toward wte[letter] + wpe[p] and runs the whole stack again, so every later block sees
+// the change through the residual stream; a slider move costs one forward of every block:
+// on the reference kernel 0.23 ms (both, N = 9) to 0.61 ms (induction, two blocks, N = 25)
+// per move, measured on a 2-core Xeon under load 9, well inside one frame.
+#include "app_state.h"
+#include "model_io.h"
+#include "state_internal.h"
+#include "text_input.h"
+#include "text_util.h"
+#include <algorithm>
+#include <limits>
+
+namespace attnviz {
+
+using namespace state_detail;
+
+namespace {
+
+// What the views need of a model run on N tokens: T = N positions, its C and H, and the
+// causal mask and ÷ √head_dim it was trained with.
+Config trained_config(const ModelConfig& m, int N) {
+    Config c;
+    c.n_embd = m.n_embd;
+    c.n_head = m.n_head;
+    c.seq_len = N;
+    c.mask = MaskMode::causal;
+    c.scale = ScaleMode::head_dim;
+    return c;
+}
+
+// window_bytes for one block, plus every other block's two traces (unperturbed and perturbed).
+int64_t trained_window_bytes(const ModelConfig& m, int N) {
+    const Config c = trained_config(m, N);
+    return window_bytes(c) + 2 * int64_t(m.n_layer - 1) * trace_bytes(c);
+}
+
+bool shape_is(const Mat& m, int rows, int cols) { return m.rows() == rows && m.cols() == cols; }
+
+// "" when the model and its tokens can be shown within `cap`; else one sentence.
+std::string check_trained(const TrainedInput& in, int64_t cap) {
+    if (!in.model) return "there is no model to show";
+    const Model& m = *in.model;
+    const ModelConfig& c = m.config;
+    if (std::string why = validate(c); !why.empty()) return "the trained model cannot be shown: " + why;
+    bool shapes = shape_is(m.wte, c.vocab + 1, c.n_embd) && shape_is(m.wpe, c.n_tokens(), c.n_embd) &&
+                  int(m.h.size()) == c.n_layer;
+    for (const Block& b : m.h)
+        shapes = shapes && shape_is(b.attn.w_qkv, 3 * c.n_embd, c.n_embd) && shape_is(b.attn.w_proj, c.n_embd, c.n_embd);
+    if (!shapes) return "the trained model's tensors do not match its sizes; train or load it again";
+    const int N = int(in.tokens.size());
+    if (N < 2 || in.tokens[0] != c.bos())
+        return "the sequence must be BOS (^) and at least one letter of the vocabulary (" + vocabulary_text(c) + ")";
+    if (N > c.n_tokens())
+        return "the sequence has " + std::to_string(N - 1) + " letters but the model knows " + std::to_string(c.seq_len) +
+               " positions after BOS; give at most " + std::to_string(c.seq_len);
+    for (size_t t = 1; t < in.tokens.size(); ++t)
+        if (in.tokens[t] < 0 || in.tokens[t] >= c.vocab)
+            return "position " + std::to_string(t) + " holds token " + std::to_string(in.tokens[t]) +
+                   ", which is not a letter of the vocabulary (" + vocabulary_text(c) + ")";
+    if (const int64_t need = trained_window_bytes(c, N); need > cap)
+        return "the trained model on " + std::to_string(N) + " tokens needs about " + human_bytes(need) +
+               " in the window, over the cap of " + human_bytes(cap) + "; use a shorter sequence";
+    return "";
+}
+
+// model_forward's blocks from given embeddings h0 (N, C), without the task heads: the
+// slider's input is a blend of two embeddings, which no token sequence gives.
+void forward_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out) {
+    const Config ac = trained_config(m.config, int(h0.rows()));
+    out.h0 = h0;
+    out.layers.resize(m.h.size());
+    Mat h = h0;
+    for (size_t l = 0; l < m.h.size(); ++l) {
+        forward(ac, m.h[l].attn, h, kernel, out.layers[l]);
+        h += out.layers[l].y; // the residual, in float32 as model_forward adds it
+    }
+    out.h_out = std::move(h);
+}
+
+// Block `layer`'s trace in every view, unperturbed; the slider is applied after.
+void show_layer(AppState& s) {
+    const Model& m = *s.trained->model;
+    s.base = s.model_base.layers[size_t(s.layer)];
+    s.trace = s.base;
+    s.has_base = true;
+    s.experiment = Experiment{};
+    s.experiment.config = s.config;
+    s.experiment.weights = m.h[size_t(s.layer)].attn;
+    s.experiment.x = s.base.x;
+    s.base_y = s.base.y;
+    const size_t N = size_t(s.config.seq_len);
+    s.dy.assign(N, 0.f);
+    s.dy_out.assign(N, 0.f);
+    s.applied_p = -1;
+    s.applied_strength = 0;
+    s.applied_replace_token = -1;
+    s.model_perturbed = ModelTrace{};
+}
+
+} // namespace
+
+namespace state_detail {
+
+bool apply_trained(AppState& s) {
+    const std::shared_ptr<const TrainedInput> in = s.edit_trained;
+    // The lesson's settings a trained model fixes: an edit of one (a key, Show me) is refused.
+    std::string fixed;
+    if (s.trained && s.ready) {
+        const Config& a = s.config;
+        const Config& e = s.edit;
+        if (e.mask != a.mask || e.scale != a.scale || e.n_embd != a.n_embd || e.n_head != a.n_head ||
+            e.seq_len != a.seq_len || e.seed != a.seed)
+            fixed = "Kept the trained model's settings: it was trained with C = " + std::to_string(a.n_embd) +
+                    ", H = " + std::to_string(a.n_head) + ", the causal mask and ÷ √head_dim, and T follows its "
+                    "sequence; press L (Back to the lesson) to change them.";
+    }
+    if (std::string why = check_trained(*in, s.memory_cap); !why.empty()) {
+        s.error = "Kept what is shown: " + why + ".";
+        s.edit_trained = s.trained;
+        s.edit_layer = s.layer;
+        s.edit = s.config;
+        return false;
+    }
+    const Model& m = *in->model;
+    const int N = int(in->tokens.size());
+    const Config c = trained_config(m.config, N);
+    s.error = fixed;
+    s.trained = in;
+    s.config = c;
+    s.edit = c;
+    s.kernel_choice = s.edit_kernel_choice;
+    s.kernel = resolve_kernel(s, c, s.kernel_choice);
+    s.layer = s.edit_layer = std::clamp(s.edit_layer, 0, m.config.n_layer - 1);
+    model_forward(m, in->tokens, s.kernel, s.model_base);
+    s.trained_words.clear();
+    for (int t : in->tokens) s.trained_words.push_back(token_name(m.config, t));
+    s.sequence_field = sequence_text(m.config, in->tokens);
+    show_layer(s);
+    s.p = std::clamp(s.p, 1, N - 1);
+    s.perturb_dirty = s.strength != 0;
+    s.ranges = Ranges{};
+    grow_ranges(s.ranges, s.trace, &s.experiment.weights);
+    update_sharpness(s, 0);
+    s.dy_summary = summarize(s.dy, -1);
+    s.dy_out_summary = summarize(s.dy_out, -1);
+    clamp_windows(s);
+    s.upload = UploadRequest{};
+    s.upload.full = true;
+    s.base_upload = true;
+    s.ready = true;
+    s.status = "Showing the " + std::string(to_string(m.config.task)) + " model (" + in->source + "), block " +
+               std::to_string(s.layer) + " of " + std::to_string(m.config.n_layer) + ", on " + std::to_string(N) +
+               " tokens with the " + to_string(s.kernel) + " kernel.";
+    return true;
+}
+
+void apply_trained_perturbation(AppState& s) {
+    const Model& m = *s.trained->model;
+    const int N = s.config.seq_len;
+    // Position 0 is BOS, which every sequence starts with and a perturbation never replaces.
+    const int p = std::clamp(s.p, 1, N - 1);
+    s.p = p;
+    if (s.strength == 0.f) {
+        show_layer(s);
+    } else {
+        const int token = replacement_token(s, p);
+        // The lesson's blend (experiment.h), from row p of h0 toward the letter's embedding.
+        Experiment blend;
+        blend.x = s.model_base.h0;
+        blend.replacement = m.wte.row(token) + m.wpe.row(p);
+        Mat h0 = s.model_base.h0;
+        h0.row(p) = perturbed_row(blend, p, s.strength);
+        forward_blocks(m, h0, s.kernel, s.model_perturbed);
+        s.trace = s.model_perturbed.layers[size_t(s.layer)];
+        s.dy = max_abs_diff_per_position(s.trace.y, s.base_y);
+        s.dy_out = max_abs_diff_per_position(s.model_perturbed.h_out, s.model_base.h_out);
+        s.applied_p = p;
+        s.applied_strength = s.strength;
+        s.applied_replace_token = token;
+    }
+    grow_ranges(s.ranges, s.trace, nullptr);
+    update_sharpness(s, 0);
+    s.dy_summary = summarize(s.dy, s.applied_p);
+    s.dy_out_summary = summarize(s.dy_out, s.applied_p);
+    s.upload.full = true;
+}
+
+void leave_trained(AppState& s) {
+    s.trained.reset();
+    s.model_base = ModelTrace{};
+    s.model_perturbed = ModelTrace{};
+    s.trained_words.clear();
+    s.dy_out.clear();
+    s.dy_out_summary = DySummary{};
+    s.layer = s.edit_layer = 0;
+    s.applied_replace_token = -1;
+}
+
+} // namespace state_detail
+
+const std::vector<std::string>& position_words(const AppState& s) { return s.trained ? s.trained_words : s.tokens; }
+
+void request_layer(AppState& s, int layer) {
+    if (!s.trained) return;
+    layer = std::clamp(layer, 0, s.trained->model->config.n_layer - 1);
+    if (layer == s.edit_layer) return;
+    s.edit_layer = layer;
+    s.config_dirty = true;
+}
+
+void request_replacement(AppState& s, int token) {
+    if (token == s.replace_token) return;
+    s.replace_token = token;
+    s.perturb_dirty = true;
+}
+
+int replacement_token(const AppState& s, int p) {
+    if (!s.trained) return -1;
+    const ModelConfig& c = s.trained->model->config;
+    if (s.replace_token >= 0 && s.replace_token < c.vocab) return s.replace_token;
+    const std::vector<int>& tok = s.trained->tokens;
+    const int at = p >= 0 && size_t(p) < tok.size() ? tok[size_t(p)] : 0;
+    return (at + 1) % c.vocab; // as attnviz trace --perturb replaces it
+}
+
+bool parse_trained_sequence(const ModelConfig& c, const std::string& text, std::vector<int>& tokens, std::string& error) {
+    const std::string vocab = "(" + vocabulary_text(c) + ")";
+    if (invalid_utf8_at(text) != std::string::npos) {
+        error = "the sequence is not valid UTF-8; type letters of the vocabulary " + vocab;
+        return false;
+    }
+    std::vector<std::string> words = tokenize(text);
+    if (!words.empty() && words[0] == "^") words.erase(words.begin()); // BOS is put first anyway
+    tokens = {c.bos()};
+    for (const std::string& w : words) {
+        int t = token_of(c, w);
+        if (t >= 0 && t != c.bos()) {
+            tokens.push_back(t);
+            continue;
+        }
+        // "abcab" typed without spaces: one letter per position, when every one is a letter.
+        std::vector<int> letters;
+        for (char ch : w) {
+            const int u = token_of(c, std::string(1, ch));
+            if (u < 0 || u == c.bos()) break;
+            letters.push_back(u);
+        }
+        if (w.size() > 1 && letters.size() == w.size()) {
+            tokens.insert(tokens.end(), letters.begin(), letters.end());
+            continue;
+        }
+        error = quote(w, 20) + " is not a letter of the model's vocabulary " + vocab +
+                (t == c.bos() ? "; BOS (^) is put first by attnviz itself" : "; type letters of it, e.g. a b c a b d");
+        return false;
+    }
+    if (tokens.size() < 2) {
+        error = "the sequence has no letters; type letters of the vocabulary " + vocab + ", e.g. a b c a b d";
+        return false;
+    }
+    if (tokens.size() > size_t(c.n_tokens())) {
+        error = "the sequence has " + std::to_string(tokens.size() - 1) + " letters but the model knows " +
+                std::to_string(c.seq_len) + " positions after BOS; give at most " + std::to_string(c.seq_len);
+        return false;
+    }
+    return true;
+}
+
+std::vector<int> default_trained_tokens(const ModelConfig& c) {
+    std::vector<int> tokens{c.bos()};
+    const int letters = std::min(c.vocab, 4);
+    for (int i = 0; i < std::min(8, c.seq_len); ++i) tokens.push_back(i % letters);
+    return tokens;
+}
+
+std::string sequence_text(const ModelConfig& c, const std::vector<int>& tokens) {
+    std::string out;
+    for (size_t t = 1; t < tokens.size(); ++t) out += (out.empty() ? "" : " ") + token_name(c, tokens[t]);
+    return out;
+}
+
+bool set_trained_sequence(AppState& s, const std::string& text, std::string& error) {
+    const std::shared_ptr<const TrainedInput> now = s.edit_trained ? s.edit_trained : s.trained;
+    if (!now) {
+        error = "no trained model is shown; open one with the weights field first";
+        s.error = "Kept the sequence: " + error + ".";
+        return false;
+    }
+    auto in = std::make_shared<TrainedInput>(*now);
+    if (!parse_trained_sequence(now->model->config, text, in->tokens, error)) {
+        s.error = "Kept the sequence: " + error + ".";
+        return false;
+    }
+    request_trained_model(s, std::move(in));
+    return true;
+}
+
+bool read_trained_input(const std::string& path, const std::string& text, std::shared_ptr<const TrainedInput>& out,
+                        std::string& error) {
+    auto m = std::make_shared<Model>();
+    if (!load_model(path, *m, error)) return false;
+    auto in = std::make_shared<TrainedInput>();
+    if (text.empty()) in->tokens = default_trained_tokens(m->config);
+    else if (!parse_trained_sequence(m->config, text, in->tokens, error)) return false;
+    in->model = std::move(m);
+    in->source = path;
+    out = std::move(in);
+    return true;
+}
+
+bool open_trained_file(AppState& s, const std::string& path, const std::string& text, std::string& error) {
+    std::shared_ptr<const TrainedInput> in;
+    if (!read_trained_input(path, text, in, error)) {
+        s.status = "Kept what is shown: " + error + ".";
+        s.error = s.status;
+        return false;
+    }
+    s.edit_layer = 0;
+    request_trained_model(s, std::move(in));
+    return true;
+}
+
+} // namespace attnviz
