@@ -51,6 +51,21 @@ void encoder_backward(Mat& dwte, Mat& dwpe, const float* dout, const int* tok, i
         }
 }
 
+void embedding_product_forward(float* out, const int* tok, const Mat& tok_table, const Mat& pos_table, int B, int N) {
+    encoder_forward(out, tok, tok_table, pos_table, B, N); // the same gather-add, on rows of 3C
+}
+
+void embedding_product_backward(Mat& dtok, Mat& dpos, const float* dout, const int* tok, int B, int N) {
+    encoder_backward(dtok, dpos, dout, tok, B, N); // the same scatter, on rows of 3C
+}
+
+void embedding_product_weights_backward(Mat& dwte, Mat& dwpe, Mat& dW, const Mat& gtok, const Mat& gpos,
+                                        const Mat& wte, const Mat& wpe, const Mat& W) {
+    dwte.noalias() += gtok * W;                                    // (V+1, C)
+    dwpe.noalias() += gpos * W;                                    // (N, C)
+    dW.noalias() += gtok.transpose() * wte + gpos.transpose() * wpe; // (K, C)
+}
+
 // ---------------------------------------------------------------------------------------
 // Linear layers (no bias in the toy models)
 
