@@ -1,9 +1,11 @@
 // train_layers.cpp: the training path's layers; see train_layers.h.
-// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics (the
-// _mm512_undefined_ps idiom) wherever Eigen's products inline them; the values are
-// defined, so the warning is silenced for this file, as in kernel_fast.cpp.
+// GCC 12 reports -Wmaybe-uninitialized (and, for Eigen's fixed-size arrays of 16,
+// -Wuninitialized) inside its own AVX-512 intrinsics (the _mm512_undefined_ps idiom)
+// wherever Eigen inlines them; the values are defined, so the warnings are silenced for
+// this file, as in kernel_fast.cpp.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include "train_layers.h"
 #include <algorithm>
@@ -111,25 +113,22 @@ void transpose_block(float* dst, const float* src, int N, int hd, int ld) {
 }
 
 // out[0..W) = sum over r in [r0, r1) of a[r] * X[r][0..W), W a multiple of 16. Even and
-// odd r go into separate accumulators, so two chains of adds overlap; all stay in registers.
+// odd r go into separate accumulators, so two chains of adds overlap. The accumulators
+// are Eigen arrays of fixed size, which stay in vector registers (plain float arrays of
+// 16 were kept on the stack by GCC 12, four times slower).
 template <int W>
 void vecmat_block(float* __restrict out, const float* __restrict a, const float* __restrict X, int64_t ld, int r0,
                   int r1) {
-    float even[W] = {}, odd[W] = {};
+    using Block = Eigen::Array<float, W, 1>;
+    Block even = Block::Zero(), odd = Block::Zero();
     int r = r0;
     for (; r + 1 < r1; r += 2) {
-        const float a0 = a[r], a1 = a[r + 1];
-        const float* x0 = X + r * ld;
-        const float* x1 = x0 + ld;
-        for (int c = 0; c < W; ++c) even[c] += a0 * x0[c];
-        for (int c = 0; c < W; ++c) odd[c] += a1 * x1[c];
+        even += a[r] * Eigen::Map<const Block>(X + r * ld);
+        odd += a[r + 1] * Eigen::Map<const Block>(X + (r + 1) * ld);
     }
-    if (r < r1) {
-        const float a0 = a[r];
-        const float* x0 = X + r * ld;
-        for (int c = 0; c < W; ++c) even[c] += a0 * x0[c];
-    }
-    for (int c = 0; c < W; ++c) out[c] = even[c] + odd[c];
+    if (r < r1) even += a[r] * Eigen::Map<const Block>(X + r * ld);
+    Eigen::Map<Block> o(out);
+    o = even + odd;
 }
 
 // out[0..n) = sum over r in [r0, r1) of a[r] * X[r][0..n), X's rows ld apart: every
@@ -151,11 +150,26 @@ void vecmat(float* __restrict out, const float* __restrict a, const float* __res
     }
 }
 
-// One softmax row of n visible scores, in place: exps by Eigen's vectorised exp.
-void softmax_inplace(float* row, int n) {
-    Eigen::Map<Eigen::ArrayXf> r(row, n);
-    r = (r - r.maxCoeff()).exp();
-    r *= 1.f / r.sum();
+// Softmax of the first n of the scores s (scaled, n >= 1) into row[0 .. N), zeros from n
+// on. s holds round_up(n) floats and is overwritten. It works on whole blocks of 16
+// (padding at -inf, whose exp is then set to 0) so that Eigen's exp runs on full vectors.
+void softmax_row(float* __restrict row, float* __restrict s, int n, int N) {
+    using Block = Eigen::Array<float, lanes, 1>;
+    const int W = round_up(n);
+    for (int j = n; j < W; ++j) s[j] = -std::numeric_limits<float>::infinity();
+    Block mx = Eigen::Map<const Block>(s);
+    for (int c = lanes; c < W; c += lanes) mx = mx.max(Eigen::Map<const Block>(s + c));
+    const float m = mx.maxCoeff();
+    Block sum = Block::Zero();
+    for (int c = 0; c < W; c += lanes) {
+        Eigen::Map<Block> e(s + c);
+        e = (e - m).exp();
+        if (c + lanes > n) e.tail(c + lanes - n).setZero(); // masked: exactly 0
+        sum += e;
+    }
+    const float inv = 1.f / sum.sum();
+    for (int j = 0; j < n; ++j) row[j] = s[j] * inv;
+    for (int j = n; j < N; ++j) row[j] = 0.f;
 }
 
 } // namespace
@@ -175,10 +189,10 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int N, i
             for (int i = 0; i < N; ++i) {
                 float* row = a + int64_t(i) * N;
                 // q_i . k_j for j <= i (and a few masked j, in whole blocks, dropped)
-                vecmat(s.data(), q + int64_t(i) * ld, kt.data(), Np, 0, hd, round_up(i + 1));
-                for (int j = 0; j <= i; ++j) row[j] = s[size_t(j)] * scale;
-                softmax_inplace(row, i + 1);
-                for (int j = i + 1; j < N; ++j) row[j] = 0.f; // masked: exactly 0
+                const int W = round_up(i + 1);
+                vecmat(s.data(), q + int64_t(i) * ld, kt.data(), Np, 0, hd, W);
+                for (int j = 0; j < W; ++j) s[size_t(j)] *= scale;
+                softmax_row(row, s.data(), i + 1, N);
                 // y_i = sum_j att_ij v_j over the visible keys
                 vecmat(out + (int64_t(b) * N + i) * C + h * hd, row, v, ld, 0, i + 1, hd);
             }
@@ -242,6 +256,10 @@ void residual_forward(float* out, const float* a, const float* b, int64_t n) {
 
 double crossentropy_forward_backward(float* dlogits, const float* logits, const int* targets, int M, int K,
                                      float inv_count) {
+    // exps in whole blocks of 16, as softmax_row takes them (padding at -inf, then 0)
+    using Block = Eigen::Array<float, lanes, 1>;
+    const int W = round_up(K);
+    std::vector<float> e(static_cast<size_t>(W));
     double loss = 0.0;
     for (int r = 0; r < M; ++r) {
         const float* z = logits + int64_t(r) * K;
@@ -252,13 +270,33 @@ double crossentropy_forward_backward(float* dlogits, const float* logits, const 
             continue;
         }
         // log-softmax with the row max taken out, as torch's log_softmax does
-        Eigen::Map<const Eigen::ArrayXf> zr(z, K);
-        Eigen::Map<Eigen::ArrayXf> e(dz, K);
-        const float m = zr.maxCoeff();
-        e = (zr - m).exp();
-        const float sum = e.sum();
-        loss -= double(z[y] - m - std::log(sum));
-        e *= (1.f / sum) * inv_count;
+        if (K < lanes) { // dup's two classes: a block of 16 would be mostly padding
+            Eigen::Map<const Eigen::ArrayXf> zr(z, K);
+            Eigen::Map<Eigen::ArrayXf> ex(dz, K);
+            const float m = zr.maxCoeff();
+            ex = (zr - m).exp();
+            const float total = ex.sum();
+            loss -= double(z[y] - m - std::log(total));
+            ex *= (1.f / total) * inv_count;
+            dz[y] -= inv_count;
+            continue;
+        }
+        std::copy(z, z + K, e.data());
+        std::fill(e.data() + K, e.data() + W, -std::numeric_limits<float>::infinity());
+        Block mx = Eigen::Map<const Block>(e.data());
+        for (int c = lanes; c < W; c += lanes) mx = mx.max(Eigen::Map<const Block>(e.data() + c));
+        const float m = mx.maxCoeff();
+        Block sum = Block::Zero();
+        for (int c = 0; c < W; c += lanes) {
+            Eigen::Map<Block> b(e.data() + c);
+            b = (b - m).exp();
+            if (c + lanes > K) b.tail(c + lanes - K).setZero();
+            sum += b;
+        }
+        const float total = sum.sum();
+        loss -= double(z[y] - m - std::log(total));
+        const float f = (1.f / total) * inv_count;
+        for (int k = 0; k < K; ++k) dz[k] = e[size_t(k)] * f;
         dz[y] -= inv_count;
     }
     return loss;
