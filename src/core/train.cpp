@@ -200,6 +200,9 @@ float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, st
     prepare_chunks(c, b.B, w);
     const Counts counts = loss_counts(c, b);
     if (threads <= 0) threads = work_team_threads();
+    // The tables' products and the ones after the chunks are too small for threads: an
+    // OpenMP team here would spin next to the work team's worker.
+    SerialEigen serial;
     make_embedding_tables(m, w.tables);
     run_pieces(int(w.chunks.size()), threads, [&](int k) {
         SerialEigen serial;

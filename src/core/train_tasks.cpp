@@ -65,7 +65,10 @@ namespace {
 void probe_forward(const Model& m, const std::vector<int>& tok, int B, detail::TrainWorkspace& w) {
     detail::prepare_chunks(m.config, B, w);
     const int N = m.config.n_tokens();
-    detail::make_embedding_tables(m, w.tables);
+    {
+        detail::SerialEigen serial; // too small for threads (see batch_loss_and_grads)
+        detail::make_embedding_tables(m, w.tables);
+    }
     detail::run_pieces(int(w.chunks.size()), detail::work_team_threads(), [&](int k) {
         detail::SerialEigen serial;
         detail::ChunkWork& cw = w.chunks[size_t(k)];
