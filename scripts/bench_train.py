@@ -126,10 +126,22 @@ def torch_train_seconds(task, steps, threads, seed=0):
     return {"seconds": time.perf_counter() - t0, "threads": torch.get_num_threads(), "final_loss": loss.item()}
 
 
-def torch_run(task, steps, threads):
+def torch_run(task, steps, threads, blas_core=None):
+    # As bench.py's workers: OpenBLAS on as many threads as torch, and on the kernels attnviz
+    # picked for this CPU (OpenBLAS 0.3.21 gives newer Intel CPUs its SSE3 ones otherwise).
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    if blas_core and "OPENBLAS_CORETYPE" not in os.environ:
+        env["OPENBLAS_CORETYPE"] = blas_core
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-worker", task, str(steps), str(threads)],
-                         capture_output=True, text=True, timeout=TIMEOUT_S, check=True)
+                         capture_output=True, text=True, timeout=TIMEOUT_S, check=True, env=env)
     return json.loads(out.stdout)
+
+
+def attnviz_blas_core(binary):
+    """The OpenBLAS kernel set attnviz runs on this CPU (None when it has none to give)."""
+    import bench  # scripts/bench.py, next to this file
+    core = bench.attnviz_bench(binary, 4, 8, 2, "reference", 1).get("blas_core")
+    return None if core in (None, "none", "unknown") else core
 
 
 # ---------------------------------------------------------------------------------------
@@ -144,11 +156,13 @@ def attnviz_run(binary, task, steps):
     return json.loads(out.stdout)
 
 
-def run(binary, steps=50, quick=False):
-    """Prints the training rows and returns them as a list of dicts."""
+def run(binary, steps=50, quick=False, blas_core=None):
+    """Prints the training rows and returns them as a list of dicts. blas_core: the
+    OPENBLAS_CORETYPE for torch's processes (bench.py passes attnviz's choice)."""
     if quick:
         steps = min(steps, 30)
-    print(f"\nTraining step, each task at its default size, {steps} steps (ms per step; torch in a fresh process):")
+    print(f"\nTraining step, each task at its default size, {steps} steps (ms per step; torch in a fresh process, "
+          f"OpenBLAS kernels {blas_core or 'its own choice'}); load average {os.getloadavg()[0]:.1f}:")
     header = f"{'task':<10} {'attnviz ms':>10} {'torch 1 thr':>11} {'torch 2 thr':>11} {'vs torch':>8}  goal"
     print(header)
     print("-" * len(header))
@@ -156,7 +170,7 @@ def run(binary, steps=50, quick=False):
     for task in TASKS:
         # Interleaved, so that a busy machine slows both alike.
         ours = attnviz_run(binary, task, steps)
-        theirs = {n: torch_run(task, steps, n) for n in (1, 2)}
+        theirs = {n: torch_run(task, steps, n, blas_core) for n in (1, 2)}
         ms = 1e3 * ours["seconds"] / steps
         torch_ms = {n: 1e3 * t["seconds"] / steps for n, t in theirs.items()}
         best = min(torch_ms.values())
@@ -185,7 +199,8 @@ def main():
         task, steps, threads = a.torch_worker
         print(json.dumps(torch_train_seconds(task, int(steps), int(threads))))
         return 0
-    run(a.bin, a.steps, a.quick)
+    run(a.bin, a.steps, a.quick, attnviz_blas_core(a.bin))
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
 
