@@ -137,7 +137,7 @@ void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkW
     zero_like(g[0], m.wte);
     zero_like(g[1], m.wpe);
     for (int l = 0; l < L; ++l) {
-        zero_like(g[2 + 2 * size_t(l)], m.h[size_t(l)].attn.w_qkv);
+        if (l > 0) zero_like(g[2 + 2 * size_t(l)], m.h[size_t(l)].attn.w_qkv); // block 0's: the batch's, from its tables
         zero_like(g[3 + 2 * size_t(l)], m.h[size_t(l)].attn.w_proj);
     }
     ensure(w.dh, M, C);
@@ -215,6 +215,11 @@ float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, st
     // Chunk order, whatever thread ran which chunk.
     grads.resize(w.chunks[0].grads.size());
     for (size_t p = 0; p < grads.size(); ++p) {
+        if (p == 2) { // block 0's qkv: no chunk adds to it (below)
+            ensure(grads[2], m.h[0].attn.w_qkv.rows(), m.h[0].attn.w_qkv.cols());
+            grads[2].setZero();
+            continue;
+        }
         grads[p] = w.chunks[0].grads[p];
         for (size_t k = 1; k < w.chunks.size(); ++k) grads[p] += w.chunks[k].grads[p];
     }
