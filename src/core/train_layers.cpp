@@ -150,26 +150,58 @@ void vecmat(float* __restrict out, const float* __restrict a, const float* __res
     }
 }
 
-// Softmax of the first n of the scores s (scaled, n >= 1) into row[0 .. N), zeros from n
-// on. s holds round_up(n) floats and is overwritten. It works on whole blocks of 16
-// (padding at -inf, whose exp is then set to 0) so that Eigen's exp runs on full vectors.
-void softmax_row(float* __restrict row, float* __restrict s, int n, int N) {
+// Masks for a block of 16 whose first k lanes are visible: keep_mask + 16 - k is k ones
+// then zeros, hide_mask + 16 - k is k zeros then -inf. Lanes are masked by arithmetic in
+// registers: scalar writes into a block just before it is loaded as a vector stall the
+// store forwarding, which cost more than the exps themselves.
+constexpr float inf = std::numeric_limits<float>::infinity();
+alignas(64) constexpr float keep_mask[2 * lanes] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+alignas(64) constexpr float hide_mask[2 * lanes] = {0,    0,    0,    0,    0,    0,    0,    0,
+                                                    0,    0,    0,    0,    0,    0,    0,    0,
+                                                    -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf,
+                                                    -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf};
+
+// e[0 .. W) = exp(x - max) for the first n of x (n >= 1), 0 in the rest of the W =
+// round_up(n) floats (whatever finite values x holds there); returns the sum of the
+// blocks (lane sums, then Eigen's sum of the 16) and the max in m. x and e may be the same.
+float exp_blocks(float* e, const float* x, int n, float& m) {
     using Block = Eigen::Array<float, lanes, 1>;
+    using Const = Eigen::Map<const Block>;
     const int W = round_up(n);
-    for (int j = n; j < W; ++j) s[j] = -std::numeric_limits<float>::infinity();
-    Block mx = Eigen::Map<const Block>(s);
-    for (int c = lanes; c < W; c += lanes) mx = mx.max(Eigen::Map<const Block>(s + c));
-    const float m = mx.maxCoeff();
+    auto visible = [n](int c) { return std::min(lanes, n - c); };
+    Block mx = Const(x) + Const(hide_mask + lanes - visible(0));
+    for (int c = lanes; c < W; c += lanes) mx = mx.max(Const(x + c) + Const(hide_mask + lanes - visible(c)));
+    m = mx.maxCoeff();
     Block sum = Block::Zero();
     for (int c = 0; c < W; c += lanes) {
-        Eigen::Map<Block> e(s + c);
-        e = (e - m).exp();
-        if (c + lanes > n) e.tail(c + lanes - n).setZero(); // masked: exactly 0
-        sum += e;
+        // min(.., 0): a hidden lane above the max must not overflow to inf (inf * 0 = NaN)
+        const Block b = (Const(x + c) - m).min(0.f).exp() * Const(keep_mask + lanes - visible(c));
+        Eigen::Map<Block>(e + c) = b;
+        sum += b;
     }
-    const float inv = 1.f / sum.sum();
-    for (int j = 0; j < n; ++j) row[j] = s[j] * inv;
-    for (int j = n; j < N; ++j) row[j] = 0.f;
+    return sum.sum();
+}
+
+// Softmax of the first n of the scores s (scaled, n >= 1) into row[0 .. N), zeros from n
+// on (masked: exactly 0). s holds round_up(n) floats and is overwritten.
+void softmax_row(float* __restrict row, float* __restrict s, int n, int N) {
+    using Block = Eigen::Array<float, lanes, 1>;
+    float m;
+    const float inv = 1.f / exp_blocks(s, s, n, m);
+    const int W = round_up(n);
+    for (int c = 0; c < W && c < N; c += lanes) {
+        const Block b = Eigen::Map<const Block>(s + c) * inv;
+        if (c + lanes <= N) {
+            Eigen::Map<Block>(row + c) = b;
+        } else { // the row's last floats, through a whole-block store (see the masks above)
+            alignas(64) float t[lanes];
+            Eigen::Map<Block> tail(t);
+            tail = b;
+            std::copy(t, t + (N - c), row + c);
+        }
+    }
+    for (int j = W; j < N; ++j) row[j] = 0.f;
 }
 
 } // namespace
@@ -256,10 +288,8 @@ void residual_forward(float* out, const float* a, const float* b, int64_t n) {
 
 double crossentropy_forward_backward(float* dlogits, const float* logits, const int* targets, int M, int K,
                                      float inv_count) {
-    // exps in whole blocks of 16, as softmax_row takes them (padding at -inf, then 0)
-    using Block = Eigen::Array<float, lanes, 1>;
-    const int W = round_up(K);
-    std::vector<float> e(static_cast<size_t>(W));
+    // exps in whole blocks of 16, as softmax_row takes them
+    std::vector<float> e(static_cast<size_t>(round_up(K)));
     double loss = 0.0;
     for (int r = 0; r < M; ++r) {
         const float* z = logits + int64_t(r) * K;
@@ -282,18 +312,8 @@ double crossentropy_forward_backward(float* dlogits, const float* logits, const 
             continue;
         }
         std::copy(z, z + K, e.data());
-        std::fill(e.data() + K, e.data() + W, -std::numeric_limits<float>::infinity());
-        Block mx = Eigen::Map<const Block>(e.data());
-        for (int c = lanes; c < W; c += lanes) mx = mx.max(Eigen::Map<const Block>(e.data() + c));
-        const float m = mx.maxCoeff();
-        Block sum = Block::Zero();
-        for (int c = 0; c < W; c += lanes) {
-            Eigen::Map<Block> b(e.data() + c);
-            b = (b - m).exp();
-            if (c + lanes > K) b.tail(c + lanes - K).setZero();
-            sum += b;
-        }
-        const float total = sum.sum();
+        float m;
+        const float total = exp_blocks(e.data(), e.data(), K, m);
         loss -= double(z[y] - m - std::log(total));
         const float f = (1.f / total) * inv_count;
         for (int k = 0; k < K; ++k) dz[k] = e[size_t(k)] * f;
