@@ -338,7 +338,7 @@ def main():
                       f"{fmt(frames[ms_key] / idle, 3)} (goal: at most 1.5)")
 
     import bench_train  # the training rows (scripts/bench_train.py)
-    train_rows = bench_train.run(args.bin, quick=args.quick)
+    train_rows = bench_train.run(args.bin, quick=args.quick, blas_core=TorchWorker.core)
 
     print(f"\ntorch's peak RSS includes about {fmt(info['import_rss_mb'])} MB for importing torch. "
           f"Total time {time.time() - started:.0f} s. "

@@ -72,15 +72,27 @@ void prepare_chunks(const ModelConfig& c, int B, TrainWorkspace& w) {
     }
 }
 
-// h[0] = embeddings; per block: qkv, attention, proj, residual; then the task's logits.
-void chunk_forward(const Model& m, const int* tok, ChunkWork& w) {
+void make_embedding_tables(const Model& m, EmbeddingTables& t) {
+    const Mat& W = m.h[0].attn.w_qkv;
+    ensure(t.qkv0_tok, m.wte.rows(), W.rows());
+    ensure(t.qkv0_pos, m.wpe.rows(), W.rows());
+    matmul_forward(t.qkv0_tok.data(), m.wte.data(), W, int(m.wte.rows())); // (V+1, 3C)
+    matmul_forward(t.qkv0_pos.data(), m.wpe.data(), W, int(m.wpe.rows())); // (N, 3C)
+}
+
+// h[0] = embeddings; per block: qkv (block 0's from the tables), attention, proj,
+// residual; then the task's logits.
+void chunk_forward(const Model& m, const EmbeddingTables& t, const int* tok, ChunkWork& w) {
     const ModelConfig& c = m.config;
     const int N = c.n_tokens(), C = c.n_embd, H = c.n_head, B = w.B, M = B * N;
     const float scale = float(std::pow(double(c.head_dim()), -0.5));
     encoder_forward(w.h[0].data(), tok, m.wte, m.wpe, B, N); // (M, C)
     for (size_t l = 0; l < m.h.size(); ++l) {
         const Weights& a = m.h[l].attn;
-        matmul_forward(w.qkv[l].data(), w.h[l].data(), a.w_qkv, M);                      // (M, 3C)
+        if (l == 0)
+            embedding_product_forward(w.qkv[0].data(), tok, t.qkv0_tok, t.qkv0_pos, B, N); // (M, 3C)
+        else
+            matmul_forward(w.qkv[l].data(), w.h[l].data(), a.w_qkv, M);                  // (M, 3C)
         attention_forward(w.atty[l].data(), w.att[l].data(), w.qkv[l].data(), B, N, C, H, scale); // (M, C)
         matmul_forward(w.h[l + 1].data(), w.atty[l].data(), a.w_proj, M);                // (M, C)
         residual_forward(w.h[l + 1].data(), w.h[l].data(), w.h[l + 1].data(), int64_t(M) * C);
@@ -125,7 +137,7 @@ void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkW
     zero_like(g[0], m.wte);
     zero_like(g[1], m.wpe);
     for (int l = 0; l < L; ++l) {
-        zero_like(g[2 + 2 * size_t(l)], m.h[size_t(l)].attn.w_qkv);
+        if (l > 0) zero_like(g[2 + 2 * size_t(l)], m.h[size_t(l)].attn.w_qkv); // block 0's: the batch's, from its tables
         zero_like(g[3 + 2 * size_t(l)], m.h[size_t(l)].attn.w_proj);
     }
     ensure(w.dh, M, C);
@@ -156,9 +168,18 @@ void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkW
                         false);
         attention_backward(w.dqkv.data(), w.dscratch.data(), w.datty.data(), w.qkv[size_t(l)].data(),
                            w.att[size_t(l)].data(), B, N, C, H, scale);
-        matmul_backward(w.dh.data(), g[2 + 2 * size_t(l)], w.dqkv.data(), w.h[size_t(l)].data(), a.w_qkv, M, true);
+        if (l > 0) {
+            matmul_backward(w.dh.data(), g[2 + 2 * size_t(l)], w.dqkv.data(), w.h[size_t(l)].data(), a.w_qkv, M,
+                            true);
+        } else { // G_tok and G_pos (train_work.h); the batch's sums go through W once
+            ensure(w.dqkv0_tok, m.wte.rows(), 3 * C);
+            ensure(w.dqkv0_pos, m.wpe.rows(), 3 * C);
+            w.dqkv0_tok.setZero();
+            w.dqkv0_pos.setZero();
+            embedding_product_backward(w.dqkv0_tok, w.dqkv0_pos, w.dqkv.data(), tok, B, N);
+        }
     }
-    encoder_backward(g[0], g[1], w.dh.data(), tok, B, N);
+    encoder_backward(g[0], g[1], w.dh.data(), tok, B, N); // the residual stream's part
 }
 
 } // namespace
@@ -179,20 +200,37 @@ float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, st
     prepare_chunks(c, b.B, w);
     const Counts counts = loss_counts(c, b);
     if (threads <= 0) threads = work_team_threads();
+    // The tables' products and the ones after the chunks are too small for threads: an
+    // OpenMP team here would spin next to the work team's worker.
+    SerialEigen serial;
+    make_embedding_tables(m, w.tables);
     run_pieces(int(w.chunks.size()), threads, [&](int k) {
         SerialEigen serial;
         ChunkWork& cw = w.chunks[size_t(k)];
         const int* tok = b.tok.data() + size_t(cw.b0) * b.N;
         chunk_targets(c, b, cw);
-        chunk_forward(m, tok, cw);
+        chunk_forward(m, w.tables, tok, cw);
         chunk_backward(m, tok, counts, cw);
     });
     // Chunk order, whatever thread ran which chunk.
     grads.resize(w.chunks[0].grads.size());
     for (size_t p = 0; p < grads.size(); ++p) {
+        if (p == 2) { // block 0's qkv: no chunk adds to it (below)
+            ensure(grads[2], m.h[0].attn.w_qkv.rows(), m.h[0].attn.w_qkv.cols());
+            grads[2].setZero();
+            continue;
+        }
         grads[p] = w.chunks[0].grads[p];
         for (size_t k = 1; k < w.chunks.size(); ++k) grads[p] += w.chunks[k].grads[p];
     }
+    // Block 0's qkv through its tables (train_work.h), on the batch's G_tok and G_pos.
+    Mat& gtok = w.chunks[0].dqkv0_tok;
+    Mat& gpos = w.chunks[0].dqkv0_pos;
+    for (size_t k = 1; k < w.chunks.size(); ++k) {
+        gtok += w.chunks[k].dqkv0_tok;
+        gpos += w.chunks[k].dqkv0_pos;
+    }
+    embedding_product_weights_backward(grads[0], grads[1], grads[2], gtok, gpos, m.wte, m.wpe, m.h[0].attn.w_qkv);
     double sum[3] = {0.0, 0.0, 0.0};
     for (const ChunkWork& cw : w.chunks)
         for (int i = 0; i < 3; ++i) sum[i] += cw.loss[i];

@@ -1,9 +1,11 @@
 // train_layers.cpp: the training path's layers; see train_layers.h.
-// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics (the
-// _mm512_undefined_ps idiom) wherever Eigen's products inline them; the values are
-// defined, so the warning is silenced for this file, as in kernel_fast.cpp.
+// GCC 12 reports -Wmaybe-uninitialized (and, for Eigen's fixed-size arrays of 16,
+// -Wuninitialized) inside its own AVX-512 intrinsics (the _mm512_undefined_ps idiom)
+// wherever Eigen inlines them; the values are defined, so the warnings are silenced for
+// this file, as in kernel_fast.cpp.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include "train_layers.h"
 #include <algorithm>
@@ -51,6 +53,21 @@ void encoder_backward(Mat& dwte, Mat& dwpe, const float* dout, const int* tok, i
         }
 }
 
+void embedding_product_forward(float* out, const int* tok, const Mat& tok_table, const Mat& pos_table, int B, int N) {
+    encoder_forward(out, tok, tok_table, pos_table, B, N); // the same gather-add, on rows of 3C
+}
+
+void embedding_product_backward(Mat& dtok, Mat& dpos, const float* dout, const int* tok, int B, int N) {
+    encoder_backward(dtok, dpos, dout, tok, B, N); // the same scatter, on rows of 3C
+}
+
+void embedding_product_weights_backward(Mat& dwte, Mat& dwpe, Mat& dW, const Mat& gtok, const Mat& gpos,
+                                        const Mat& wte, const Mat& wpe, const Mat& W) {
+    dwte.noalias() += gtok * W;                                    // (V+1, C)
+    dwpe.noalias() += gpos * W;                                    // (N, C)
+    dW.noalias() += gtok.transpose() * wte + gpos.transpose() * wpe; // (K, C)
+}
+
 // ---------------------------------------------------------------------------------------
 // Linear layers (no bias in the toy models)
 
@@ -96,25 +113,22 @@ void transpose_block(float* dst, const float* src, int N, int hd, int ld) {
 }
 
 // out[0..W) = sum over r in [r0, r1) of a[r] * X[r][0..W), W a multiple of 16. Even and
-// odd r go into separate accumulators, so two chains of adds overlap; all stay in registers.
+// odd r go into separate accumulators, so two chains of adds overlap. The accumulators
+// are Eigen arrays of fixed size, which stay in vector registers (plain float arrays of
+// 16 were kept on the stack by GCC 12, four times slower).
 template <int W>
 void vecmat_block(float* __restrict out, const float* __restrict a, const float* __restrict X, int64_t ld, int r0,
                   int r1) {
-    float even[W] = {}, odd[W] = {};
+    using Block = Eigen::Array<float, W, 1>;
+    Block even = Block::Zero(), odd = Block::Zero();
     int r = r0;
     for (; r + 1 < r1; r += 2) {
-        const float a0 = a[r], a1 = a[r + 1];
-        const float* x0 = X + r * ld;
-        const float* x1 = x0 + ld;
-        for (int c = 0; c < W; ++c) even[c] += a0 * x0[c];
-        for (int c = 0; c < W; ++c) odd[c] += a1 * x1[c];
+        even += a[r] * Eigen::Map<const Block>(X + r * ld);
+        odd += a[r + 1] * Eigen::Map<const Block>(X + (r + 1) * ld);
     }
-    if (r < r1) {
-        const float a0 = a[r];
-        const float* x0 = X + r * ld;
-        for (int c = 0; c < W; ++c) even[c] += a0 * x0[c];
-    }
-    for (int c = 0; c < W; ++c) out[c] = even[c] + odd[c];
+    if (r < r1) even += a[r] * Eigen::Map<const Block>(X + r * ld);
+    Eigen::Map<Block> o(out);
+    o = even + odd;
 }
 
 // out[0..n) = sum over r in [r0, r1) of a[r] * X[r][0..n), X's rows ld apart: every
@@ -136,11 +150,58 @@ void vecmat(float* __restrict out, const float* __restrict a, const float* __res
     }
 }
 
-// One softmax row of n visible scores, in place: exps by Eigen's vectorised exp.
-void softmax_inplace(float* row, int n) {
-    Eigen::Map<Eigen::ArrayXf> r(row, n);
-    r = (r - r.maxCoeff()).exp();
-    r *= 1.f / r.sum();
+// Masks for a block of 16 whose first k lanes are visible: keep_mask + 16 - k is k ones
+// then zeros, hide_mask + 16 - k is k zeros then -inf. Lanes are masked by arithmetic in
+// registers: scalar writes into a block just before it is loaded as a vector stall the
+// store forwarding, which cost more than the exps themselves.
+constexpr float inf = std::numeric_limits<float>::infinity();
+alignas(64) constexpr float keep_mask[2 * lanes] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+alignas(64) constexpr float hide_mask[2 * lanes] = {0,    0,    0,    0,    0,    0,    0,    0,
+                                                    0,    0,    0,    0,    0,    0,    0,    0,
+                                                    -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf,
+                                                    -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf};
+
+// e[0 .. W) = exp(x - max) for the first n of x (n >= 1), 0 in the rest of the W =
+// round_up(n) floats (whatever finite values x holds there); returns the sum of the
+// blocks (lane sums, then Eigen's sum of the 16) and the max in m. x and e may be the same.
+float exp_blocks(float* e, const float* x, int n, float& m) {
+    using Block = Eigen::Array<float, lanes, 1>;
+    using Const = Eigen::Map<const Block>;
+    const int W = round_up(n);
+    auto visible = [n](int c) { return std::min(lanes, n - c); };
+    Block mx = Const(x) + Const(hide_mask + lanes - visible(0));
+    for (int c = lanes; c < W; c += lanes) mx = mx.max(Const(x + c) + Const(hide_mask + lanes - visible(c)));
+    m = mx.maxCoeff();
+    Block sum = Block::Zero();
+    for (int c = 0; c < W; c += lanes) {
+        // min(.., 0): a hidden lane above the max must not overflow to inf (inf * 0 = NaN)
+        const Block b = (Const(x + c) - m).min(0.f).exp() * Const(keep_mask + lanes - visible(c));
+        Eigen::Map<Block>(e + c) = b;
+        sum += b;
+    }
+    return sum.sum();
+}
+
+// Softmax of the first n of the scores s (scaled, n >= 1) into row[0 .. N), zeros from n
+// on (masked: exactly 0). s holds round_up(n) floats and is overwritten.
+void softmax_row(float* __restrict row, float* __restrict s, int n, int N) {
+    using Block = Eigen::Array<float, lanes, 1>;
+    float m;
+    const float inv = 1.f / exp_blocks(s, s, n, m);
+    const int W = round_up(n);
+    for (int c = 0; c < W && c < N; c += lanes) {
+        const Block b = Eigen::Map<const Block>(s + c) * inv;
+        if (c + lanes <= N) {
+            Eigen::Map<Block>(row + c) = b;
+        } else { // the row's last floats, through a whole-block store (see the masks above)
+            alignas(64) float t[lanes];
+            Eigen::Map<Block> tail(t);
+            tail = b;
+            std::copy(t, t + (N - c), row + c);
+        }
+    }
+    for (int j = W; j < N; ++j) row[j] = 0.f;
 }
 
 } // namespace
@@ -160,10 +221,10 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int N, i
             for (int i = 0; i < N; ++i) {
                 float* row = a + int64_t(i) * N;
                 // q_i . k_j for j <= i (and a few masked j, in whole blocks, dropped)
-                vecmat(s.data(), q + int64_t(i) * ld, kt.data(), Np, 0, hd, round_up(i + 1));
-                for (int j = 0; j <= i; ++j) row[j] = s[size_t(j)] * scale;
-                softmax_inplace(row, i + 1);
-                for (int j = i + 1; j < N; ++j) row[j] = 0.f; // masked: exactly 0
+                const int W = round_up(i + 1);
+                vecmat(s.data(), q + int64_t(i) * ld, kt.data(), Np, 0, hd, W);
+                for (int j = 0; j < W; ++j) s[size_t(j)] *= scale;
+                softmax_row(row, s.data(), i + 1, N);
                 // y_i = sum_j att_ij v_j over the visible keys
                 vecmat(out + (int64_t(b) * N + i) * C + h * hd, row, v, ld, 0, i + 1, hd);
             }
@@ -227,6 +288,8 @@ void residual_forward(float* out, const float* a, const float* b, int64_t n) {
 
 double crossentropy_forward_backward(float* dlogits, const float* logits, const int* targets, int M, int K,
                                      float inv_count) {
+    // exps in whole blocks of 16, as softmax_row takes them
+    std::vector<float> e(static_cast<size_t>(round_up(K)));
     double loss = 0.0;
     for (int r = 0; r < M; ++r) {
         const float* z = logits + int64_t(r) * K;
@@ -237,13 +300,23 @@ double crossentropy_forward_backward(float* dlogits, const float* logits, const 
             continue;
         }
         // log-softmax with the row max taken out, as torch's log_softmax does
-        Eigen::Map<const Eigen::ArrayXf> zr(z, K);
-        Eigen::Map<Eigen::ArrayXf> e(dz, K);
-        const float m = zr.maxCoeff();
-        e = (zr - m).exp();
-        const float sum = e.sum();
-        loss -= double(z[y] - m - std::log(sum));
-        e *= (1.f / sum) * inv_count;
+        if (K < lanes) { // dup's two classes: a block of 16 would be mostly padding
+            Eigen::Map<const Eigen::ArrayXf> zr(z, K);
+            Eigen::Map<Eigen::ArrayXf> ex(dz, K);
+            const float m = zr.maxCoeff();
+            ex = (zr - m).exp();
+            const float total = ex.sum();
+            loss -= double(z[y] - m - std::log(total));
+            ex *= (1.f / total) * inv_count;
+            dz[y] -= inv_count;
+            continue;
+        }
+        std::copy(z, z + K, e.data());
+        float m;
+        const float total = exp_blocks(e.data(), e.data(), K, m);
+        loss -= double(z[y] - m - std::log(total));
+        const float f = (1.f / total) * inv_count;
+        for (int k = 0; k < K; ++k) dz[k] = e[size_t(k)] * f;
         dz[y] -= inv_count;
     }
     return loss;

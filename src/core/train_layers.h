@@ -17,6 +17,16 @@ void encoder_forward(float* out, const int* tok, const Mat& wte, const Mat& wpe,
 // dwte[tok] += dout, dwpe[position] += dout, rows in order (so the sums are deterministic).
 void encoder_backward(Mat& dwte, Mat& dwpe, const float* dout, const int* tok, int B, int N);
 
+// Block 0's qkv from its embedding tables (train_work.h): out (M, 3C) row (b, t) =
+// tok_table[tok] + pos_table[t], both tables (rows, K) with K = 3C.
+void embedding_product_forward(float* out, const int* tok, const Mat& tok_table, const Mat& pos_table, int B, int N);
+// dtok[tok] += dout row, dpos[t] += dout row, rows in order: the G_tok and G_pos of train_work.h.
+void embedding_product_backward(Mat& dtok, Mat& dpos, const float* dout, const int* tok, int B, int N);
+// From the batch's G_tok (V+1, K) and G_pos (N, K), W (K, C): dwte += G_tok W,
+// dwpe += G_pos W, dW += G_tok^T wte + G_pos^T wpe.
+void embedding_product_weights_backward(Mat& dwte, Mat& dwpe, Mat& dW, const Mat& gtok, const Mat& gpos,
+                                        const Mat& wte, const Mat& wpe, const Mat& W);
+
 // out (M, OC) = inp (M, IC) W^T, W (OC, IC) as nn.Linear stores it.
 void matmul_forward(float* out, const float* inp, const Mat& W, int M);
 // dinp (M, IC) = dout W (or += when accumulate), dW (OC, IC) += dout^T inp.

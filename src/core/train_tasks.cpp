@@ -65,10 +65,14 @@ namespace {
 void probe_forward(const Model& m, const std::vector<int>& tok, int B, detail::TrainWorkspace& w) {
     detail::prepare_chunks(m.config, B, w);
     const int N = m.config.n_tokens();
+    {
+        detail::SerialEigen serial; // too small for threads (see batch_loss_and_grads)
+        detail::make_embedding_tables(m, w.tables);
+    }
     detail::run_pieces(int(w.chunks.size()), detail::work_team_threads(), [&](int k) {
         detail::SerialEigen serial;
         detail::ChunkWork& cw = w.chunks[size_t(k)];
-        detail::chunk_forward(m, tok.data() + size_t(cw.b0) * N, cw);
+        detail::chunk_forward(m, w.tables, tok.data() + size_t(cw.b0) * N, cw);
     });
 }
 

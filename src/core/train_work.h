@@ -20,13 +20,28 @@ struct ChunkWork {
     Mat logits_prev, logits_dup, logits_next; // (M, V+1), (M, 2), (M, V): those the task has
     std::vector<int> tprev, tdup, tnext;       // (M) targets, -1 where a row is not in the loss
     Mat dlogits, dh, datty, dqkv, dscratch;    // backward: (M, K), (M, C), (M, C), (M, 3C), attention's scratch
-    std::vector<Mat> grads;          // this chunk's gradients, parameters() order
+    std::vector<Mat> grads;          // this chunk's gradients, parameters() order; block 0's qkv
+                                     // and the embeddings get theirs from dqkv0_tok/pos (below)
+    Mat dqkv0_tok, dqkv0_pos;        // (V+1, 3C), (N, 3C): block 0's dqkv rows summed by token, by position
     double loss[3] = {0, 0, 0};      // summed -log p of prev, dup, next
 };
+
+// Block 0 reads the embeddings h0 = wte[tok] + wpe[t] themselves, so its qkv rows are
+// qkv0 = wte[tok] W^T + wpe[t] W^T: two tables of V+1 and N rows, made once per step,
+// instead of an (M, C) x (C, 3C) product per chunk. The backward is the same identity
+// read the other way: with G_tok[v] (G_pos[t]) the sum of the dqkv rows of token v
+// (position t), dW += G_tok^T wte + G_pos^T wpe, dwte += G_tok W, dwpe += G_pos W.
+// Sums are the same sums as the products', in another order (docs/training.md §5).
+struct EmbeddingTables {
+    Mat qkv0_tok; // (V+1, 3C) wte W_qkv0^T
+    Mat qkv0_pos; // (N, 3C)   wpe W_qkv0^T
+};
+void make_embedding_tables(const Model& m, EmbeddingTables& t);
 
 struct TrainWorkspace {
     std::vector<ChunkWork> chunks;
     Batch batch;
+    EmbeddingTables tables;
     std::vector<Mat> grads; // the batch's, summed over chunks in order
 };
 
@@ -38,8 +53,9 @@ Counts loss_counts(const ModelConfig& c, const Batch& b);
 
 // Sizes the chunks for a batch of B sequences (reusing buffers that fit).
 void prepare_chunks(const ModelConfig& c, int B, TrainWorkspace& w);
-// The forward of one chunk's tokens (B N), filling h, qkv, att, atty and the logits.
-void chunk_forward(const Model& m, const int* tok, ChunkWork& w);
+// The forward of one chunk's tokens (B N), filling h, qkv, att, atty and the logits;
+// `t` made by make_embedding_tables for this model's weights.
+void chunk_forward(const Model& m, const EmbeddingTables& t, const int* tok, ChunkWork& w);
 // Loss and gradients of a batch, chunks on up to `threads` threads (<= 0: the team's).
 float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, std::vector<Mat>& grads, int threads);
 
