@@ -20,9 +20,11 @@
 
 namespace attnviz {
 
-enum class View { walk, qkv, scores, causality, check };
-constexpr int view_count = 5;
-const char* to_string(View v); // "walk", "qkv", "scores", "causality", "check"
+struct TrainViewState; // train_view_state.h
+
+enum class View { walk, qkv, scores, causality, check, train };
+constexpr int view_count = 6;
+const char* to_string(View v); // "walk", "qkv", "scores", "causality", "check", "train"
 // On failure sets `error` to one sentence naming the value and the allowed names.
 bool parse_view(const std::string& s, View& out, std::string& error);
 
@@ -226,6 +228,10 @@ struct AppState {
     // request_trained_model() stages one and recompute() applies it with the config.
     std::shared_ptr<const TrainedInput> trained;
     std::shared_ptr<const TrainedInput> edit_trained;
+
+    // The Train view (train_view_state.h): its run on a worker thread, its settings and
+    // history. Made on first use; shared so that AppState stays copyable.
+    std::shared_ptr<TrainViewState> train;
 
     // Dirty flags, cleared by recompute() and by the loop.
     bool config_dirty = true;
