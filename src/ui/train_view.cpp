@@ -93,35 +93,20 @@ void draw_run_controls(TrainViewState& t, UiContext& ui, float x_end) {
 
 int64_t shown_step(const TrainViewState& t) { return t.picture.step; }
 
-float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 p0, float width) {
-    TrainSettings e = t.settings;
+namespace {
+
+// Starts a new line at x0 when `w` more pixels do not fit before x_end.
+void flow(float w, float x0, float x_end) {
+    ImGui::SameLine();
+    if (ImGui::GetCursorScreenPos().x + w > x_end) ImGui::SetCursorScreenPos(ImVec2(x0, ImGui::GetCursorScreenPos().y + ImGui::GetFrameHeightWithSpacing()));
+}
+
+// Seed, C, H, L, lr and batch; each applies on Enter (or choice). Returns true on an edit.
+bool settings_fields(TrainViewState& t, TrainSettings& e, UiContext& ui, float x0, float x_end) {
     bool changed = false;
-    const float gap = std::round(14 * ui.scale);
-    ImGui::SetCursorScreenPos(p0);
-
-    // Task: four choices, the chosen one's sentence beside them.
-    label("task");
-    for (Task k : {Task::prev, Task::dup, Task::both, Task::induction}) {
-        if (ImGui::RadioButton(to_string(k), e.model.task == k) && e.model.task != k) {
-            const uint64_t seed = e.seed;
-            e = default_train_settings(k); // each task's recipe: its sizes, lr and batch
-            e.seed = seed;
-            changed = true;
-        }
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", task_sentence(k));
-        ImGui::SameLine();
-    }
-    ImGui::SameLine(0, gap);
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
-    ImGui::PushTextWrapPos(p0.x + width - ImGui::GetWindowPos().x);
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(task_sentence(e.model.task));
-    ImGui::PopTextWrapPos();
-    ImGui::PopStyleColor();
-
-    // Settings: each applies on Enter (or choice) and starts a new run.
-    const float field = std::round(92 * ui.scale);
-    ImGui::SetCursorScreenPos(ImVec2(p0.x, ImGui::GetCursorScreenPos().y));
+    const float gap = std::round(14 * ui.scale), field = std::round(92 * ui.scale);
+    const float group = field + ImGui::CalcTextSize("batch").x + gap + 2 * ImGui::GetFrameHeight();
+    ImGui::SetCursorScreenPos(ImVec2(x0, ImGui::GetCursorScreenPos().y));
     label("seed");
     int seed = int(std::min<uint64_t>(e.seed, 1u << 30));
     ImGui::SetNextItemWidth(field);
@@ -133,7 +118,7 @@ float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 
             changed = true;
         }
     }
-    ImGui::SameLine(0, gap);
+    flow(group, x0, x_end);
     label("C");
     int C = e.model.n_embd;
     ImGui::SetNextItemWidth(field);
@@ -149,7 +134,7 @@ float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 
         changed = true;
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("C = n_embd, the embedding width (at most %d)", max_train_n_embd);
-    ImGui::SameLine(0, gap);
+    flow(group, x0, x_end);
     label("H");
     ImGui::SetNextItemWidth(std::round(60 * ui.scale));
     if (ImGui::BeginCombo("##H", std::to_string(e.model.n_head).c_str())) {
@@ -161,16 +146,16 @@ float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 
         ImGui::EndCombo();
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("heads per layer: only divisors of C (head_dim = C / H)");
-    ImGui::SameLine(0, gap);
+    flow(group, x0, x_end);
     label("L");
     for (int l = 1; l <= 2; ++l) {
         if (ImGui::RadioButton(l == 1 ? "1##L" : "2##L", e.model.n_layer == l) && e.model.n_layer != l) {
             e.model.n_layer = l;
             changed = true;
         }
-        ImGui::SameLine();
+        if (l == 1) ImGui::SameLine();
     }
-    ImGui::SameLine(0, gap);
+    flow(group, x0, x_end);
     label("lr");
     char lr[32];
     std::snprintf(lr, sizeof lr, "%s", t.lr_field.c_str());
@@ -187,7 +172,7 @@ float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 
             changed = true;
         }
     }
-    ImGui::SameLine(0, gap);
+    flow(group, x0, x_end);
     label("batch");
     int batch = e.batch;
     ImGui::SetNextItemWidth(field);
@@ -195,12 +180,12 @@ float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 
         e.batch = batch;
         changed = true;
     }
-    if (changed && request_train_settings(t, e)) t.error.clear();
+    return changed;
+}
 
-    // Controls, then the file and the other views.
-    ImGui::SetCursorScreenPos(ImVec2(p0.x, ImGui::GetCursorScreenPos().y));
-    draw_run_controls(t, ui, p0.x + width);
-    ImGui::SetCursorScreenPos(ImVec2(p0.x, ImGui::GetCursorScreenPos().y));
+// The model file's Save and Load, and Open in the views.
+void file_fields(AppState& s, TrainViewState& t, UiContext& ui, float x0, float x_end) {
+    ImGui::SetCursorScreenPos(ImVec2(x0, ImGui::GetCursorScreenPos().y));
     label("model file");
     char path[512];
     std::snprintf(path, sizeof path, "%s", t.model_path.c_str());
@@ -212,17 +197,84 @@ float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 
     ImGui::SameLine();
     if (ImGui::Button("Load")) load_train_model(t, t.model_path);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Start from a model attnviz train (or PyTorch) wrote");
-    ImGui::SameLine(0, gap);
+    flow(ImGui::CalcTextSize("Open in the views").x + 3 * ImGui::GetStyle().FramePadding.x, x0, x_end);
     if (ImGui::Button("Open in the views")) open_in_views(s);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Make the shown step's model the app's model, on the probe sequence, in every view");
+}
+
+} // namespace
+
+float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 p0, float width, bool compact) {
+    TrainSettings e = t.settings;
+    bool changed = false;
+    const float gap = std::round(14 * ui.scale), x_end = p0.x + width;
+    ImGui::SetCursorScreenPos(p0);
+
+    // Task: four choices (a list when room is short), the chosen one's sentence beside them.
+    label("task");
+    auto choose = [&](Task k) {
+        const uint64_t seed = e.seed;
+        e = default_train_settings(k); // each task's recipe: its sizes, lr and batch
+        e.seed = seed;
+        changed = true;
+    };
+    if (compact) {
+        ImGui::SetNextItemWidth(std::round(130 * ui.scale));
+        if (ImGui::BeginCombo("##task", to_string(e.model.task))) {
+            for (Task k : {Task::prev, Task::dup, Task::both, Task::induction})
+                if (ImGui::Selectable(to_string(k), e.model.task == k) && e.model.task != k) choose(k);
+            ImGui::EndCombo();
+        }
+        ImGui::SameLine();
+    } else {
+        for (Task k : {Task::prev, Task::dup, Task::both, Task::induction}) {
+            if (ImGui::RadioButton(to_string(k), e.model.task == k) && e.model.task != k) choose(k);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", task_sentence(k));
+            ImGui::SameLine();
+        }
+    }
+    ImGui::SameLine(0, gap);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
+    ImGui::PushTextWrapPos(x_end - ImGui::GetWindowPos().x);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(task_sentence(e.model.task));
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+
+    if (compact) {
+        // One line says the settings; the button opens them, with the file, in a popup.
+        ImGui::SetCursorScreenPos(ImVec2(p0.x, ImGui::GetCursorScreenPos().y));
+        if (ImGui::Button("Settings")) ImGui::OpenPopup("train_settings");
+        ImGui::SameLine();
+        char line[160];
+        std::snprintf(line, sizeof line, "seed %llu · C %d · H %d · L %d · lr %g · batch %d",
+                      (unsigned long long)e.seed, e.model.n_embd, e.model.n_head, e.model.n_layer, e.lr, e.batch);
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextDisabled("%s", line);
+        if (ImGui::BeginPopup("train_settings")) {
+            const float pw = std::min(width, std::round(760 * ui.scale));
+            const float px0 = ImGui::GetCursorScreenPos().x;
+            changed = settings_fields(t, e, ui, px0, px0 + pw) || changed;
+            file_fields(s, t, ui, px0, px0 + pw);
+            ImGui::EndPopup();
+        }
+    } else {
+        changed = settings_fields(t, e, ui, p0.x, x_end) || changed;
+    }
+    if (changed && request_train_settings(t, e)) t.error.clear();
+
+    // Controls, then the file and the other views.
+    ImGui::SetCursorScreenPos(ImVec2(p0.x, ImGui::GetCursorScreenPos().y));
+    draw_run_controls(t, ui, x_end);
+    if (!compact) file_fields(s, t, ui, p0.x, x_end);
 
     // What was refused, or what happened last.
     float y = ImGui::GetCursorScreenPos().y;
     const std::string& msg = !t.error.empty() ? t.error : t.status;
     if (!msg.empty()) {
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
-        ImGui::PushTextWrapPos(p0.x + width - ImGui::GetWindowPos().x);
+        ImGui::PushTextWrapPos(x_end - ImGui::GetWindowPos().x);
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(!t.error.empty() ? ui.pal.warning : ui.pal.text_dim));
         ImGui::TextUnformatted(msg.c_str());
         ImGui::PopStyleColor();
@@ -237,27 +289,29 @@ void draw_train_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
     ImFont* hf = ui.fonts->heading;
-    dl->AddText(hf, hf->FontSize, p0, ui.pal.text, "Train: heads that learn");
+    // Short of height (text size 2 at 720 pixels), the settings fold into one line and a popup.
+    const bool compact = p1.y - p0.y < 560 * ui.scale;
     const std::string sub = "the lesson's attention in a small model (embeddings, L blocks, a task head), trained as PyTorch would";
-    if (text_size(hf, "Train: heads that learn").x + text_size(ui.fonts->small, sub).x + 30 * ui.scale < width)
+    if (!compact && text_size(hf, "Train: heads that learn").x + text_size(ui.fonts->small, sub).x + 30 * ui.scale < width)
         dl->AddText(ui.fonts->small, ui.fonts->small->FontSize,
                     ImVec2(p0.x + text_size(hf, "Train: heads that learn").x + std::round(16 * ui.scale),
                            p0.y + hf->FontSize - ui.fonts->small->FontSize - 1),
                     ui.pal.text_dim, sub.c_str());
-    float y = p0.y + hf->FontSize + std::round(6 * ui.scale);
-    y = draw_train_settings(s, t, ui, ImVec2(p0.x, y), width) + std::round(6 * ui.scale);
+    float y = compact ? p0.y : p0.y + hf->FontSize + std::round(6 * ui.scale);
+    if (!compact) dl->AddText(hf, hf->FontSize, p0, ui.pal.text, "Train: heads that learn");
+    y = draw_train_settings(s, t, ui, ImVec2(p0.x, y), width, compact) + std::round(6 * ui.scale);
     if (!t.picture.model) {
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
         ImGui::TextDisabled("Scoring step 0 ...");
         return;
     }
     // The curves and the scrubber on the left, the heads on the right.
-    const float left_w = std::round(std::clamp(width * 0.36f, 300 * ui.scale, 520 * ui.scale));
+    const float left_w = std::round(std::clamp(width * (compact ? 0.32f : 0.36f), (compact ? 200 : 300) * ui.scale, 520 * ui.scale));
     const float gap = std::round(18 * ui.scale);
-    const float scrub_h = ImGui::GetFrameHeightWithSpacing() * 2 + ui.fonts->small->FontSize * 2;
-    draw_train_curves(t, ui, ImVec2(p0.x, y), ImVec2(p0.x + left_w, p1.y - scrub_h));
+    const float scrub_h = ImGui::GetFrameHeightWithSpacing() * 2 + ui.fonts->small->FontSize * (compact ? 1 : 2);
+    draw_train_curves(t, ui, ImVec2(p0.x, y), ImVec2(p0.x + left_w, p1.y - scrub_h), !compact);
     draw_train_scrubber(t, ui, ImVec2(p0.x, p1.y - scrub_h + std::round(4 * ui.scale)), left_w);
-    draw_train_heads(t, ui, ImVec2(p0.x + left_w + gap, y), p1);
+    draw_train_heads(t, ui, ImVec2(p0.x + left_w + gap, y), p1, compact);
 }
 
 } // namespace attnviz

@@ -15,10 +15,13 @@
 namespace attnviz {
 
 // Returns the y below what it drew.
-float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 p0, float width);
-void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1);
+// `compact`: the task as a list and the settings behind a button, for short windows.
+float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 p0, float width, bool compact);
+// Without `with_accuracy` only the loss is plotted (the accuracy's numbers in its title).
+void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bool with_accuracy);
 float draw_train_scrubber(TrainViewState& t, UiContext& ui, ImVec2 p0, float width);
-void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1);
+// `compact`: short role names and score labels, for narrow head boxes.
+void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bool compact);
 
 // The step the view shows: the scrubbed snapshot, or the run's latest.
 int64_t shown_step(const TrainViewState& t);

@@ -41,9 +41,9 @@ void draw_probe_row(TrainViewState& t, UiContext& ui, ImVec2 p0, float width) {
 }
 
 // One score: "prev 0.98" and a bar from 0 to 1 with the threshold marked.
-void score_bar(UiContext& ui, ImDrawList* dl, ImVec2 p, float w, const char* name, float v, float threshold) {
+void score_bar(UiContext& ui, ImDrawList* dl, ImVec2 p, float w, const char* name, float v, float threshold, bool compact) {
     ImFont* f = ui.fonts->small;
-    const float name_w = text_size(f, "induction 0.00").x + std::round(6 * ui.scale);
+    const float name_w = text_size(f, compact ? "prev 0.00" : "induction 0.00").x + std::round(6 * ui.scale);
     char text[32];
     std::snprintf(text, sizeof text, "%s %.2f", name, double(v));
     const bool on = v >= threshold;
@@ -64,7 +64,7 @@ struct Grid {
 
 } // namespace
 
-void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bool compact) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* body = ui.fonts->body;
     ImFont* f = ui.fonts->small;
@@ -86,7 +86,8 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const int n = int(pic.heads.size()), N = int(pic.probe.size());
     if (n == 0 || N == 0) return;
     const float tick_w = text_size(f, "^ ").x + std::round(4 * ui.scale);
-    const float chrome_h = body->FontSize + f->FontSize * 5 + std::round(22 * ui.scale); // caption, label, ticks, 3 bars
+    // Caption, label, 3 bars; and a line of key letters when the cells are big enough for them.
+    float chrome_h = body->FontSize + f->FontSize * 4 + std::round(22 * ui.scale);
     const float area_w = width, area_h = p1.y - y - legend_h;
     Grid best;
     best.cell = 0;
@@ -100,7 +101,8 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float cell = std::max(2.f, std::min(best.cell, std::round(22 * ui.scale)));
     const float side = cell * float(N);
     const float box_w = std::max(side + tick_w, (area_w - gap * float(best.cols - 1)) / float(best.cols));
-    const bool letters = cell >= f->FontSize * 0.62f;
+    const bool letters = cell >= f->FontSize * 0.62f && cell * float(N) + f->FontSize + chrome_h <= area_h;
+    if (letters) chrome_h += f->FontSize;
     const Palette& pal = ui.pal;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
 
@@ -115,13 +117,25 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         dl->AddText(body, body->FontSize, ImVec2(bx, by), pal.text, cap.c_str());
         const float ly = by + body->FontSize + 2;
         const ImVec4 clip(bx, ly, bx + box_w, ly + f->FontSize + 2);
-        if (!hv.label.empty())
-            dl->AddText(f, f->FontSize, ImVec2(bx, ly), pal.accent, hv.label.c_str(), nullptr, 0.f, &clip);
+        if (!hv.label.empty()) {
+            // Narrow boxes: "prev-token (0.98)" for "previous-token head (0.98)".
+            std::string l = hv.label;
+            if (compact) {
+                if (l.rfind("previous-token head", 0) == 0) l = "prev-token" + l.substr(19);
+                else if (l.rfind("duplicate-token head", 0) == 0) l = "duplicate" + l.substr(20);
+                else if (l.rfind("induction head", 0) == 0) l = "induction" + l.substr(14);
+                if (text_size(f, l).x > box_w && l.size() > 2 && l.back() == ')') { // "prev-token 0.98"
+                    const size_t open = l.rfind(" (");
+                    l = l.substr(0, open) + " " + l.substr(open + 2, l.size() - open - 3);
+                }
+            }
+            dl->AddText(f, f->FontSize, ImVec2(bx, ly), pal.accent, l.c_str(), nullptr, 0.f, &clip);
+        }
         else
             dl->AddText(f, f->FontSize, ImVec2(bx, ly), pal.text_dim, pic.scored || pic.scores_step >= 0 ? "no role yet" : "",
                         nullptr, 0.f, &clip);
         // Letters of the keys along the top, of the queries down the left.
-        const float gx = bx + tick_w, gy = ly + f->FontSize * 2 + std::round(6 * ui.scale);
+        const float gx = bx + tick_w, gy = ly + f->FontSize * (letters ? 2 : 1) + std::round(6 * ui.scale);
         for (int k = 0; k < N && letters; ++k) {
             const std::string l = token_name(c, pic.probe[size_t(k)]);
             const float w = text_size(f, l).x;
@@ -162,11 +176,11 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         // The three scores.
         float sy = gy + side + std::round(6 * ui.scale);
         const float bar_w = std::max(side + tick_w, std::min(box_w, side + tick_w + 40 * ui.scale));
-        score_bar(ui, dl, ImVec2(bx, sy), bar_w, "prev", hv.prev_token, prev_token_threshold);
+        score_bar(ui, dl, ImVec2(bx, sy), bar_w, "prev", hv.prev_token, prev_token_threshold, compact);
         sy += f->FontSize + 2;
-        score_bar(ui, dl, ImVec2(bx, sy), bar_w, "dup", hv.duplicate, duplicate_threshold);
+        score_bar(ui, dl, ImVec2(bx, sy), bar_w, "dup", hv.duplicate, duplicate_threshold, compact);
         sy += f->FontSize + 2;
-        score_bar(ui, dl, ImVec2(bx, sy), bar_w, "induction", hv.induction, induction_threshold);
+        score_bar(ui, dl, ImVec2(bx, sy), bar_w, compact ? "ind" : "induction", hv.induction, induction_threshold, compact);
     }
     // Legend.
     std::string legend = "rows: query i, columns: key j ≤ i (grey: masked); colour: weight 0 … 1 (" +

@@ -78,7 +78,7 @@ void marker(UiContext& ui, ImDrawList* dl, const Plot& p, int64_t step) {
 
 } // namespace
 
-void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bool with_accuracy) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* body = ui.fonts->body;
     ImFont* f = ui.fonts->small;
@@ -87,14 +87,26 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const double xmax = std::max<double>(10, double(now));
     const float left_w = text_size(f, "0.001").x + std::round(10 * ui.scale);
     const float total = p1.y - p0.y;
-    const float acc_h = std::round(total * 0.36f);
+    const float acc_h = with_accuracy ? std::round(total * 0.4f) : 0.f;
 
     // The loss, log scale.
     std::string title = "loss (log scale)";
     if (shown >= 1 && shown <= now) title += ": " + format_value(loss[size_t(shown - 1)], 4) + " at step " + std::to_string(shown);
-    dl->AddText(body, body->FontSize, p0, ui.pal.text, title.c_str());
-    const float top = p0.y + body->FontSize + std::round(6 * ui.scale);
-    Plot lp = frame(ui, dl, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - acc_h), xmax, left_w, false);
+    std::string acc_line; // no room for the accuracy's plot: its numbers go under the title
+    if (!with_accuracy)
+        for (const auto& [k, v] : t.picture.accuracy) {
+            char num[24];
+            std::snprintf(num, sizeof num, "%s%s %.3f", acc_line.empty() ? "accuracy: " : ", ", k.c_str(), v);
+            acc_line += num;
+        }
+    const ImVec4 clip(p0.x, p0.y, p1.x, p1.y);
+    dl->AddText(body, body->FontSize, p0, ui.pal.text, title.c_str(), nullptr, 0.f, &clip);
+    float top = p0.y + body->FontSize + std::round(6 * ui.scale);
+    if (!acc_line.empty()) {
+        dl->AddText(f, f->FontSize, ImVec2(p0.x, top - 2), ui.pal.text, acc_line.c_str(), nullptr, 0.f, &clip);
+        top += f->FontSize + 4;
+    }
+    Plot lp = frame(ui, dl, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - acc_h), xmax, left_w, !with_accuracy);
     float lo = 1e30f, hi = 0;
     for (float v : loss)
         if (v > 0 && std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -103,9 +115,13 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     auto y_of = [&](double v) {
         return lp.y1 - float((std::log10(std::max(v, 1e-30)) - e0) / double(e1 - e0)) * (lp.y1 - lp.y0);
     };
+    // Every decade gets a line; labels skip decades when they would touch.
+    const float decade_px = (lp.y1 - lp.y0) / float(e1 - e0);
+    const int label_every = std::max(1, int(std::ceil(f->FontSize * 1.1f / std::max(1.f, decade_px))));
     for (int e = e0; e <= e1; ++e) {
         const float y = std::round(y_of(std::pow(10.0, e)));
         dl->AddLine(ImVec2(lp.x0 - 4, y), ImVec2(lp.x1, y), e == e0 || e == e1 ? ui.pal.frame : (ui.pal.frame & 0x60FFFFFF));
+        if ((e1 - e) % label_every != 0) continue;
         const std::string l = decade_label(e);
         dl->AddText(f, f->FontSize, ImVec2(lp.x0 - 6 - text_size(f, l).x, y - f->FontSize / 2), ui.pal.text_dim, l.c_str());
     }
@@ -128,11 +144,16 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     if (before.size() > 1) dl->AddPolyline(before.data(), int(before.size()), ui.pal.text, 0, lw);
     if (after.size() > 1) dl->AddPolyline(after.data(), int(after.size()), dimmed(ui.pal.text), 0, lw);
     marker(ui, dl, lp, shown);
+    if (!with_accuracy) return;
 
     // The accuracy at each snapshot, 0 .. 1.
     const float ay0 = p1.y - acc_h + std::round(6 * ui.scale);
     std::string acc_title = "accuracy";
-    for (const auto& [k, v] : t.picture.accuracy) acc_title += "   " + k + " " + format_value(float(v), 3);
+    for (const auto& [k, v] : t.picture.accuracy) {
+        char num[16];
+        std::snprintf(num, sizeof num, "%.3f", v);
+        acc_title += "   " + k + " " + num;
+    }
     if (t.picture.scores_step >= 0 && t.picture.scores_step != shown)
         acc_title += " (step " + std::to_string(t.picture.scores_step) + ")";
     dl->AddText(body, body->FontSize, ImVec2(p0.x, ay0), ui.pal.text, acc_title.c_str());
@@ -205,7 +226,7 @@ float draw_train_scrubber(TrainViewState& t, UiContext& ui, ImVec2 p0, float wid
         std::snprintf(line, sizeof line, "Showing step %lld of %lld. Train or Step goes on from here and drops steps %lld to %lld.",
                       (long long)t.scrub, (long long)st.step, (long long)t.scrub + 1, (long long)st.step);
     else
-        std::snprintf(line, sizeof line, "A snapshot every %d steps: %.1f of %.0f MB.", st.every,
+        std::snprintf(line, sizeof line, width < 500 * ui.scale ? "Every %d steps: %.1f / %.0f MB" : "A snapshot every %d steps: %.1f of %.0f MB.", st.every,
                       double(st.history_bytes) / 1048576.0, double(st.budget) / 1048576.0);
     ImGui::TextDisabled("%s", line);
     ImGui::PopTextWrapPos();

@@ -37,7 +37,7 @@ float draw_view_tabs(AppState& s, UiContext& ui, ImVec2 p0, float x_end) {
         for (int v = 0; v < view_count; ++v) w += ImGui::CalcTextSize(names[v]).x + 2 * st.FramePadding.x + st.ItemSpacing.x;
         return w - st.ItemSpacing.x;
     };
-    const float avail = x_end - p0.x;
+    const float avail = x_end - p0.x - ImGui::GetFrameHeight() - st.ItemSpacing.x; // after the panel toggle
     const char* const* names = row_width(full) <= avail ? full : short_names;
     // The panel toggle (F2) sits before the tabs.
     float x = p0.x, y = p0.y;
