@@ -185,12 +185,15 @@ TrainRun TrainSession::run_copy() {
 
 // [SECTION] The worker
 
-void TrainSession::take_snapshot(int64_t step) {
+void TrainSession::take_snapshot(int64_t step, bool score) {
     TrainSnapshot snap;
     snap.step = step;
     snap.model = std::make_shared<const Model>(run_.model);
-    snap.accuracy = accuracy(run_.model);
-    snap.scores = head_scores(run_.model);
+    snap.scored = score;
+    if (score) {
+        snap.accuracy = accuracy(run_.model);
+        snap.scores = head_scores(run_.model);
+    }
     std::shared_ptr<const Full> full;
     std::lock_guard<std::mutex> lock(mu_);
     const int64_t full_every = int64_t(status_.every) * full_checkpoint_ratio;
@@ -265,7 +268,7 @@ void TrainSession::restore_locked(int64_t step, std::unique_lock<std::mutex>& lo
 }
 
 void TrainSession::worker() {
-    take_snapshot(0);
+    take_snapshot(0, true);
     std::unique_lock<std::mutex> lock(mu_);
     stepping_ = false;
     ++status_.version;
@@ -293,16 +296,20 @@ void TrainSession::worker() {
         }
         last_start = Clock::now();
         const int64_t next = status_.step + 1;
+        const double speed = status_.speed;
         stepping_ = true;
         lock.unlock();
-        const float loss = train_step(run_);
+        // One thread: the window's drawing (llvmpipe, on machines without a GPU) needs the
+        // other core more than a toy model's step needs two. The bits are the same either way.
+        const float loss = train_step(run_, 1);
         const bool ok = std::isfinite(loss);
         std::shared_ptr<const Model> now;
         if (ok) {
             run_.losses.clear(); // the session keeps the losses; the run's copy would only grow
             now = std::make_shared<const Model>(run_.model);
             // Only the worker writes `every`, so it may read it without the lock.
-            if (next % status_.every == 0) take_snapshot(next);
+            if (next % status_.every == 0)
+                take_snapshot(next, next % score_every == 0 || (speed > 0 && speed <= slow_speed));
         }
         lock.lock();
         stepping_ = false;

@@ -49,11 +49,18 @@ constexpr int64_t train_history_budget = int64_t(128) << 20;
 // The first snapshot interval, and how many intervals lie between two full checkpoints.
 constexpr int snapshot_every = 10;
 constexpr int full_checkpoint_ratio = 10;
+// accuracy() and head_scores() run 256 probe sequences each: at the default sizes about
+// 50 ms together, ten steps' time. At full speed the worker scores every score_every steps
+// (and step 0); when the speed is limited to slow_speed steps per second or less it has
+// the time, and scores every snapshot.
+constexpr int score_every = 50;
+constexpr double slow_speed = 20;
 
 // One snapshot of the history.
 struct TrainSnapshot {
     int64_t step = 0;
     std::shared_ptr<const Model> model;  // the weights after `step` steps
+    bool scored = false;                    // accuracy and scores were computed at this step
     std::map<std::string, double> accuracy; // train.h's accuracy()
     HeadScores scores;                      // train.h's head_scores()
     bool full = false;                      // Adam's state and the generator are kept too
@@ -116,7 +123,7 @@ private:
     struct Full;
     void start_worker();
     void worker();
-    void take_snapshot(int64_t step); // worker only, lock not held
+    void take_snapshot(int64_t step, bool score); // worker only, lock not held
     void thin_locked();
     void restore_locked(int64_t step, std::unique_lock<std::mutex>& lock);
 

@@ -170,7 +170,7 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, b
             std::vector<ImVec2> a, b;
             for (const TrainSnapshot& snap : t.history.snapshots) {
                 auto it = snap.accuracy.find(kv.first);
-                if (it == snap.accuracy.end()) continue;
+                if (!snap.scored || it == snap.accuracy.end()) continue;
                 const ImVec2 pt(ap.x_of(double(snap.step)), ap.y1 - float(it->second) * (ap.y1 - ap.y0));
                 (snap.step <= shown ? a : b).push_back(pt);
             }

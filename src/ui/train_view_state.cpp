@@ -149,7 +149,7 @@ void fill_heads(TrainPicture& p, const std::vector<TrainSnapshot>& snaps) {
     // The scores of the newest snapshot at or before the step (the step's own when it is one).
     const TrainSnapshot* scored = nullptr;
     for (const TrainSnapshot& s : snaps)
-        if (s.step <= p.step) scored = &s;
+        if (s.step <= p.step && s.scored) scored = &s;
     p.scored = scored && scored->step == p.step;
     p.scores_step = scored ? scored->step : -1;
     if (scored) p.accuracy = scored->accuracy;
@@ -220,8 +220,10 @@ void refresh_train_view(AppState& s) {
         if (t.history.snapshots.empty()) return; // the worker is still scoring step 0
     }
     TrainPicture& p = t.picture;
-    const bool scores_moved = !t.history.snapshots.empty() && p.scores_step != t.history.snapshots.back().step &&
-                              t.history.snapshots.back().step <= step;
+    int64_t newest_scored = -1;
+    for (const TrainSnapshot& snap : t.history.snapshots)
+        if (snap.scored && snap.step <= step) newest_scored = snap.step;
+    const bool scores_moved = newest_scored != p.scores_step;
     if (model && (model != p.model || p.probe != t.probe || scores_moved)) {
         p.model = model;
         p.step = step;

@@ -104,19 +104,24 @@ TEST(TrainSession, ResumeFromAScrubbedStepDropsWhatCameAfter) {
     ses.copy_history(before);
     ASSERT_EQ(before.snapshots.back().step, 100);
     EXPECT_FALSE(ses.resume_from(35)) << "35 is no snapshot step";
-    ASSERT_TRUE(ses.resume_from(30));
+    ASSERT_TRUE(ses.resume_from(50));
     ses.wait_idle();
     const TrainStatus st = ses.status();
-    EXPECT_EQ(st.step, 30);
-    EXPECT_NE(st.message.find("70 later steps were dropped"), std::string::npos) << st.message;
+    EXPECT_EQ(st.step, 50);
+    EXPECT_NE(st.message.find("50 later steps were dropped"), std::string::npos) << st.message;
     TrainHistory after;
     ses.copy_history(after);
-    EXPECT_EQ(after.losses.size(), 30u);
-    EXPECT_EQ(after.snapshots.back().step, 30);
-    for (const TrainSnapshot& snap : after.snapshots) EXPECT_LE(snap.step, 30);
+    EXPECT_EQ(after.losses.size(), 50u);
+    EXPECT_EQ(after.snapshots.back().step, 50);
+    for (const TrainSnapshot& snap : after.snapshots) {
+        EXPECT_LE(snap.step, 50);
+        // At full speed the scores come every score_every steps.
+        EXPECT_EQ(snap.scored, snap.step % score_every == 0) << snap.step;
+    }
     // The weights now are the snapshot's, and a plain run's at 30.
     EXPECT_TRUE(same_model(*ses.latest(), *after.snapshots.back().model));
-    EXPECT_TRUE(same_run(ses.run_copy(), plain_run(s, 30)));
+    EXPECT_TRUE(same_run(ses.run_copy(), plain_run(s, 50)));
+    ASSERT_TRUE(after.snapshots.back().scored);
     // The snapshot's scores are those of its weights.
     const HeadScores hs = head_scores(*after.snapshots.back().model);
     EXPECT_EQ(hs.prev_token, after.snapshots.back().scores.prev_token);
