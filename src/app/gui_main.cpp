@@ -38,6 +38,9 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
     s.perturb_dirty = s.strength != 0;
     // The Train view: a session's run, or the one --task and its options ask for.
     if (plan.train_state) s.train = plan.train_state;
+    // Made now, not when the view is first drawn: its worker's first scoring (and the memory
+    // that thread's allocator keeps) belongs to start-up, not to a later frame.
+    train_view(s);
     if (plan.train) request_train_settings(train_view(s), *plan.train);
     if (plan.train_steps > 0) train_view(s).session->run_to(plan.train_steps);
 }
