@@ -4,6 +4,7 @@
 #include "imgui_backend.h"
 #include "inputs.h"
 #include "screenshot.h"
+#include "train_view_state.h"
 #include "views.h"
 #include <GLFW/glfw3.h>
 #include <algorithm>
@@ -74,6 +75,7 @@ void frame(AppWindow& w, AppState& s, FrameMarks* marks) {
         s.fonts_dirty = false;
     }
     recompute(s);
+    refresh_train_view(s); // the Train view's copy of its run, and its heads on the probe
     mark(&FrameMarks::recompute);
     sync_textures(s, gpu);
     mark(&FrameMarks::sync);

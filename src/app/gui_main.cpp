@@ -2,6 +2,7 @@
 // (window, settings, state), run, and clean up, here by the window's guard.
 #include "gui_main.h"
 #include "gui_modes.h"
+#include "train_view_state.h"
 #include <algorithm>
 #include <cstdio>
 
@@ -42,6 +43,13 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
     s.p = plan.perturb.value_or(std::min(2, plan.config.seq_len - 1));
     s.strength = plan.strength.value_or(plan.perturb ? 1.f : 0.f);
     s.perturb_dirty = s.strength != 0;
+    // The Train view: a session's run, or the one --task and its options ask for.
+    if (plan.train_state) s.train = plan.train_state;
+    // Made now, not when the view is first drawn: its worker's first scoring (and the memory
+    // that thread's allocator keeps) belongs to start-up, not to a later frame.
+    train_view(s);
+    if (plan.train) request_train_settings(train_view(s), *plan.train);
+    if (plan.train_steps > 0) train_view(s).session->run_to(plan.train_steps);
 }
 
 } // namespace

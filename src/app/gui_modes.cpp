@@ -4,6 +4,7 @@
 #include "layout_record.h"
 #include "screenshot.h"
 #include "session_state.h"
+#include "train_view_state.h"
 #include <GLFW/glfw3.h>
 #include <cstdio>
 
@@ -20,7 +21,7 @@ void frame_and_swap(GuiRun& r) {
 // --save-session: the state now; false with a line on stderr when it cannot be written.
 bool save_session_option(GuiRun& r) {
     std::string error;
-    if (r.options.save_session.empty() || write_session(r.options.save_session, to_session(r.state), error)) return true;
+    if (r.options.save_session.empty() || write_session_files(r.options.save_session, r.state, error)) return true;
     std::fprintf(stderr, "attnviz: %s\n", error.c_str());
     return false;
 }
@@ -55,6 +56,7 @@ int run_screenshot(GuiRun& r) {
         frame_and_swap(r);
     }
     r.settings.save_if_changed(r.state);
+    finish_training(r.state); // --train-steps, or a session's run: trained before the picture
     // Three frames: the first computes and uploads, the next ones let the layout settle;
     // the last is read back before it is swapped.
     frame_and_swap(r);
@@ -79,7 +81,7 @@ int run_interactive(GuiRun& r) {
     double last = glfwGetTime();
     while (!glfwWindowShouldClose(window)) {
         // Idle: sleep until an event (or a tenth of a second) instead of spinning the CPU.
-        if (s.config_dirty || s.perturb_dirty || s.fonts_dirty) glfwPollEvents();
+        if (s.config_dirty || s.perturb_dirty || s.fonts_dirty || train_busy(s)) glfwPollEvents();
         else glfwWaitEventsTimeout(0.1);
         frame_and_swap(r);
         if (s.fullscreen_toggle) toggle_fullscreen(window, windowed);

@@ -11,7 +11,14 @@ namespace attnviz {
 void add_gui_options(CLI::App& app, GuiOptions& o) {
     add_config_options(app, o.config, true, true);
     add_input_options(app, o.config);
-    app.add_option("--view", o.view, "walk (default), qkv, scores, causality or check")->type_name("VIEW");
+    app.add_option("--view", o.view, "walk (default), qkv, scores, causality, check or train")->type_name("VIEW");
+    app.add_option("--task", o.task, "the Train view's task: prev, dup, both (default) or induction; --seed, --n-embd and --n-head are then its own")
+        ->type_name("TASK");
+    app.add_option("--train-steps", o.train_steps, "the Train view trains this many steps before the window (or screenshot) shows")
+        ->type_name("N");
+    app.add_option("--lr", o.lr, "the Train view's learning rate, above 0 (default 5e-3; 3e-3 for induction)")->type_name("X");
+    app.add_option("--batch", o.batch, "the Train view's sequences per step, 1 to 256 (default 64)")->type_name("B");
+    app.add_option("--n-layer", o.n_layer, "the Train view's attention blocks L, 1 or 2 (default 1; 2 for induction)")->type_name("L");
     app.add_option("--step", o.step, "shape-walk step: 0 (the input x) to 11 (proj)")->type_name("N");
     app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)")->type_name("A");
     app.add_option("--theme", o.theme, "dark (default), light or high-contrast")->type_name("THEME");
@@ -94,12 +101,70 @@ bool trained_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
 
 } // namespace
 
+// --task and its options: the Train view's run, checked as `attnviz train` checks them.
+bool make_train_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
+    const bool any = !o.task.empty() || !o.train_steps.empty() || !o.lr.empty() || !o.batch.empty() || !o.n_layer.empty();
+    if (!any) return true;
+    Task task = Task::both;
+    if (!o.task.empty() && !parse_task(o.task, task, error)) return false;
+    TrainSettings t = default_train_settings(task);
+    int64_t v = 0;
+    if (!o.task.empty()) {
+        if (!parse_int(o.config.seed, "--seed", 0, INT64_MAX - 1, v, error)) return false;
+        t.seed = uint64_t(v);
+        if (o.config.n_embd) {
+            if (!parse_int(*o.config.n_embd, "--n-embd", 1, max_train_n_embd, v, error)) return false;
+            t.model.n_embd = int(v);
+        }
+        if (o.config.n_head) {
+            if (!parse_int(*o.config.n_head, "--n-head", 1, max_train_n_head, v, error)) return false;
+            t.model.n_head = int(v);
+        }
+    }
+    if (!o.n_layer.empty()) {
+        if (!parse_int(o.n_layer, "--n-layer", 1, 2, v, error)) return false;
+        t.model.n_layer = int(v);
+    }
+    if (!o.batch.empty()) {
+        if (!parse_int(o.batch, "--batch", 1, max_train_batch, v, error)) return false;
+        t.batch = int(v);
+    }
+    if (!o.lr.empty()) {
+        double d = 0;
+        if (!parse_real(o.lr, "--lr", -1e300, 1e300, d, error)) return false;
+        if (!(d > 0)) {
+            error = "--lr " + quote(o.lr) + " is not positive; give a learning rate above 0, e.g. 5e-3";
+            return false;
+        }
+        t.lr = d;
+    }
+    if (!o.train_steps.empty()) {
+        if (!parse_int(o.train_steps, "--train-steps", 0, 1'000'000, v, error)) return false;
+        plan.train_steps = v;
+    }
+    if (std::string bad = validate(t); !bad.empty()) {
+        error = bad;
+        return false;
+    }
+    plan.train = t;
+    return true;
+}
+
 bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     Inputs in;
+    if (!make_train_plan(o, plan, error)) return false;
     const bool trained = o.config.weights && is_trained_model_file(*o.config.weights);
     if (trained && !trained_plan(o, plan, error)) return false;
-    if (!trained && !to_inputs(o.config, in, error)) return false;
-    if (!trained) plan.config = in.config;
+    if (!trained) {
+        ConfigOptions lesson = o.config;
+        if (!o.task.empty()) { // the run's options, not the lesson's
+            lesson.seed = "0";
+            lesson.n_embd.reset();
+            lesson.n_head.reset();
+        }
+        if (!to_inputs(lesson, in, error)) return false;
+        plan.config = in.config;
+    }
     plan.tokens = in.tokens;
     if (in.weights) {
         auto w = std::make_shared<WeightsFile>();
@@ -173,6 +238,7 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         plan.palette = probe.palette;
         plan.tokens = probe.edit_tokens;
         plan.weights = probe.edit_weights;
+        plan.train_state = probe.train;
     }
     if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
     if (!o.layout_out.empty() && o.screenshot.empty()) {

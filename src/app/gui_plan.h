@@ -7,11 +7,15 @@
 //   attnviz ... --screenshot FILE.png [--size WxH] [--layout-out FILE.json] [--keys K,...]
 //   attnviz --open FILE [--screenshot ...] [--save-session FILE]
 //   attnviz --weights TRAINED.safetensors [--text "a b c a b d"] [--layer L] [--perturb P] ...
+//   attnviz --view train [--task T --seed S --n-embd C --n-head H --n-layer L --lr X --batch B]
+//           [--train-steps N] [--screenshot ...]
 #pragma once
 #include "app_state.h"
 #include "key_script.h"
 #include "options.h"
 #include "theme.h"
+#include "train_session.h"
+#include "train_view_state.h"
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
@@ -35,6 +39,9 @@ struct GuiOptions {
     std::string palette;      // default (RdBu, viridis) or cb (PuOr, cividis)
     std::string settings;     // the settings file (settings.h); headless runs use one only when given
     std::string keys;         // headless: key presses before the screenshot, e.g. "t,p,f2" (key_script.h)
+    // The Train view's run, as `attnviz train` takes it. With --task, --seed, --n-embd and
+    // --n-head are the run's (and the lesson's config keeps its own defaults).
+    std::string task, train_steps, lr, batch, n_layer;
 };
 
 void add_gui_options(CLI::App& app, GuiOptions& o);
@@ -62,6 +69,10 @@ struct GuiPlan {
     // sequence), the block shown (--layer) and --perturb's position.
     std::shared_ptr<const TrainedInput> trained;
     int layer = 0;
+    // The Train view's run (--task ...), and the step it trains to before the window shows.
+    std::optional<TrainSettings> train;
+    int64_t train_steps = 0;
+    std::shared_ptr<TrainViewState> train_state; // a session's Train view (--open)
 };
 
 // On failure returns false with one sentence in `error`.

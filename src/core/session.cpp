@@ -14,7 +14,7 @@ namespace attnviz {
 using json = nlohmann::json;
 
 const std::vector<std::string>& session_views() {
-    static const std::vector<std::string> v = {"walk", "qkv", "scores", "causality", "check"};
+    static const std::vector<std::string> v = {"walk", "qkv", "scores", "causality", "check", "train"};
     return v;
 }
 
@@ -166,6 +166,34 @@ bool parse_session(const std::string& text, const std::string& path, Session& ou
         }
         if (!s.tokens.empty()) s.config.seq_len = int(s.tokens.size());
     }
+    if (j.contains("train")) {
+        const json& tj = j["train"];
+        if (!tj.is_object()) {
+            error = name + ": \"train\" must be an object";
+            return false;
+        }
+        SessionTrain& t = s.train;
+        t.present = true;
+        Reader tr{tj, name, error};
+        int64_t x = 0;
+        struct IntField {
+            const char* key;
+            int64_t lo, hi;
+            int& field;
+        } ints[] = {{"V", 2, 26, t.vocab},         {"T", 1, 64, t.seq_len},      {"C", 1, 256, t.n_embd},
+                    {"H", 1, 16, t.n_head},        {"L", 1, 4, t.n_layer},       {"batch", 1, 256, t.batch},
+                    {"speed_index", 0, 6, t.speed_index}};
+        for (IntField& f : ints) {
+            x = f.field;
+            if (!tr.get_int(f.key, f.lo, f.hi, x)) return false;
+            f.field = int(x);
+        }
+        if (!tr.get_int("step", 0, 100'000'000, t.step) || !tr.get_int("scrub", -1, 100'000'000, t.scrub) ||
+            !tr.get_seed("seed", t.seed) || !tr.get_real("lr", 1e-30, 1e30, t.lr) || !tr.get_string("task", t.task) ||
+            !tr.get_string("probe", t.probe))
+            return false;
+        t.weights_path = train_weights_path(path);
+    }
     std::string bad = validate(s.config);
     if (!bad.empty()) {
         error = name + ": " + bad;
@@ -225,7 +253,20 @@ std::string session_to_json(const Session& s) {
     j["palette"] = s.palette;
     j["weights"] = s.weights_path;
     j["layer"] = s.layer;
+    if (s.train.present) {
+        const SessionTrain& t = s.train;
+        j["train"] = {{"task", t.task}, {"seed", t.seed},   {"V", t.vocab},      {"T", t.seq_len},
+                      {"C", t.n_embd},  {"H", t.n_head},    {"L", t.n_layer},    {"lr", t.lr},
+                      {"batch", t.batch}, {"step", t.step}, {"scrub", t.scrub}, {"probe", t.probe},
+                      {"speed_index", t.speed_index}};
+    }
     return j.dump(2) + "\n";
+}
+
+std::string train_weights_path(const std::string& session_path) {
+    std::string base = session_path;
+    if (ends_with_nocase(base, ".json")) base.resize(base.size() - 5);
+    return base + ".train.safetensors";
 }
 
 bool write_session(const std::string& path, const Session& s, std::string& error) {

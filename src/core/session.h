@@ -13,11 +13,31 @@ namespace attnviz {
 
 constexpr int session_version = 1;
 
+// The Train view's run: its settings and step. The run is retrained from its seed to that
+// step when the session is reopened (training is deterministic, so the weights come back bit
+// for bit, with the loss curve and the history); the weights at that step are also written
+// beside the session, as NAME.train.safetensors, for attnviz heads, trace and the check.
+struct SessionTrain {
+    bool present = false;
+    std::string task = "both";
+    uint64_t seed = 0;
+    int vocab = 16, seq_len = 16, n_embd = 64, n_head = 4, n_layer = 1;
+    double lr = 5e-3;
+    int batch = 64;
+    int64_t step = 0;
+    int64_t scrub = -1;      // the history step shown, -1: the latest
+    std::string probe;       // the probe's letters, "" for the default
+    int speed_index = 0;
+    std::string weights_path; // set by read_session: the file beside the session
+};
+// NAME.train.safetensors for NAME.json (or NAME): where the Train view's weights go.
+std::string train_weights_path(const std::string& session_path);
+
 struct Session {
     Config config;
     std::string kernel;              // "" (chosen by size), "reference" or "fast"
     std::vector<std::string> tokens; // words as input; empty: x = torch.randn(1, T, C)
-    std::string view = "walk";       // walk, qkv, scores, causality, check
+    std::string view = "walk";       // walk, qkv, scores, causality, check, train
     int step = 0;                    // shape-walk step, 0 = the input x
     int perturb = -1;                // perturbed position, -1 = none
     double strength = 1.0;           // 0 = original row, 1 = the lesson's randn(C) row
@@ -26,6 +46,7 @@ struct Session {
     std::string palette = "default"; // colormap family, see the app
     std::string weights_path;        // "" = seeded weights
     int layer = 0;                   // layer inside a GPT-2 checkpoint
+    SessionTrain train;              // the Train view, when it was used
 };
 
 // Names the app accepts for the string fields.

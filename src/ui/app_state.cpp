@@ -18,17 +18,18 @@ const char* to_string(View v) {
     case View::scores: return "scores";
     case View::causality: return "causality";
     case View::check: return "check";
+    case View::train: return "train";
     }
     return "?";
 }
 
 bool parse_view(const std::string& s, View& out, std::string& error) {
-    for (View v : {View::walk, View::qkv, View::scores, View::causality, View::check})
+    for (View v : {View::walk, View::qkv, View::scores, View::causality, View::check, View::train})
         if (s == to_string(v)) {
             out = v;
             return true;
         }
-    error = "--view " + quote(s) + " is not a view; use walk, qkv, scores, causality or check";
+    error = "--view " + quote(s) + " is not a view; use walk, qkv, scores, causality, check or train";
     return false;
 }
 

@@ -21,9 +21,11 @@
 
 namespace attnviz {
 
-enum class View { walk, qkv, scores, causality, check };
-constexpr int view_count = 5;
-const char* to_string(View v); // "walk", "qkv", "scores", "causality", "check"
+struct TrainViewState; // train_view_state.h
+
+enum class View { walk, qkv, scores, causality, check, train };
+constexpr int view_count = 6;
+const char* to_string(View v); // "walk", "qkv", "scores", "causality", "check", "train"
 // On failure sets `error` to one sentence naming the value and the allowed names.
 bool parse_view(const std::string& s, View& out, std::string& error);
 
@@ -234,6 +236,10 @@ struct AppState {
     DySummary dy_out_summary;         // of dy_out, around applied_p
     std::vector<std::string> trained_words; // "^", "a", ...: the position labels
     std::string sequence_field;       // the side panel's letters (BOS left out)
+
+    // The Train view (train_view_state.h): its run on a worker thread, its settings and
+    // history. Made on first use; shared so that AppState stays copyable.
+    std::shared_ptr<TrainViewState> train;
 
     // Dirty flags, cleared by recompute() and by the loop.
     bool config_dirty = true;

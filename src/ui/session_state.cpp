@@ -3,6 +3,8 @@
 #include "text_util.h"
 #include "inputs.h"
 #include "theme.h"
+#include "model_io.h"
+#include "train_view_state.h"
 #include <algorithm>
 
 namespace attnviz {
@@ -25,8 +27,64 @@ Session to_session(const AppState& s) {
         ss.weights_path = s.weights->path;
         ss.layer = s.weights->layer;
     }
+    if (s.train && s.train->session) {
+        const TrainViewState& t = *s.train;
+        const TrainSettings& ts = t.session->settings();
+        SessionTrain& st = ss.train;
+        st.present = true;
+        st.task = to_string(ts.model.task);
+        st.seed = ts.seed;
+        st.vocab = ts.model.vocab, st.seq_len = ts.model.seq_len, st.n_embd = ts.model.n_embd;
+        st.n_head = ts.model.n_head, st.n_layer = ts.model.n_layer;
+        st.lr = ts.lr;
+        st.batch = ts.batch;
+        st.step = t.session->status().step;
+        st.scrub = t.scrub;
+        st.probe = probe_text(ts.model, t.probe).substr(2);
+        st.speed_index = t.speed_index;
+    }
     return ss;
 }
+
+namespace {
+
+// The Train view of a session: its settings checked, its run retrained from the seed to its
+// step on the worker (deterministic, so the same weights and history come back).
+bool apply_session_train(AppState& s, const SessionTrain& st, std::string& error) {
+    TrainSettings ts;
+    std::string why;
+    if (!parse_task(st.task, ts.model.task, why)) {
+        error = "the session's train task: " + why;
+        return false;
+    }
+    ts.model.vocab = st.vocab, ts.model.seq_len = st.seq_len, ts.model.n_embd = st.n_embd;
+    ts.model.n_head = st.n_head, ts.model.n_layer = st.n_layer;
+    ts.seed = st.seed;
+    ts.lr = st.lr;
+    ts.batch = st.batch;
+    if (std::string bad = validate(ts); !bad.empty()) {
+        error = "the session's training settings: " + bad;
+        return false;
+    }
+    auto t = std::make_shared<TrainViewState>();
+    t->speed_index = st.speed_index;
+    if (!request_train_settings(*t, ts)) {
+        error = t->error;
+        return false;
+    }
+    if (!st.probe.empty() && !set_probe_text(*t, st.probe, why)) {
+        error = "the session's probe: " + why;
+        return false;
+    }
+    t->probe_field = st.probe.empty() ? t->probe_field : st.probe;
+    if (st.step > 0) t->session->run_to(st.step);
+    t->restore_scrub = st.scrub; // once the retrain is there
+    t->status = "Retraining the session's run from seed " + std::to_string(st.seed) + " to step " + std::to_string(st.step) + ".";
+    s.train = std::move(t);
+    return true;
+}
+
+} // namespace
 
 bool apply_session(AppState& s, const Session& ss, std::string& error) {
     if (std::string why = validate_window(ss.config, s.memory_cap); !why.empty()) {
@@ -61,6 +119,7 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     std::shared_ptr<const WeightsFile> weights;
     if (!ss.weights_path.empty() && !read_session_weights(ss.weights_path, ss.layer, ss.config, weights, error))
         return false;
+    if (ss.train.present && !apply_session_train(s, ss.train, error)) return false;
     init_app_state(s, ss.config, k);
     s.edit_tokens = ss.tokens;
     s.edit_weights = weights;
@@ -80,9 +139,18 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     return true;
 }
 
+bool write_session_files(const std::string& path, const AppState& s, std::string& error) {
+    const Session ss = to_session(s);
+    if (ss.train.present) {
+        std::shared_ptr<const Model> m = s.train->session->latest();
+        if (!save_model(train_weights_path(path), *m, error)) return false;
+    }
+    return write_session(path, ss, error);
+}
+
 void save_session_file(AppState& s, const std::string& path) {
     std::string error;
-    if (write_session(path, to_session(s), error)) s.status = "Saved the session to " + escaped(path) + ".";
+    if (write_session_files(path, s, error)) s.status = "Saved the session to " + escaped(path) + ".";
     else s.status = "Not saved: " + error;
 }
 

@@ -13,6 +13,10 @@ Session to_session(const AppState& s);
 // is untouched. On success the state is set to the session's and the next recompute applies it.
 bool apply_session(AppState& s, const Session& ss, std::string& error);
 
+// Writes the session file and, when the Train view was used, its weights beside it
+// (train_weights_path); on failure `error` is one sentence and the session file is not written.
+bool write_session_files(const std::string& path, const AppState& s, std::string& error);
+
 // The side panel's Save / Open (and Ctrl+S / Ctrl+O): the result, or why it failed, goes to
 // s.status; a failed open keeps the current state.
 void save_session_file(AppState& s, const std::string& path);

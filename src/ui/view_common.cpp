@@ -4,6 +4,7 @@
 #include "inputs.h"
 #include "specs.h"
 #include "session_state.h"
+#include "train_view_state.h"
 #include "views.h"
 #include <algorithm>
 #include <cmath>
@@ -163,11 +164,40 @@ int next_heads(const Config& c, bool up) {
     return best;
 }
 
+// The Train view's keys: Space trains or pauses, N steps once, the arrows walk the history.
+void train_keys(AppState& s, bool left, bool right) {
+    TrainViewState& t = train_view(s);
+    TrainSession& ses = *t.session;
+    const TrainStatus st = ses.status();
+    auto resume_here = [&] {
+        if (t.scrub >= 0) ses.resume_from(t.scrub);
+        t.scrub = -1;
+    };
+    if (pressed(32)) { // GLFW_KEY_SPACE
+        if (st.running) ses.pause();
+        else resume_here(), ses.run();
+    }
+    if (pressed('N')) resume_here(), ses.step();
+    if (!left && !right) return;
+    const std::vector<TrainSnapshot>& snaps = t.history.snapshots;
+    const int n = int(snaps.size());
+    int idx = n; // the latest
+    for (int i = 0; i < n; ++i)
+        if (snaps[size_t(i)].step == t.scrub) idx = i;
+    if (t.scrub < 0) // from the latest, Left goes to the last snapshot before it
+        while (idx > 0 && snaps[size_t(idx - 1)].step >= st.step) --idx;
+    idx = std::clamp(idx + (right ? 1 : -1), 0, n);
+    if (st.running) ses.pause();
+    t.scrub = idx < n && snaps[size_t(idx)].step < st.step ? snaps[size_t(idx)].step : -1;
+}
+
 } // namespace
 
 const std::vector<Shortcut>& shortcuts() {
     static const std::vector<Shortcut> list = {
-        {"1 to 5", "shape walk, QKV split, scores, causality, check yourself"},
+        {"1 to 6", "shape walk, QKV split, scores, causality, check yourself, train"},
+        {"Space / N", "train: train / pause, one step"},
+        {"Left / Right (train)", "train: previous / next snapshot of the history"},
         {"Left / Right", "shape walk: previous / next step; causality: strength − / + 0.05"},
         {"Up / Down", "causality: perturbed position p − / +"},
         {"[ / ]", "previous / next head"},
@@ -246,6 +276,7 @@ void handle_keys(AppState& s) {
     }
     for (int v = 0; v < view_count; ++v)
         if (pressed('1' + v)) s.view = View(v);
+    if (s.view == View::train) train_keys(s, left, right);
     ViewWindow& win = s.windows[int(s.view)];
     if (pressed_repeat(key_equal) || pressed_repeat(key_kp_add)) win.zoom = std::min(16.f, win.zoom * 1.25f);
     if (pressed_repeat(key_minus) || pressed_repeat(key_kp_subtract)) win.zoom = std::max(0.25f, win.zoom / 1.25f);

@@ -22,20 +22,22 @@ float side_panel_width(const AppState& s, float W, float scale) {
     case PanelMode::hidden: return 0;
     case PanelMode::automatic: break;
     }
+    // The Train view has its own settings; the lesson's side panel would only take its room.
+    if (s.view == View::train) return 0;
     const float w = panel_width_shown(W, scale);
     return W - w >= 640 * scale ? w : 0;
 }
 
 float draw_view_tabs(AppState& s, UiContext& ui, ImVec2 p0, float x_end) {
-    const char* full[view_count] = {"1  Shape walk", "2  QKV split", "3  Scores", "4  Causality", "5  Check yourself"};
-    const char* short_names[view_count] = {"1 Walk", "2 QKV", "3 Scores", "4 Causality", "5 Check"};
+    const char* full[view_count] = {"1  Shape walk", "2  QKV split", "3  Scores", "4  Causality", "5  Check yourself", "6  Train"};
+    const char* short_names[view_count] = {"1 Walk", "2 QKV", "3 Scores", "4 Causality", "5 Check", "6 Train"};
     const ImGuiStyle& st = ImGui::GetStyle();
     auto row_width = [&](const char* const* names) {
         float w = 0;
         for (int v = 0; v < view_count; ++v) w += ImGui::CalcTextSize(names[v]).x + 2 * st.FramePadding.x + st.ItemSpacing.x;
         return w - st.ItemSpacing.x;
     };
-    const float avail = x_end - p0.x;
+    const float avail = x_end - p0.x - ImGui::GetFrameHeight() - st.ItemSpacing.x; // after the panel toggle
     const char* const* names = row_width(full) <= avail ? full : short_names;
     // The panel toggle (F2) sits before the tabs.
     float x = p0.x, y = p0.y;
@@ -69,7 +71,7 @@ float draw_view_tabs(AppState& s, UiContext& ui, ImVec2 p0, float x_end) {
                              " · H = " + std::to_string(s.config.n_head) + " · T = " + std::to_string(s.config.seq_len) +
                              " · " + to_string(s.config.mask) + " mask";
     const float tw = text_size(ui.fonts->body, info).x;
-    if (x_end - tw > x + 10) {
+    if (s.view != View::train && x_end - tw > x + 10) { // the Train view names its own run
         ImGui::SetCursorScreenPos(ImVec2(x_end - tw, y));
         ImGui::AlignTextToFramePadding();
         ImGui::TextDisabled("%s", info.c_str());

@@ -53,6 +53,7 @@ std::string parts_json(const FrameSamples& f) {
 } // namespace
 
 void bench_frames(AppWindow& w, AppState& s, int n) {
+    if (s.view == View::train) return bench_train_frames(w, s, n);
     for (int i = 0; i < 3; ++i) frame(w, s); // settle
     const FrameSamples idle = time_frames(w, s, n, [](int) {});
     const int heatmaps = w.gpu.renderer.drawn; // in the idle frame: what the drags redraw too

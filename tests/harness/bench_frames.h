@@ -11,5 +11,8 @@ namespace attnviz {
 // scan, row uploads, panels, drawing), each with where its median frame's time went. The
 // keys median_idle_ms and median_drag_ms are the idle frame and the drag at the view's p.
 void bench_frames(AppWindow& w, AppState& s, int n);
+// With --view train (bench_train_frames.cpp): N paced frames idle and N while the run trains
+// at full speed, and the run's steps per second with the window drawing and alone.
+void bench_train_frames(AppWindow& w, AppState& s, int n);
 
 } // namespace attnviz

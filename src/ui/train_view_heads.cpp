@@ -1,0 +1,194 @@
+// train_view_heads.cpp: every head of every layer on the probe sequence. Each head shows its
+// attention pattern as the scores view shows softmax weights (the weights colour map from 0
+// to 1, masked cells apart), with the probe's letters along both axes; its three scores as
+// labelled bars with their thresholds marked; and what it has become once a score passes
+// its threshold. The cells are ImDrawList rectangles: a (T+1, T+1) pattern per head is a
+// few hundred cells, and the view's model changes every step, so there is no texture to keep.
+#include "format.h"
+#include "matrix_panel.h"
+#include "model_io.h"
+#include "theme.h"
+#include "train_view.h"
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz {
+
+namespace {
+
+void draw_probe_row(TrainViewState& t, UiContext& ui, ImVec2 p0, float width) {
+    ImGui::SetCursorScreenPos(p0);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("probe  ^");
+    ImGui::SameLine();
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s", t.probe_field.c_str());
+    const float shuffle_w = ImGui::CalcTextSize("Shuffle").x + 2 * ImGui::GetStyle().FramePadding.x;
+    ImGui::SetNextItemWidth(std::max(80.f, p0.x + width - ImGui::GetCursorScreenPos().x - shuffle_w - ImGui::GetStyle().ItemSpacing.x));
+    if (ImGui::InputText("##probe", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue)) {
+        t.probe_field = buf;
+        std::string error;
+        if (set_probe_text(t, buf, error)) t.probe_error.clear();
+        else t.probe_error = "Kept the probe: " + error + ".";
+    } else if (ImGui::IsItemEdited()) {
+        t.probe_field = buf;
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The letters every head is shown on (Enter applies): %s", vocabulary_text(t.settings.model).c_str());
+    ImGui::SameLine();
+    if (ImGui::Button("Shuffle")) shuffle_probe(t);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("New random letters: a segment, its repeat, then filler");
+}
+
+// One score: "prev 0.98" and a bar from 0 to 1 with the threshold marked.
+void score_bar(UiContext& ui, ImDrawList* dl, ImVec2 p, float w, const char* name, float v, float threshold, bool compact) {
+    ImFont* f = ui.fonts->small;
+    const float name_w = text_size(f, compact ? "prev 0.00" : "induction 0.00").x + std::round(6 * ui.scale);
+    char text[32];
+    std::snprintf(text, sizeof text, "%s %.2f", name, double(v));
+    const bool on = v >= threshold;
+    dl->AddText(f, f->FontSize, p, on ? ui.pal.text : ui.pal.text_dim, text);
+    const float x0 = p.x + name_w, x1 = std::max(x0 + 10, p.x + w);
+    const float y0 = p.y + 2, y1 = p.y + f->FontSize - 2;
+    dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), ui.pal.panel);
+    dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + (x1 - x0) * std::clamp(v, 0.f, 1.f), y1), on ? ui.pal.accent : ui.pal.bar);
+    dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), ui.pal.frame);
+    const float tx = std::round(x0 + (x1 - x0) * threshold);
+    dl->AddLine(ImVec2(tx, y0 - 2), ImVec2(tx, y1 + 2), ui.pal.text, 1.5f);
+}
+
+struct Grid {
+    int cols = 1, rows = 1;
+    float cell = 1; // pixels per pattern cell
+};
+
+} // namespace
+
+void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bool compact) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* body = ui.fonts->body;
+    ImFont* f = ui.fonts->small;
+    const TrainPicture& pic = t.picture;
+    const ModelConfig& c = pic.model->config;
+    const float width = p1.x - p0.x;
+    draw_probe_row(t, ui, p0, width);
+    float y = ImGui::GetCursorScreenPos().y;
+    if (!t.probe_error.empty()) {
+        ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
+        ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.warning), "%s", t.probe_error.c_str());
+        ImGui::PopTextWrapPos();
+        y = ImGui::GetCursorScreenPos().y;
+    }
+    // The legend line at the bottom.
+    const float legend_h = f->FontSize + std::round(6 * ui.scale);
+    const float gap = std::round(14 * ui.scale);
+    const int n = int(pic.heads.size()), N = int(pic.probe.size());
+    if (n == 0 || N == 0) return;
+    const float tick_w = text_size(f, "^ ").x + std::round(4 * ui.scale);
+    // Caption, label, 3 bars; and a line of key letters when the cells are big enough for them.
+    float chrome_h = body->FontSize + f->FontSize * 4 + std::round(22 * ui.scale);
+    const float area_w = width, area_h = p1.y - y - legend_h;
+    Grid best;
+    best.cell = 0;
+    for (int cols = 1; cols <= n; ++cols) {
+        const int rows = (n + cols - 1) / cols;
+        const float bw = (area_w - gap * float(cols - 1)) / float(cols) - tick_w;
+        const float bh = (area_h - gap * float(rows - 1)) / float(rows) - chrome_h;
+        const float cell = std::floor(std::min(bw, bh) / float(N));
+        if (cell > best.cell) best = Grid{cols, rows, cell};
+    }
+    const float cell = std::max(2.f, std::min(best.cell, std::round(22 * ui.scale)));
+    const float side = cell * float(N);
+    const float box_w = std::max(side + tick_w, (area_w - gap * float(best.cols - 1)) / float(best.cols));
+    const bool letters = cell >= f->FontSize * 0.62f && cell * float(N) + f->FontSize + chrome_h <= area_h;
+    if (letters) chrome_h += f->FontSize;
+    const Palette& pal = ui.pal;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+
+    for (int i = 0; i < n; ++i) {
+        const HeadView& hv = pic.heads[size_t(i)];
+        const int gc = i % best.cols, gr = i / best.cols;
+        const float bx = p0.x + float(gc) * (box_w + gap);
+        const float by = y + std::round(4 * ui.scale) + float(gr) * (side + chrome_h + gap);
+        // Caption and what the head has become.
+        const std::string cap = (c.n_layer > 1 ? "layer " + std::to_string(hv.layer) + " · " : std::string()) +
+                                "head " + std::to_string(hv.head);
+        dl->AddText(body, body->FontSize, ImVec2(bx, by), pal.text, cap.c_str());
+        const float ly = by + body->FontSize + 2;
+        const ImVec4 clip(bx, ly, bx + box_w, ly + f->FontSize + 2);
+        if (!hv.label.empty()) {
+            // Narrow boxes: "prev-token (0.98)" for "previous-token head (0.98)".
+            std::string l = hv.label;
+            if (compact) {
+                if (l.rfind("previous-token head", 0) == 0) l = "prev-token" + l.substr(19);
+                else if (l.rfind("duplicate-token head", 0) == 0) l = "duplicate" + l.substr(20);
+                else if (l.rfind("induction head", 0) == 0) l = "induction" + l.substr(14);
+                if (text_size(f, l).x > box_w && l.size() > 2 && l.back() == ')') { // "prev-token 0.98"
+                    const size_t open = l.rfind(" (");
+                    l = l.substr(0, open) + " " + l.substr(open + 2, l.size() - open - 3);
+                }
+            }
+            dl->AddText(f, f->FontSize, ImVec2(bx, ly), pal.accent, l.c_str(), nullptr, 0.f, &clip);
+        }
+        else
+            dl->AddText(f, f->FontSize, ImVec2(bx, ly), pal.text_dim, pic.scored || pic.scores_step >= 0 ? "no role yet" : "",
+                        nullptr, 0.f, &clip);
+        // Letters of the keys along the top, of the queries down the left.
+        const float gx = bx + tick_w, gy = ly + f->FontSize * (letters ? 2 : 1) + std::round(6 * ui.scale);
+        for (int k = 0; k < N && letters; ++k) {
+            const std::string l = token_name(c, pic.probe[size_t(k)]);
+            const float w = text_size(f, l).x;
+            dl->AddText(f, f->FontSize, ImVec2(gx + cell * (float(k) + 0.5f) - w / 2, gy - f->FontSize - 2), pal.text_dim, l.c_str());
+            dl->AddText(f, f->FontSize, ImVec2(gx - w - 4, gy + cell * (float(k) + 0.5f) - f->FontSize / 2), pal.text_dim, l.c_str());
+        }
+        // The pattern: row i is query i's weights over keys j <= i; masked keys are grey.
+        for (int r = 0; r < N; ++r)
+            for (int k = 0; k < N; ++k) {
+                const ImVec2 a(gx + cell * float(k), gy + cell * float(r)), b(a.x + cell, a.y + cell);
+                if (k > r) {
+                    dl->AddRectFilled(a, b, pal.panel);
+                    continue;
+                }
+                const float w = hv.probs[size_t(r) * size_t(N) + size_t(k)];
+                dl->AddRectFilled(a, b, ImGui::ColorConvertFloat4ToU32(colormap_color(Colormap::viridis, w, pal.colormaps)));
+            }
+        dl->AddRect(ImVec2(gx - 1, gy - 1), ImVec2(gx + side + 1, gy + side + 1), pal.frame);
+        if (mouse.x >= gx && mouse.x < gx + side && mouse.y >= gy && mouse.y < gy + side && ImGui::IsWindowHovered()) {
+            const int r = int((mouse.y - gy) / cell), k = int((mouse.x - gx) / cell);
+            const std::string q = token_name(c, pic.probe[size_t(r)]), kk = token_name(c, pic.probe[size_t(k)]);
+            if (k > r)
+                ImGui::SetTooltip("query %d (%s) → key %d (%s): masked, a later key (weight exactly 0)", r, q.c_str(), k, kk.c_str());
+            else
+                ImGui::SetTooltip("query %d (%s) → key %d (%s): weight %s", r, q.c_str(), k, kk.c_str(),
+                                  format_value(hv.probs[size_t(r) * size_t(N) + size_t(k)], 3).c_str());
+        }
+        if (ui.layout) {
+            LayoutItem it;
+            it.kind = "train_head";
+            it.name = hv.label;
+            it.head = i;
+            it.x = gx, it.y = gy, it.w = side, it.h = side;
+            it.rows = it.cols = N;
+            it.nrows = it.ncols = N;
+            ui.layout->push_back(it);
+        }
+        // The three scores.
+        float sy = gy + side + std::round(6 * ui.scale);
+        const float bar_w = std::max(side + tick_w, std::min(box_w, side + tick_w + 40 * ui.scale));
+        score_bar(ui, dl, ImVec2(bx, sy), bar_w, "prev", hv.prev_token, prev_token_threshold, compact);
+        sy += f->FontSize + 2;
+        score_bar(ui, dl, ImVec2(bx, sy), bar_w, "dup", hv.duplicate, duplicate_threshold, compact);
+        sy += f->FontSize + 2;
+        score_bar(ui, dl, ImVec2(bx, sy), bar_w, compact ? "ind" : "induction", hv.induction, induction_threshold, compact);
+    }
+    // Legend.
+    std::string legend = "rows: query i, columns: key j ≤ i (grey: masked); colour: weight 0 … 1 (" +
+                         std::string(to_string(ui.pal.colormaps) == std::string("cb") ? "cividis" : "viridis") + ")";
+    if (pic.scores_step >= 0)
+        legend += "; scores of step " + std::to_string(pic.scores_step) + ", the bar's tick is the threshold";
+    const ImVec4 clip(p0.x, p1.y - legend_h, p1.x, p1.y);
+    dl->AddText(f, f->FontSize, ImVec2(p0.x, p1.y - legend_h + 2), pal.text_dim, legend.c_str(), nullptr, 0.f, &clip);
+}
+
+} // namespace attnviz

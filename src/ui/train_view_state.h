@@ -1,0 +1,109 @@
+// train_view_state.h: what the Train view shows and edits, and the work it needs done
+// outside the panels.
+//
+// The panels (train_view*.cpp) only draw this state and record edits: the settings through
+// request_train_settings (a refused value keeps the run and says why), the run's controls
+// straight to the session (they only post a request to its worker). Once per frame, before
+// the panels, refresh_train_view() copies what the worker published (when it changed),
+// picks the step to show (the latest, or the scrubbed snapshot), and runs the model on the
+// probe sequence for the heads' attention patterns and labels.
+#pragma once
+#include "train_session.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+struct AppState;
+
+// The speeds the view offers, steps per second; 0 is "as fast as the machine goes".
+const std::vector<double>& train_speeds();
+
+// A head's score passes its threshold: the label the view writes under it.
+// The thresholds follow what trained heads reach and untrained ones do not: a trained
+// previous-token head scores 0.74 to 0.99, a duplicate head 0.73 to 0.99, an induction head
+// 0.82 to 0.90, while at step 0 every score is near 1 / (keys visible), under 0.35.
+constexpr float prev_token_threshold = 0.6f, duplicate_threshold = 0.6f, induction_threshold = 0.6f;
+
+// One head on the probe, as shown.
+struct HeadView {
+    int layer = 0, head = 0;
+    std::vector<float> probs; // (N, N) row-major softmax weights on the probe, 0 above the diagonal
+    float prev_token = 0, duplicate = 0, induction = 0;
+    std::string label;        // "previous-token head (0.98)", or "" below every threshold
+};
+
+// The picture at one step: the model, its heads on the probe, its accuracy.
+struct TrainPicture {
+    int64_t step = -1;
+    std::shared_ptr<const Model> model;
+    std::vector<int> probe;           // tokens, BOS first
+    std::vector<HeadView> heads;      // layer-major
+    bool scored = false;              // scores and accuracy belong to this step
+    int64_t scores_step = -1;         // the snapshot the scores come from
+    std::map<std::string, double> accuracy;
+};
+
+struct TrainViewState {
+    // The run, and the settings the fields show (applied by request_train_settings).
+    std::unique_ptr<TrainSession> session;
+    TrainSettings settings;
+    TrainSettings edit;
+    std::string lr_field = "0.005";
+    int speed_index = 0; // into train_speeds()
+    std::string error;   // why the last settings edit was refused ("" when none)
+    std::string status;  // what the last action did (saved, loaded, resumed)
+
+    // The probe: the letters the heads are shown on.
+    std::string probe_field;
+    std::vector<int> probe;    // tokens, BOS first; N = T + 1
+    std::string probe_error;
+    uint64_t shuffles = 0;
+
+    // History: -1 follows the run; otherwise the snapshot step the scrubber shows.
+    int64_t scrub = -1;
+    int64_t restore_scrub = -1; // a session's scrubbed step, set once its run is retrained
+    std::string model_path = "attnviz-train.safetensors";
+
+    // Copies of what the worker published, refreshed when its version changes.
+    TrainStatus shown_status;
+    TrainHistory history;
+    uint64_t seen_version = ~uint64_t(0);
+    TrainPicture picture;
+    std::string loaded_from; // the file the run started from ("" : from its seed)
+};
+
+// The Train view's state in `s`, made (task both, its defaults) on first use.
+TrainViewState& train_view(AppState& s);
+// Starts a new run with these settings, dropping the old one; a bad value is refused with
+// one sentence in `error` and the run stays.
+bool request_train_settings(TrainViewState& t, const TrainSettings& next);
+// Starts a new run from a model (a loaded file), paused at step 0 of its own history.
+void start_from_model(TrainViewState& t, const Model& m, const std::string& source);
+// See the top of this file.
+void refresh_train_view(AppState& s);
+// Letters of the vocabulary separated by spaces ("a b c a b d"), BOS implied; refused with
+// the vocabulary named when a word is not a letter of it or the count is not T.
+bool set_probe_text(TrainViewState& t, const std::string& text, std::string& error);
+// New random letters in the default probe's shape: a segment, its repeat, then filler.
+void shuffle_probe(TrainViewState& t);
+// The probe as the view prints it: "^ a b c a b d".
+std::string probe_text(const ModelConfig& c, const std::vector<int>& tokens);
+// The default probe for a config: a segment of T / 3 letters, its repeat, then filler.
+std::vector<int> default_probe(const ModelConfig& c);
+
+// True while the run trains or restores a snapshot (the window then draws without waiting
+// for events, so the curves move).
+bool train_busy(const AppState& s);
+// Blocks until the run has reached what it was asked for (headless runs only).
+void finish_training(AppState& s);
+
+// "Open in the views": the picture's model on the probe, staged for every view (the next
+// recompute applies it), and the view switched to the shape walk.
+void open_in_views(AppState& s);
+// Save / Load of the view's model file (model_io.h); the result goes to `status`.
+void save_train_model(TrainViewState& t, const std::string& path);
+void load_train_model(TrainViewState& t, const std::string& path);
+
+} // namespace attnviz
