@@ -10,6 +10,7 @@
 #include "theme.h"
 #include "train_view.h"
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 namespace attnviz {
@@ -80,8 +81,13 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
         ImGui::PopTextWrapPos();
         y = ImGui::GetCursorScreenPos().y;
     }
-    // The legend line at the bottom.
-    const float legend_h = f->FontSize + std::round(6 * ui.scale);
+    // The legend at the bottom.
+    std::string legend = "rows: query i, columns: key j ≤ i (grey: masked); colour: weight 0 … 1 (" +
+                         std::string(to_string(ui.pal.colormaps) == std::string("cb") ? "cividis" : "viridis") + ")";
+    if (pic.scores_step >= 0)
+        legend += "; scores of step " + std::to_string(pic.scores_step) + ", the bar's tick is the threshold";
+    const float legend_h =
+        f->CalcTextSizeA(f->FontSize, FLT_MAX, p1.x - p0.x, legend.c_str()).y + std::round(6 * ui.scale);
     const float gap = std::round(14 * ui.scale);
     const int n = int(pic.heads.size()), N = int(pic.probe.size());
     if (n == 0 || N == 0) return;
@@ -112,9 +118,12 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
         const float bx = p0.x + float(gc) * (box_w + gap);
         const float by = y + std::round(4 * ui.scale) + float(gr) * (side + chrome_h + gap);
         // Caption and what the head has become.
-        const std::string cap = (c.n_layer > 1 ? "layer " + std::to_string(hv.layer) + " · " : std::string()) +
-                                "head " + std::to_string(hv.head);
-        dl->AddText(body, body->FontSize, ImVec2(bx, by), pal.text, cap.c_str());
+        std::string cap = (c.n_layer > 1 ? "layer " + std::to_string(hv.layer) + " · " : std::string()) +
+                          "head " + std::to_string(hv.head);
+        if (c.n_layer > 1 && text_size(body, cap).x > box_w) // narrow boxes: "L1 · h0"
+            cap = "L" + std::to_string(hv.layer) + " · h" + std::to_string(hv.head);
+        const ImVec4 cap_clip(bx, by, bx + box_w, by + body->FontSize + 2);
+        dl->AddText(body, body->FontSize, ImVec2(bx, by), pal.text, cap.c_str(), nullptr, 0.f, &cap_clip);
         const float ly = by + body->FontSize + 2;
         const ImVec4 clip(bx, ly, bx + box_w, ly + f->FontSize + 2);
         if (!hv.label.empty()) {
@@ -182,13 +191,8 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
         sy += f->FontSize + 2;
         score_bar(ui, dl, ImVec2(bx, sy), bar_w, compact ? "ind" : "induction", hv.induction, induction_threshold, compact);
     }
-    // Legend.
-    std::string legend = "rows: query i, columns: key j ≤ i (grey: masked); colour: weight 0 … 1 (" +
-                         std::string(to_string(ui.pal.colormaps) == std::string("cb") ? "cividis" : "viridis") + ")";
-    if (pic.scores_step >= 0)
-        legend += "; scores of step " + std::to_string(pic.scores_step) + ", the bar's tick is the threshold";
-    const ImVec4 clip(p0.x, p1.y - legend_h, p1.x, p1.y);
-    dl->AddText(f, f->FontSize, ImVec2(p0.x, p1.y - legend_h + 2), pal.text_dim, legend.c_str(), nullptr, 0.f, &clip);
+    // Legend, wrapped to the view's width (at text size 2 it takes two lines).
+    dl->AddText(f, f->FontSize, ImVec2(p0.x, p1.y - legend_h + 2), pal.text_dim, legend.c_str(), nullptr, p1.x - p0.x);
 }
 
 } // namespace attnviz

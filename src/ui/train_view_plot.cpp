@@ -92,6 +92,8 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     // The loss, log scale.
     std::string title = "loss (log scale)";
     if (shown >= 1 && shown <= now) title += ": " + format_value(loss[size_t(shown - 1)], 4) + " at step " + std::to_string(shown);
+    if (text_size(body, title).x > p1.x - p0.x && shown >= 1 && shown <= now) // narrow: "loss 0.1575 @ 1500"
+        title = "loss " + format_value(loss[size_t(shown - 1)], 4) + " at " + std::to_string(shown);
     std::string acc_line; // no room for the accuracy's plot: its numbers go under the title
     if (!with_accuracy)
         for (const auto& [k, v] : t.picture.accuracy) {
