@@ -239,6 +239,9 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         plan.tokens = probe.edit_tokens;
         plan.weights = probe.edit_weights;
         plan.train_state = probe.train;
+        plan.trained = probe.edit_trained; // a trained model the session showed in the views
+        plan.layer = probe.edit_layer;
+        plan.replace_token = probe.replace_token;
     }
     if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
     if (!o.layout_out.empty() && o.screenshot.empty()) {

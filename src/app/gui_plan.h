@@ -69,6 +69,7 @@ struct GuiPlan {
     // sequence), the block shown (--layer) and --perturb's position.
     std::shared_ptr<const TrainedInput> trained;
     int layer = 0;
+    int replace_token = -1; // the letter --perturb blends toward (a session's); -1: the next
     // The Train view's run (--task ...), and the step it trains to before the window shows.
     std::optional<TrainSettings> train;
     int64_t train_steps = 0;

@@ -194,6 +194,23 @@ bool parse_session(const std::string& text, const std::string& path, Session& ou
             return false;
         t.weights_path = train_weights_path(path);
     }
+    if (j.contains("model")) {
+        const json& mj = j["model"];
+        if (!mj.is_object()) {
+            error = name + ": \"model\" must be an object";
+            return false;
+        }
+        SessionModel& m = s.model;
+        m.present = true;
+        Reader mr{mj, name, error};
+        int64_t layer = 0, replace = -1;
+        if (!mr.get_string("letters", m.letters) || !mr.get_string("source", m.source) ||
+            !mr.get_int("layer", 0, 63, layer) || !mr.get_int("replace_token", -1, 255, replace))
+            return false;
+        m.layer = int(layer);
+        m.replace_token = int(replace);
+        m.weights_path = model_weights_path(path);
+    }
     std::string bad = validate(s.config);
     if (!bad.empty()) {
         error = name + ": " + bad;
@@ -260,7 +277,17 @@ std::string session_to_json(const Session& s) {
                       {"batch", t.batch}, {"step", t.step}, {"scrub", t.scrub}, {"probe", t.probe},
                       {"speed_index", t.speed_index}};
     }
+    if (s.model.present) {
+        const SessionModel& m = s.model;
+        j["model"] = {{"letters", m.letters}, {"layer", m.layer}, {"replace_token", m.replace_token}, {"source", m.source}};
+    }
     return j.dump(2) + "\n";
+}
+
+std::string model_weights_path(const std::string& session_path) {
+    std::string base = session_path;
+    if (ends_with_nocase(base, ".json")) base.resize(base.size() - 5);
+    return base + ".model.safetensors";
 }
 
 std::string train_weights_path(const std::string& session_path) {

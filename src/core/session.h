@@ -33,6 +33,19 @@ struct SessionTrain {
 // NAME.train.safetensors for NAME.json (or NAME): where the Train view's weights go.
 std::string train_weights_path(const std::string& session_path);
 
+// A trained model shown in the views ("Open in the views", or --weights with a trained
+// file): its weights go beside the session as NAME.model.safetensors.
+struct SessionModel {
+    bool present = false;
+    std::string letters;      // the sequence after BOS, "a b c a b d"
+    int layer = 0;            // the block every view shows
+    int replace_token = -1;   // the letter the perturbed position blends toward; -1: the next
+    std::string source;       // what the side panel says it came from
+    std::string weights_path; // set by read_session: the file beside the session
+};
+// NAME.model.safetensors for NAME.json (or NAME).
+std::string model_weights_path(const std::string& session_path);
+
 struct Session {
     Config config;
     std::string kernel;              // "" (chosen by size), "reference" or "fast"
@@ -47,6 +60,7 @@ struct Session {
     std::string weights_path;        // "" = seeded weights
     int layer = 0;                   // layer inside a GPT-2 checkpoint
     SessionTrain train;              // the Train view, when it was used
+    SessionModel model;              // a trained model in the views, when one was shown
 };
 
 // Names the app accepts for the string fields.

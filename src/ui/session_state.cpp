@@ -43,6 +43,14 @@ Session to_session(const AppState& s) {
         st.probe = probe_text(ts.model, t.probe).substr(2);
         st.speed_index = t.speed_index;
     }
+    if (s.trained) {
+        SessionModel& sm = ss.model;
+        sm.present = true;
+        sm.letters = sequence_text(s.trained->model->config, s.trained->tokens);
+        sm.layer = s.layer;
+        sm.replace_token = s.replace_token;
+        sm.source = s.trained->source;
+    }
     return ss;
 }
 
@@ -119,8 +127,26 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     std::shared_ptr<const WeightsFile> weights;
     if (!ss.weights_path.empty() && !read_session_weights(ss.weights_path, ss.layer, ss.config, weights, error))
         return false;
+    std::shared_ptr<const TrainedInput> trained;
+    if (ss.model.present) {
+        std::shared_ptr<const TrainedInput> read;
+        if (!read_trained_input(ss.model.weights_path, ss.model.letters, read, error)) {
+            error = "the session's model: " + error;
+            return false;
+        }
+        auto in = std::make_shared<TrainedInput>(*read);
+        if (!ss.model.source.empty()) in->source = ss.model.source;
+        trained = std::move(in);
+    }
     if (ss.train.present && !apply_session_train(s, ss.train, error)) return false;
     init_app_state(s, ss.config, k);
+    if (trained) {
+        s.edit_layer = std::clamp(ss.model.layer, 0, trained->model->config.n_layer - 1);
+        s.replace_token = ss.model.replace_token >= 0 && ss.model.replace_token < trained->model->config.vocab
+                              ? ss.model.replace_token
+                              : -1;
+        request_trained_model(s, std::move(trained));
+    }
     s.edit_tokens = ss.tokens;
     s.edit_weights = weights;
     s.weights_field = ss.weights_path;
@@ -145,6 +171,7 @@ bool write_session_files(const std::string& path, const AppState& s, std::string
         std::shared_ptr<const Model> m = s.train->session->latest();
         if (!save_model(train_weights_path(path), *m, error)) return false;
     }
+    if (ss.model.present && !save_model(model_weights_path(path), *s.trained->model, error)) return false;
     return write_session(path, ss, error);
 }
 

@@ -4,10 +4,13 @@
 // and "Back to the lesson" gives the lesson back.
 #include "app_state.h"
 #include "inputs.h"
+#include "gui_test_support.h"
 #include "model_io.h"
+#include "session_state.h"
 #include "state_test_support.h"
 #include "train.h"
 #include <cmath>
+#include <cstdio>
 #include <gtest/gtest.h>
 
 using namespace attnviz;
@@ -275,4 +278,42 @@ TEST(TrainedViews, AFreshlyTrainedThreeBlockModelOnTheFastKernelKeepsTheZeros) {
             EXPECT_GT(s.dy_out_summary.after, 0.f);
         }
     }
+}
+
+// A session saved while a trained model is in the views reopens on the same model, letters,
+// block and perturbation (its weights beside the session), and a session whose model file
+// has gone is refused with the state kept.
+TEST(TrainedViews, ASessionKeepsTheModelInTheViews) {
+    auto in = trained("induction_s1_120.safetensors", "a b c a b c d");
+    AppState s = state_with(in);
+    request_layer(s, 1);
+    request_replacement(s, 4); // "e"
+    request_perturbation(s, 3, 0.75f);
+    recompute(s);
+    ASSERT_EQ(s.layer, 1);
+    const std::string dir = attnviz_gui_test::temp_dir();
+    const std::string path = dir + "/trained-session.json";
+    save_session_file(s, path);
+    ASSERT_EQ(s.status.rfind("Saved", 0), 0u) << s.status;
+
+    AppState t = lesson_state();
+    open_session_file(t, path);
+    ASSERT_EQ(t.status.rfind("Opened", 0), 0u) << t.status;
+    recompute(t);
+    ASSERT_TRUE(t.trained);
+    EXPECT_EQ(t.trained->tokens, s.trained->tokens);
+    EXPECT_EQ(t.layer, 1);
+    EXPECT_EQ(t.replace_token, 4);
+    EXPECT_EQ(t.applied_p, 3);
+    expect_same_trace(t.trace, s.trace, "reopened");
+    EXPECT_EQ(t.dy, s.dy);
+
+    std::remove((dir + "/trained-session.model.safetensors").c_str());
+    AppState u = lesson_state();
+    const Mat y = u.trace.y;
+    open_session_file(u, path);
+    EXPECT_EQ(u.status.rfind("Kept the current state: the session's model", 0), 0u) << u.status;
+    recompute(u);
+    EXPECT_FALSE(u.trained);
+    EXPECT_TRUE(same_bits(u.trace.y, y));
 }
