@@ -2,9 +2,12 @@
 #include "gui_modes.h"
 #include "frame.h"
 #include "layout_record.h"
+#include "model_io.h"
 #include "screenshot.h"
 #include "session_state.h"
+#include "train_session.h"
 #include "train_view_state.h"
+#include "weights_io.h"
 #include <GLFW/glfw3.h>
 #include <cstdio>
 
@@ -22,6 +25,28 @@ void frame_and_swap(GuiRun& r) {
 bool save_session_option(GuiRun& r) {
     std::string error;
     if (r.options.save_session.empty() || write_session_files(r.options.save_session, r.state, error)) return true;
+    std::fprintf(stderr, "attnviz: %s\n", error.c_str());
+    return false;
+}
+
+// --save-weights: the model the window holds. In the Train view (or with no trained model
+// in the views) the Train view's run, waited for; else the trained model in the views; else
+// the lesson's weights in the lesson's layout.
+bool save_weights_option(GuiRun& r) {
+    const std::string& path = r.options.save_weights;
+    if (path.empty()) return true;
+    AppState& s = r.state;
+    std::string error;
+    bool ok = false;
+    if (s.train && s.train->session && (s.view == View::train || !s.trained)) {
+        s.train->session->wait_idle();
+        ok = save_model(path, *s.train->session->latest(), error);
+    } else if (s.trained) {
+        ok = save_model(path, *s.trained->model, error);
+    } else {
+        ok = save_weights(path, s.experiment.weights, s.config.n_head, error);
+    }
+    if (ok) return true;
     std::fprintf(stderr, "attnviz: %s\n", error.c_str());
     return false;
 }
@@ -71,7 +96,7 @@ int run_screenshot(GuiRun& r) {
         std::fprintf(stderr, "attnviz: %s\n", error.c_str());
         return 2;
     }
-    return save_session_option(r) ? 0 : 2;
+    return save_session_option(r) && save_weights_option(r) ? 0 : 2;
 }
 
 int run_interactive(GuiRun& r) {
@@ -92,7 +117,7 @@ int run_interactive(GuiRun& r) {
         last = now;
     }
     r.settings.save_if_changed(s);
-    return save_session_option(r) ? 0 : 2;
+    return save_session_option(r) && save_weights_option(r) ? 0 : 2;
 }
 
 } // namespace attnviz

@@ -33,6 +33,10 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
     app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON")->type_name("FILE");
     app.add_option("--open", o.open, "start from this session file (its state replaces the state options)")->type_name("FILE");
     app.add_option("--save-session", o.save_session, "write the state to this session file (after --screenshot, or when the window closes)")->type_name("FILE");
+    app.add_option("--save-weights", o.save_weights,
+                   "write the model the window holds (the Train view's run, a trained model in the views, or the lesson's weights) "
+                   "to this .safetensors file (after --screenshot, or when the window closes)")
+        ->type_name("FILE");
 }
 
 namespace {
@@ -152,6 +156,10 @@ bool make_train_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
 
 bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     Inputs in;
+    if (!o.save_weights.empty() && !ends_with_nocase(o.save_weights, ".safetensors")) {
+        error = "--save-weights " + quote_path(o.save_weights) + " does not end in .safetensors; give a name like model.safetensors";
+        return false;
+    }
     if (!make_train_plan(o, plan, error)) return false;
     const bool trained = o.config.weights && is_trained_model_file(*o.config.weights);
     if (trained && !trained_plan(o, plan, error)) return false;

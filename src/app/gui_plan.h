@@ -36,6 +36,7 @@ struct GuiOptions {
     std::string font_scale;   // 1 .. 3
     std::string open;         // start from this session file
     std::string save_session; // write the state to this session file (after the screenshot, or on exit)
+    std::string save_weights; // write the model the window holds (after the screenshot, or on exit)
     std::string palette;      // default (RdBu, viridis) or cb (PuOr, cividis)
     std::string settings;     // the settings file (settings.h); headless runs use one only when given
     std::string keys;         // headless: key presses before the screenshot, e.g. "t,p,f2" (key_script.h)

@@ -2,7 +2,11 @@
 // on its letters in every view, and the causality chart's bars before p are exactly 0.0 on
 // a two-block model, in the picture as in the numbers.
 #include "gui_test_support.h"
+#include "model_io.h"
 #include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <gtest/gtest.h>
 
 using namespace attnviz_gui_test;
@@ -25,6 +29,13 @@ int bar_pixels(const Image& im, const nlohmann::json& bar) {
     int n = 0;
     for (int y = baseline - 60; y < baseline; ++y) n += is_bar_colour(im.at(x, y));
     return n;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream text;
+    text << f.rdbuf();
+    return text.str();
 }
 
 } // namespace
@@ -115,4 +126,40 @@ TEST(TrainedWindow, BadOptionsForATrainedFileAreOneSentence) {
         EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
         EXPECT_EQ(r.err_lines(), 1) << r.err;
     }
+}
+
+// --save-weights writes the model the window holds: the Train view's run after --train-steps
+// (bit for bit what attnviz train writes), and a trained model in the views (the file it came
+// from, byte for byte); a name that is not .safetensors is one sentence before any window.
+TEST(TrainedWindow, SaveWeightsWritesTheModelTheWindowHolds) {
+    const std::string dir = temp_dir();
+    const std::string shot = dir + "/save-weights.png", run_file = dir + "/window-run.safetensors",
+                      cli_file = dir + "/cli-run.safetensors", views_file = dir + "/views.safetensors";
+    RunResult r = run_headless({"--view", "train", "--task", "prev", "--seed", "2", "--train-steps", "30", "--screenshot", shot,
+                                "--save-weights", run_file});
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = run({ATTNVIZ_BIN, "train", "--task", "prev", "--seed", "2", "--steps", "30", "--out", cli_file});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string a = read_file(run_file), b = read_file(cli_file);
+    ASSERT_FALSE(a.empty());
+    EXPECT_TRUE(a == b) << "the window's run after 30 steps differs from attnviz train's";
+
+    r = run_headless({"--weights", both_file, "--view", "scores", "--screenshot", shot, "--save-weights", views_file});
+    ASSERT_EQ(r.status, 0) << r.err;
+    attnviz::Model saved, given;
+    std::string error;
+    ASSERT_TRUE(attnviz::load_model(views_file, saved, error)) << error;
+    ASSERT_TRUE(attnviz::load_model(both_file, given, error)) << error;
+    auto ps = attnviz::parameters(saved), pg = attnviz::parameters(given);
+    ASSERT_EQ(ps.size(), pg.size());
+    for (size_t i = 0; i < ps.size(); ++i) {
+        ASSERT_EQ(ps[i].value->size(), pg[i].value->size()) << ps[i].name;
+        EXPECT_EQ(0, std::memcmp(ps[i].value->data(), pg[i].value->data(), size_t(ps[i].value->size()) * sizeof(float)))
+            << ps[i].name;
+    }
+
+    r = run_direct({"--save-weights", dir + "/model.bin"}, true);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("does not end in .safetensors"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
 }
