@@ -177,14 +177,15 @@ def useful_flops(T, C):
     return 2 * T * C * 3 * C + 2 * 2 * C * T * (T + 1) / 2 + 2 * T * C * C
 
 
-def gui_frames(binary, frames):
-    """Times GUI frames with attnviz_harness, built beside attnviz; None when there is none."""
+def gui_frames(binary, frames, extra=()):
+    """Times GUI frames with attnviz_harness, built beside attnviz; None when there is none.
+    `extra` adds window options (["--view", "train"]: the Train view while its run trains)."""
     if frames <= 0:
         return None
     harness = os.path.join(os.path.dirname(binary), "attnviz_harness")
     if not os.access(harness, os.X_OK):
         return None
-    cmd = [harness, "--bench-frames", str(frames)]
+    cmd = [harness, "--bench-frames", str(frames)] + list(extra)
     if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
         cmd = ["xvfb-run", "-a", "-s", "-screen 0 1280x800x24"] + cmd
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
@@ -337,6 +338,17 @@ def main():
                 print(f"GUI drag frame{where} / idle frame: {fmt(frames[ms_key], 3)} / {fmt(idle, 3)} ms = "
                       f"{fmt(frames[ms_key] / idle, 3)} (goal: at most 1.5)")
 
+    # The Train view: frames while its run trains at full speed against paused ones, and the
+    # steps per second the run makes with the window drawing against the same run alone.
+    train_frames = gui_frames(args.bin, args.gui_frames, ["--view", "train", "--size", "1280x720"])
+    if train_frames is not None:
+        print(f"\nTrain view frames ({args.gui_frames}, 1280x720): {json.dumps(train_frames)}")
+        if train_frames.get("median_idle_ms"):
+            print(f"Train view frame while training / paused: {fmt(train_frames['median_training_ms'], 3)} / "
+                  f"{fmt(train_frames['median_idle_ms'], 3)} ms = {fmt(train_frames['training_ratio'], 3)} (goal: at most 1.5)")
+            print(f"Training steps/s with the window drawing / alone: {fmt(train_frames['steps_per_s_with_window'], 3)} / "
+                  f"{fmt(train_frames['steps_per_s_alone'], 3)} = {fmt(train_frames['steps_ratio'], 3)} (goal: at least 0.8)")
+
     import bench_train  # the training rows (scripts/bench_train.py)
     train_rows = bench_train.run(args.bin, quick=args.quick, blas_core=TorchWorker.core)
 
@@ -348,7 +360,8 @@ def main():
             json.dump({"machine": cpu_model(), "threads": threads, "torch": info, "libblas": alt,
                        "blas_core": {"attnviz": probe.get("blas_core"), "torch": core_info["blas_core"]},
                        "load_average_end": os.getloadavg(),
-                       "sizes": results, "gui_frames": frames, "train": train_rows}, f, indent=1)
+                       "sizes": results, "gui_frames": frames, "train_view_frames": train_frames,
+                       "train": train_rows}, f, indent=1)
     return 0
 
 
