@@ -74,24 +74,9 @@ def torch_worker(T, C, H, threads):
     import_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     torch.set_num_threads(threads)
 
-    # The lesson's module, as printed in the lesson.
-    class SelfAttention(nn.Module):
-        def __init__(self, n_embd, n_head):
-            super().__init__()
-            assert n_embd % n_head == 0
-            self.n_head, self.head_dim = n_head, n_embd // n_head
-            self.qkv = nn.Linear(n_embd, 3 * n_embd, bias=False)
-            self.proj = nn.Linear(n_embd, n_embd, bias=False)
-
-        def forward(self, x):
-            B, T, C = x.shape
-            q, k, v = self.qkv(x).split(C, dim=2)
-            q, k, v = (t.view(B, T, self.n_head, self.head_dim).transpose(1, 2) for t in (q, k, v))
-            att = (q @ k.transpose(-2, -1)) * self.head_dim ** -0.5
-            mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
-            att = F.softmax(att.masked_fill(~mask, float("-inf")), dim=-1)
-            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
-            return self.proj(y)
+    # The lesson's module, as printed in the lesson (gen_reference.py keeps it verbatim).
+    from gen_reference import lesson_module_class
+    SelfAttention = lesson_module_class(torch, nn, F)
 
     torch.manual_seed(0)
     attn = SelfAttention(C, H)

@@ -43,22 +43,8 @@ def torch_train_seconds(task, steps, threads, seed=0):
     import torch.nn.functional as F
     torch.set_num_threads(threads)
 
-    class SelfAttention(nn.Module):  # the lesson's module
-        def __init__(self, n_embd, n_head):
-            super().__init__()
-            self.n_head, self.head_dim = n_head, n_embd // n_head
-            self.qkv = nn.Linear(n_embd, 3 * n_embd, bias=False)
-            self.proj = nn.Linear(n_embd, n_embd, bias=False)
-
-        def forward(self, x):
-            B, T, C = x.shape
-            q, k, v = self.qkv(x).split(C, dim=2)
-            q, k, v = (t.view(B, T, self.n_head, self.head_dim).transpose(1, 2) for t in (q, k, v))
-            att = (q @ k.transpose(-2, -1)) * self.head_dim ** -0.5
-            mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
-            att = F.softmax(att.masked_fill(~mask, float("-inf")), dim=-1)
-            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
-            return self.proj(y)
+    from gen_reference import lesson_module_class  # the lesson's module, verbatim
+    SelfAttention = lesson_module_class(torch, nn, F)
 
     class ToyModel(nn.Module):  # wte + wpe -> L x (h = h + attn(h)) -> task heads
         def __init__(self, task, V, T, C, H, L):
