@@ -159,6 +159,30 @@ void head_logits(const Mat& h, const Mat& W, KernelKind kernel, Mat& out) {
 
 } // namespace
 
+void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out) {
+    const ModelConfig& c = m.config;
+    const int N = int(h0.rows());
+    if (N < 1 || N > c.n_tokens() || h0.cols() != c.n_embd)
+        throw std::invalid_argument("embeddings of " + std::to_string(N) + " x " + std::to_string(h0.cols()) +
+                                    " do not fit the model's " + std::to_string(c.n_tokens()) + " positions of " +
+                                    std::to_string(c.n_embd) + " channels.");
+    Config ac;
+    ac.n_embd = c.n_embd;
+    ac.n_head = c.n_head;
+    ac.seq_len = N;
+    ac.mask = MaskMode::causal;
+    ac.scale = ScaleMode::head_dim;
+    if (&out.h0 != &h0) out.h0 = h0;
+    out.layers.resize(m.h.size());
+    Mat h = h0;
+    for (size_t l = 0; l < m.h.size(); ++l) {
+        // The block sees h; its output joins the residual stream in float32, as x + attn(x).
+        forward(ac, m.h[l].attn, h, kernel, out.layers[l]);
+        h += out.layers[l].y;
+    }
+    out.h_out = std::move(h);
+}
+
 void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out) {
     const ModelConfig& c = m.config;
     const int N = int(tokens.size()), C = c.n_embd;
@@ -174,23 +198,11 @@ void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind ke
     out.h0.resize(N, C);
     for (int t = 0; t < N; ++t) out.h0.row(t) = m.wte.row(tokens[size_t(t)]) + m.wpe.row(t);
 
-    Config ac;
-    ac.n_embd = C;
-    ac.n_head = c.n_head;
-    ac.seq_len = N;
-    ac.mask = MaskMode::causal;
-    ac.scale = ScaleMode::head_dim;
-    out.layers.resize(m.h.size());
-    Mat h = out.h0;
-    for (size_t l = 0; l < m.h.size(); ++l) {
-        // The block sees h; its output joins the residual stream in float32, as x + attn(x).
-        forward(ac, m.h[l].attn, h, kernel, out.layers[l]);
-        h += out.layers[l].y;
-    }
-    out.h_out = h;
+    model_blocks(m, out.h0, kernel, out);
     out.logits_prev.resize(0, 0);
     out.logits_dup.resize(0, 0);
     out.logits_next.resize(0, 0);
+    const Mat& h = out.h_out;
     if (c.has_prev_head()) head_logits(h, m.head_prev, kernel, out.logits_prev);
     if (c.has_dup_head()) head_logits(h, m.head_dup, kernel, out.logits_dup);
     if (c.has_lm_head()) head_logits(h, m.lm_head, kernel, out.logits_next);

@@ -108,5 +108,9 @@ struct ModelTrace {
 };
 // The reference kernel is bit for bit torch's forward on the same tokens.
 void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out);
+// The blocks alone, from given embeddings h0 (N, C) (h0, layers and h_out of `out`; no task
+// heads): the causality view's input is a blend of two embeddings, which no token sequence
+// gives. model_forward runs exactly this after wte[tok] + wpe.
+void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out);
 
 } // namespace attnviz

@@ -71,20 +71,6 @@ std::string check_trained(const TrainedInput& in, int64_t cap) {
     return "";
 }
 
-// model_forward's blocks from given embeddings h0 (N, C), without the task heads: the
-// slider's input is a blend of two embeddings, which no token sequence gives.
-void forward_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out) {
-    const Config ac = trained_config(m.config, int(h0.rows()));
-    out.h0 = h0;
-    out.layers.resize(m.h.size());
-    Mat h = h0;
-    for (size_t l = 0; l < m.h.size(); ++l) {
-        forward(ac, m.h[l].attn, h, kernel, out.layers[l]);
-        h += out.layers[l].y; // the residual, in float32 as model_forward adds it
-    }
-    out.h_out = std::move(h);
-}
-
 // Block `layer`'s trace in every view, unperturbed; the slider is applied after.
 void show_layer(AppState& s) {
     const Model& m = *s.trained->model;
@@ -178,7 +164,7 @@ void apply_trained_perturbation(AppState& s) {
         blend.replacement = m.wte.row(token) + m.wpe.row(p);
         Mat h0 = s.model_base.h0;
         h0.row(p) = perturbed_row(blend, p, s.strength);
-        forward_blocks(m, h0, s.kernel, s.model_perturbed);
+        model_blocks(m, h0, s.kernel, s.model_perturbed);
         s.trace = s.model_perturbed.layers[size_t(s.layer)];
         s.dy = max_abs_diff_per_position(s.trace.y, s.base_y);
         s.dy_out = max_abs_diff_per_position(s.model_perturbed.h_out, s.model_base.h_out);
