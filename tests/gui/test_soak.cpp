@@ -36,7 +36,10 @@ SoakRun run_soak(const std::string& args) {
     std::ifstream in(err_path);
     std::stringstream ss;
     ss << in.rdbuf();
-    r.err = ss.str();
+    // xvfb-run's own complaints (an occasional "problem while cleaning up temporary
+    // directory" when it stops) are the wrapper's, not the soak's: only the harness's lines count.
+    for (std::string line; std::getline(ss, line);)
+        if (line.rfind("xvfb-run: ", 0) != 0) r.err += line + "\n";
     std::istringstream lines(r.out);
     for (std::string line; std::getline(lines, line);)
         if (!line.empty() && line[0] == '{') r.report = nlohmann::json::parse(line, nullptr, false);
