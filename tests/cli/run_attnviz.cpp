@@ -1,5 +1,6 @@
 // run_attnviz.cpp: the child-process helper of the command-line tests; see run_attnviz.h.
 #include "run_attnviz.h"
+#include "sanitizers/lsan_tracer.h"
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
@@ -41,7 +42,7 @@ static std::string temp_file_path(const char* stem) {
     return name.data();
 }
 
-RunResult run_attnviz(const std::vector<std::string>& args, const char* stdout_path) {
+static RunResult run_once(const std::vector<std::string>& args, const char* stdout_path) {
     RunResult r;
     std::string out_path = temp_file_path("attnviz-cli-out"), err_path = temp_file_path("attnviz-cli-err");
     std::vector<std::string> argv_text = {ATTNVIZ_BIN};
@@ -67,6 +68,15 @@ RunResult run_attnviz(const std::vector<std::string>& args, const char* stdout_p
     r.err = read_file(err_path);
     std::remove(out_path.c_str());
     std::remove(err_path.c_str());
+    return r;
+}
+
+RunResult run_attnviz(const std::vector<std::string>& args, const char* stdout_path) {
+    RunResult r = run_once(args, stdout_path);
+    if (attnviz_sanitizers::lsan_tracer_crashed(r.err)) {
+        attnviz_sanitizers::note_lsan_retry("attnviz" + (args.empty() ? std::string() : " " + args[0] + " ..."));
+        r = run_once(args, stdout_path);
+    }
     return r;
 }
 

@@ -1,6 +1,7 @@
 // test_bad_input.cpp: every kind of bad input gets exit status 2 and exactly one line on
 // stderr that names the offending value; --help and --version exit 0.
 #include "run_attnviz.h"
+#include "sanitizers/lsan_tracer.h"
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -218,4 +219,16 @@ TEST(BadInput, StdoutThatRefusesTheOutput) {
         EXPECT_EQ(r.err_lines(), 1) << args[0] << ": " << r.err;
         EXPECT_NE(r.err.find("could not write the"), std::string::npos) << args[0] << ": " << r.err;
     }
+}
+
+// The helpers rerun a child only for LeakSanitizer's own tracer crash (sanitizers/lsan_tracer.h),
+// never for a leak report or another sanitizer's error.
+TEST(TestHelpers, OnlyLeakSanitizersOwnCrashIsRetried) {
+    using attnviz_sanitizers::lsan_tracer_crashed;
+    EXPECT_TRUE(lsan_tracer_crashed("Tracer caught signal 11: addr=0x1b90 pc=0x7ff6e0ae80f0 sp=0x7ff6cf1fdd10\n"
+                                    "==28395==LeakSanitizer has encountered a fatal error.\n"));
+    EXPECT_FALSE(lsan_tracer_crashed("==1==ERROR: LeakSanitizer: detected memory leaks\n"));
+    EXPECT_FALSE(lsan_tracer_crashed("==1==ERROR: AddressSanitizer: heap-use-after-free\n"));
+    EXPECT_FALSE(lsan_tracer_crashed("==1==LeakSanitizer has encountered a fatal error.\n"));
+    EXPECT_FALSE(lsan_tracer_crashed(""));
 }

@@ -1,5 +1,6 @@
 // gui_test_support.cpp: see gui_test_support.h.
 #include "gui_test_support.h"
+#include "sanitizers/lsan_tracer.h"
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,7 +30,7 @@ std::string temp_dir() {
     return dir;
 }
 
-RunResult run(const std::vector<std::string>& argv, bool unset_display) {
+static RunResult run_once(const std::vector<std::string>& argv, bool unset_display) {
     RunResult r;
     const std::string err_path = temp_dir() + "/stderr_" + std::to_string(getpid()) + ".txt";
     pid_t pid = fork();
@@ -54,6 +55,17 @@ RunResult run(const std::vector<std::string>& argv, bool unset_display) {
     ss << in.rdbuf();
     r.err = ss.str();
     std::remove(err_path.c_str());
+    return r;
+}
+
+RunResult run(const std::vector<std::string>& argv, bool unset_display) {
+    RunResult r = run_once(argv, unset_display);
+    if (attnviz_sanitizers::lsan_tracer_crashed(r.err)) {
+        std::string what;
+        for (const std::string& a : argv) what += (what.empty() ? "" : " ") + a;
+        attnviz_sanitizers::note_lsan_retry(what);
+        r = run_once(argv, unset_display);
+    }
     return r;
 }
 
