@@ -424,14 +424,6 @@ struct Soak {
 } // namespace
 
 int run_soak(AppState& s, const SoakPlan& plan, GlErrorCounter& gl, const std::function<void()>& draw_frame) {
-#if !defined(__SANITIZE_ADDRESS__)
-    // No new malloc arenas from here on. A reopened session's Train view trains on a new
-    // worker thread; when the old worker is still winding down, glibc gives the new one an
-    // arena of its own, and the same live run then shows up as ~8 MB more RSS (seen in one
-    // run in a few under load). That is where memory sits, not memory kept: with the arenas
-    // fixed, growth measures what the run holds on to.
-    mallopt(M_ARENA_MAX, 1);
-#endif
     Soak k(s, plan, gl, draw_frame);
     const auto t0 = std::chrono::steady_clock::now();
     const int warmup = soak_warmup_frames(plan.frames);
