@@ -80,6 +80,10 @@ const corpus = [
   ['url', 'https://example.com/path/to/page?query=value&x=1#section'],
   ['code', 'def f(x):\n    return x**2  # square\n\nif __name__ == "__main__":\n\tprint(f(3))\n'],
   ['special token text', 'end<|endoftext|>start'],
+  // gpt-3-encoder keys its merge table by the string a + ',' + b, so a pair of tokens that
+  // hold commas can take another pair's rank (11 such pairs in GPT-2's merges, e.g. '",' '"'
+  // against '"' ',"'); on these texts it still agrees with tiktoken.
+  ['commas inside tokens', '{"a":"b","c":[1],"d"} },"x" ],"y" ),"z" \',\' .",", ,"w" ["x","y"] "],"'],
   ['U+FEFF after a space', 'a \ufeffb \ufeff\ufeff c'],
   ['U+0085 runs', 'x\u0085\u0085y \u0085 z\u0085'],
   ['random-ish text', random_text(words, 6000)],
