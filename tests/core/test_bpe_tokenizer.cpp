@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -38,7 +39,7 @@ struct Folder {
         char name[] = "/tmp/attnviz_bpe_XXXXXX";
         path = mkdtemp(name);
     }
-    ~Folder() { std::system(("rm -rf '" + path + "'").c_str()); }
+    ~Folder() { std::filesystem::remove_all(path); }
     std::string file(const std::string& name) const { return path + "/" + name; }
 };
 
