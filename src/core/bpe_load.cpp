@@ -9,11 +9,11 @@
 #include "bpe_tables.h"
 #include "text_util.h"
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
-#include <unordered_set>
 
 namespace attnviz {
 

@@ -2,9 +2,6 @@
 // files are read in bpe_load.cpp, the text split in bpe_pretokenize.cpp.
 #include "bpe_tables.h"
 #include "text_util.h"
-#include <algorithm>
-#include <climits>
-#include <cstdio>
 #include <functional>
 #include <queue>
 
@@ -152,28 +149,21 @@ const std::string& BpeTokenizer::token_symbols(int id) const {
 
 std::string BpeTokenizer::display(int id) const {
     if (id < 0 || id >= vocab_size()) return "<bad id " + std::to_string(id) + ">";
+    // Line breaks and tabs get a visible sign; everything else as error sentences show the
+    // user's text (escaped(): other controls and lone bytes as \xNN, C1 controls and the
+    // line separators as \uNNNN, any letter or emoji as itself).
     const std::string& b = t_->bytes[size_t(id)];
-    std::string out;
-    char hex[8];
-    for (size_t i = 0; i < b.size();) {
-        const unsigned char c = static_cast<unsigned char>(b[i]);
-        const size_t n = utf8_sequence_length(b, i);
-        if (n == 0) { // a piece of a character whose other bytes are in the next token
-            std::snprintf(hex, sizeof hex, "\\x%02X", c);
-            out += hex;
-            ++i;
+    std::string out, run;
+    for (char c : b) {
+        const char* sign = c == '\n' ? "\xE2\x86\xB5" : c == '\t' ? "\xE2\x87\xA5" : c == '\r' ? "\xE2\x90\x8D" : nullptr;
+        if (!sign) {
+            run += c;
             continue;
         }
-        if (c == '\n') out += "\xE2\x86\xB5";      // ↵
-        else if (c == '\t') out += "\xE2\x87\xA5"; // ⇥
-        else if (c == '\r') out += "\xE2\x90\x8D"; // ␍
-        else if (c < 0x20 || c == 0x7F) {
-            std::snprintf(hex, sizeof hex, "\\x%02X", c);
-            out += hex;
-        } else out.append(b, i, n);
-        i += n;
+        out += escaped(run) + sign; // ↵ ⇥ ␍
+        run.clear();
     }
-    return out;
+    return out + escaped(run);
 }
 
 } // namespace attnviz

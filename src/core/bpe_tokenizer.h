@@ -72,7 +72,8 @@ class BpeTokenizer {
     std::string token_bytes(int id) const;
     // One token as the views label it: its text with a newline as ↵, a tab as ⇥, a
     // carriage return as ␍, other control characters and bytes that are not UTF-8 on their
-    // own (half of an emoji, say) as \xNN. "Ġcat" -> " cat", "Ċ" -> "↵". "<bad id N>" out of range.
+    // own (half of an emoji, say) as \xNN, as text_util.h's escaped() shows text.
+    // "Ġcat" -> " cat", "Ċ" -> "↵". "<bad id N>" out of range.
     std::string display(int id) const;
     // The vocabulary's own spelling of the token ("Ġcat"); "" for an id out of range.
     const std::string& token_symbols(int id) const;
