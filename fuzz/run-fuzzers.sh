@@ -7,7 +7,7 @@ build=${1:-build-fuzz}
 seconds=${2:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 total_crashes=0
-for target in fuzz_safetensors fuzz_config fuzz_session fuzz_model; do
+for target in fuzz_safetensors fuzz_config fuzz_session fuzz_model fuzz_bpe; do
   bin=$build/fuzz/$target
   work=$build/fuzz-work/$target
   crashes=$build/fuzz-crashes/$target

@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "gui_main.h"
 #include "options.h"
+#include "tokenize_command.h"
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(0, 1);
     Commands commands;
     add_commands(app, commands);
+    add_tokenize_command(app); // GPT-2's tokenizer on a text (tokenize_command.h)
     GuiOptions gui;
     add_gui_options(app, gui);
 
@@ -34,7 +36,9 @@ int main(int argc, char** argv) {
     }
 
     // Dispatch.
-    for (CLI::App* sub : app.get_subcommands())
+    for (CLI::App* sub : app.get_subcommands()) {
+        if (int status = run_tokenize_command(*sub); status >= 0) return status;
         return run_command(*sub, commands);
+    }
     return run_gui(gui);
 }
