@@ -13,6 +13,7 @@
 #include "model_view.h"
 #include "views.h"
 #include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <cmath>
 
@@ -168,37 +169,70 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
     }
 }
 
+
+// The grid's layout in a `size` area: the patterns' pages and size, whether there is a
+// pager line, and whether the letters fit on the axes.
+struct GridPlan {
+    GridFit fit;
+    bool paged = false, ticks = false;
+    float gap = 0, tag_h = 0, label_w = 0, header_h = 0, pager_h = 0, tick_w = 0;
+};
+
+GridPlan plan_grid(const AppState& s, const UiContext& ui, ImVec2 size) {
+    ImFont* f = ui.fonts->small;
+    const int L = layer_count(s), H = s.config.n_head, N = s.config.seq_len;
+    GridPlan g;
+    g.gap = std::round(14 * ui.scale);
+    g.tag_h = f->FontSize + std::round(6 * ui.scale);
+    g.label_w = text_size(f, "layer " + std::to_string(L - 1)).x + std::round(8 * ui.scale);
+    g.header_h = f->FontSize + std::round(6 * ui.scale);
+    g.pager_h = ImGui::GetFrameHeight() + std::round(6 * ui.scale);
+    g.tick_w = text_size(f, "^^^").x + std::round(4 * ui.scale);
+    g.fit = fit_grid(L, H, size, g.label_w, g.header_h, g.tag_h, g.gap, ui.scale);
+    g.paged = g.fit.layers < L || g.fit.heads < H;
+    if (g.paged) g.fit = fit_grid(L, H, ImVec2(size.x, size.y - g.pager_h), g.label_w, g.header_h, g.tag_h, g.gap, ui.scale);
+    // Letters on both axes of every pattern when its cells are big enough for them.
+    const float need = f->FontSize * 0.75f;
+    if (g.fit.thumb / float(N) >= need) {
+        const ImVec2 less(size.x - g.tick_w * float(g.fit.heads),
+                          size.y - (g.paged ? g.pager_h : 0) - f->FontSize * float(g.fit.layers));
+        const GridFit t = fit_grid(L, H, less, g.label_w, g.header_h, g.tag_h, g.gap, ui.scale);
+        g.ticks = t.layers == g.fit.layers && t.heads == g.fit.heads && t.thumb / float(N) >= need;
+        if (g.ticks) g.fit = t;
+    }
+    return g;
+}
+
 } // namespace
+
+float grid_thumb(const AppState& s, const UiContext& ui, ImVec2 size) { return plan_grid(s, ui, size).fit.thumb; }
 
 void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
-    const int L = layer_count(s), H = s.config.n_head, N = s.config.seq_len;
+    const int L = layer_count(s), H = s.config.n_head;
     ViewWindow& win = s.windows[int(View::model)];
-    const float gap = std::round(10 * ui.scale), tag_h = f->FontSize + std::round(6 * ui.scale);
-    float label_w = text_size(f, "layer " + std::to_string(L - 1)).x + std::round(8 * ui.scale);
-    const float header_h = f->FontSize + std::round(6 * ui.scale);
-    const ImVec2 size(p1.x - p0.x, p1.y - p0.y);
-    GridFit fit = fit_grid(L, H, size, label_w, header_h, tag_h, gap, ui.scale);
-    const float pager_h = ImGui::GetFrameHeight() + std::round(6 * ui.scale);
-    const bool paged = fit.layers < L || fit.heads < H;
-    if (paged) fit = fit_grid(L, H, ImVec2(size.x, size.y - pager_h), label_w, header_h, tag_h, gap, ui.scale);
-    // Letters on both axes of every pattern when its cells are big enough for them.
-    const float tick_w = text_size(f, "^^^").x + std::round(4 * ui.scale);
-    bool ticks = fit.thumb / float(N) >= f->FontSize * 0.75f;
-    if (ticks) {
-        GridFit t = fit_grid(L, H, ImVec2(size.x - tick_w * float(fit.heads), size.y - (paged ? pager_h : 0) - f->FontSize * float(fit.layers)),
-                             label_w, header_h, tag_h, gap, ui.scale);
-        ticks = t.layers == fit.layers && t.heads == fit.heads && t.thumb / float(N) >= f->FontSize * 0.75f;
-        if (ticks) fit = t;
-    }
+    const GridPlan g = plan_grid(s, ui, ImVec2(p1.x - p0.x, p1.y - p0.y));
+    const GridFit& fit = g.fit;
+    const bool paged = g.paged, ticks = g.ticks;
+    const float gap = g.gap, tag_h = g.tag_h, label_w = g.label_w, header_h = g.header_h, pager_h = g.pager_h,
+                tick_w = g.tick_w;
     s.model_layer0 = std::clamp(s.model_layer0, 0, std::max(0, L - fit.layers));
     win.head0 = std::clamp(win.head0, 0, std::max(0, H - fit.heads));
     const int l0 = s.model_layer0, h0 = win.head0;
     const int l1 = std::min(L, l0 + fit.layers), h1 = std::min(H, h0 + fit.heads);
     float y = p0.y;
     if (paged) {
+        // "layers 0–3 of 12", or "L 0–3 / 12" when the line would not fit the grid's width.
+        const auto range = [](const char* what, int a, int b, int n, bool brief) {
+            return brief ? std::string(1, char(std::toupper(static_cast<unsigned char>(what[0])))) + " " + std::to_string(a) + "–" + std::to_string(b) + " / " + std::to_string(n)
+                         : std::string(what) + " " + std::to_string(a) + "–" + std::to_string(b) + " of " + std::to_string(n);
+        };
+        const ImGuiStyle& st = ImGui::GetStyle();
+        const float buttons = 4 * ImGui::GetFrameHeight() + 4 * st.ItemSpacing.x + std::round(18 * ui.scale);
+        const bool brief = buttons + ImGui::CalcTextSize((range("layers", l0, l1 - 1, L, false) + range("heads", h0, h1 - 1, H, false)).c_str()).x >
+                           p1.x - p0.x;
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
         ImGui::PushID("grid_pager");
         ImGui::BeginDisabled(l0 <= 0);
@@ -210,7 +244,7 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::EndDisabled();
         ImGui::SameLine();
         ImGui::AlignTextToFramePadding();
-        ImGui::Text("layers %d–%d of %d", l0, l1 - 1, L);
+        ImGui::TextUnformatted(range("layers", l0, l1 - 1, L, brief).c_str());
         ImGui::SameLine(0, std::round(18 * ui.scale));
         ImGui::BeginDisabled(h0 <= 0);
         if (ImGui::ArrowButton("##hprev", ImGuiDir_Left)) win.head0 = std::max(0, h0 - fit.heads);
@@ -220,7 +254,7 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (ImGui::ArrowButton("##hnext", ImGuiDir_Right)) win.head0 = h0 + fit.heads;
         ImGui::EndDisabled();
         ImGui::SameLine();
-        ImGui::Text("heads %d–%d of %d", h0, h1 - 1, H);
+        ImGui::TextUnformatted(range("heads", h0, h1 - 1, H, brief).c_str());
         ImGui::PopID();
         y += pager_h;
     }
@@ -284,15 +318,30 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     y = ImGui::GetCursorScreenPos().y + std::round(6 * ui.scale);
 
     const float legend_h = f->FontSize + std::round(10 * ui.scale);
-    // The right column: the table, and the predictions under it.
-    const float side_w = std::round(std::clamp(width * 0.38f, std::min(width * 0.5f, 300 * ui.scale), 560 * ui.scale));
     const float gap = std::round(16 * ui.scale);
-    const ImVec2 grid1(p1.x - side_w - gap, p1.y - legend_h);
-    draw_model_grid(s, ui, ImVec2(p0.x, y), grid1);
-    const float sx = p1.x - side_w;
+    const float bottom = p1.y - legend_h;
+    // Two arrangements, whichever draws the patterns bigger: the table and the predictions
+    // in a column on the right, or side by side under the grid (a model of few layers).
+    const float side_w = std::round(std::clamp(width * 0.38f, std::min(width * 0.5f, 300 * ui.scale), 560 * ui.scale));
     const float pred_h = predictions_height(s, ui, compact);
-    draw_detector_table(s, ui, ImVec2(sx, y), ImVec2(p1.x, grid1.y - (pred_h > 0 ? pred_h + gap : 0)), compact);
-    if (pred_h > 0) draw_predictions(s, ui, ImVec2(sx, grid1.y - pred_h), side_w, compact);
+    const float table_h = ImGui::GetTextLineHeightWithSpacing() * (compact ? 1.f : 3.f) +
+                          ImGui::GetFrameHeight() * float(std::min(L * H, 12) + 1);
+    const float strip_h = std::min(std::max(table_h, pred_h * (compact ? 1.f : 1.2f)), (bottom - y) * 0.5f);
+    const float thumb_side = grid_thumb(s, ui, ImVec2(width - side_w - gap, bottom - y));
+    const float thumb_under = grid_thumb(s, ui, ImVec2(width, bottom - y - strip_h - gap));
+    if (thumb_under > thumb_side * 1.15f) {
+        const float sy = bottom - strip_h;
+        draw_model_grid(s, ui, ImVec2(p0.x, y), ImVec2(p1.x, sy - gap));
+        const float table_w = pred_h > 0 ? std::round((width - gap) * 0.55f) : width;
+        draw_detector_table(s, ui, ImVec2(p0.x, sy), ImVec2(p0.x + table_w, bottom), compact);
+        if (pred_h > 0) draw_predictions(s, ui, ImVec2(p0.x + table_w + gap, sy), width - table_w - gap, compact);
+    } else {
+        const ImVec2 grid1(p1.x - side_w - gap, bottom);
+        draw_model_grid(s, ui, ImVec2(p0.x, y), grid1);
+        const float sx = p1.x - side_w;
+        draw_detector_table(s, ui, ImVec2(sx, y), ImVec2(p1.x, bottom - (pred_h > 0 ? pred_h + gap : 0)), compact);
+        if (pred_h > 0) draw_predictions(s, ui, ImVec2(sx, bottom - pred_h), side_w, compact);
+    }
 
     // The legend: the colour map and the three roles' frames, shortened to fit.
     const float ly = p1.y - legend_h + std::round(6 * ui.scale);

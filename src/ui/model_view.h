@@ -29,6 +29,8 @@ float min_thumb(float scale);
 GridFit fit_grid(int L, int H, ImVec2 size, float label_w, float header_h, float tag_h, float gap, float scale);
 
 void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+// The side of a pattern the grid would draw in a `size` area (for choosing the arrangement).
+float grid_thumb(const AppState& s, const UiContext& ui, ImVec2 size);
 // `compact`: no sentence above the table (it is the title's tooltip), the predictions on two
 // lines instead of five bars, for short windows.
 void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool compact);

@@ -116,10 +116,10 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
     if (!ImGui::BeginTable("detector", 5, flags, ImVec2(p1.x - p0.x, h))) return;
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("head", ImGuiTableColumnFlags_DefaultSort, 1.1f, int(DetectorColumn::head));
-    ImGui::TableSetupColumn("prev", ImGuiTableColumnFlags_PreferSortDescending, 1.f, int(DetectorColumn::prev));
-    ImGui::TableSetupColumn("dup", ImGuiTableColumnFlags_PreferSortDescending, 1.f, int(DetectorColumn::dup));
-    ImGui::TableSetupColumn("ind", ImGuiTableColumnFlags_PreferSortDescending, 1.f, int(DetectorColumn::ind_text));
-    ImGui::TableSetupColumn("ind (rep.)", ImGuiTableColumnFlags_PreferSortDescending, 1.3f, int(DetectorColumn::ind_repeat));
+    ImGui::TableSetupColumn("prev", ImGuiTableColumnFlags_PreferSortDescending, 0.9f, int(DetectorColumn::prev));
+    ImGui::TableSetupColumn("dup", ImGuiTableColumnFlags_PreferSortDescending, 0.9f, int(DetectorColumn::dup));
+    ImGui::TableSetupColumn("ind", ImGuiTableColumnFlags_PreferSortDescending, 0.9f, int(DetectorColumn::ind_text));
+    ImGui::TableSetupColumn("ind (rep.)", ImGuiTableColumnFlags_PreferSortDescending, 1.6f, int(DetectorColumn::ind_repeat));
     ImGui::TableHeadersRow();
     const float table_top = ImGui::GetCursorScreenPos().y - 1, table_bottom = top + h + 1; // below the frozen header
     DetectorColumn col = DetectorColumn::head;
