@@ -98,7 +98,7 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::GetWindowDrawList()->AddText(f, f->FontSize, ImVec2(p0.x, p1.y - legend_h + std::round(4 * ui.scale)), ui.pal.text_dim,
                                             line.c_str());
     }
-    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, true);
+    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + predict_h + std::round(6 * ui.scale)), width, true);
 }
 
 } // namespace attnviz
