@@ -143,7 +143,10 @@ std::vector<std::vector<int>> repeated_sequences(const ModelConfig& c, TorchGene
 
 void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out, int count, uint64_t seed) {
     const ModelConfig& c = m.config;
-    const int length = c.n_tokens(), repeat = c.seq_len / 3;
+    // The recipe's probe on a toy model; on a long context (GPT-2's 1024) copies of
+    // detector_max_repeat tokens, so that the probe stays a few short forwards.
+    const int repeat = std::min(c.seq_len / 3, detector_max_repeat);
+    const int length = repeat == c.seq_len / 3 ? c.n_tokens() : (starts_with_bos(c) ? 1 : 0) + 2 * repeat;
     out.repeat_induction.clear();
     out.repeat_count = count;
     out.repeat_len = repeat;

@@ -58,9 +58,11 @@ struct HeadDetection {
 };
 
 // The repeated probe the app uses: `count` sequences of the model's whole length (T + 1 with
-// BOS), R = T // 3 as the recipe's probe, from torch.Generator().manual_seed(seed). Runs the
-// model on each (model_forward, `kernel`).
+// BOS), R = T // 3 as the recipe's probe, from torch.Generator().manual_seed(seed); when
+// T // 3 is over detector_max_repeat, R = detector_max_repeat and the sequences are the two
+// copies alone. Runs the model on each (model_forward, `kernel`).
 constexpr int detector_repeat_count = 32;
+constexpr int detector_max_repeat = 48;
 constexpr uint64_t detector_repeat_seed = 1234;
 void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out, int count = detector_repeat_count,
                              uint64_t seed = detector_repeat_seed);

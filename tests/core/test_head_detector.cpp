@@ -178,6 +178,32 @@ TEST(HeadDetector, RepeatsFollowTheRecipeLayout) {
     EXPECT_FLOAT_EQ(ind[0][1], 0.0f);
 }
 
+TEST(HeadDetector, LongContextsUseShortCopies) {
+    // A context longer than the toy models' (GPT-2 has 1024 positions): copies of at most
+    // detector_max_repeat tokens, measured the same way.
+    ModelConfig c;
+    c.task = Task::induction;
+    c.vocab = 20;
+    c.seq_len = 64; // the toy models' cap; the positions are then made longer by hand
+    c.n_embd = 16;
+    c.n_head = 2;
+    c.n_layer = 1;
+    Model m = init_model(c, 5);
+    c.seq_len = 200;
+    m.config = c;
+    m.wpe = Mat::Random(c.n_tokens(), c.n_embd);
+    HeadDetection d;
+    detect_repeat_induction(m, KernelKind::reference, d, 3, 9);
+    EXPECT_EQ(d.repeat_len, detector_max_repeat);
+    EXPECT_EQ(d.repeat_count, 3);
+    ASSERT_EQ(d.repeat_induction.size(), 1u);
+    TorchGenerator g(9);
+    const auto seqs = repeated_sequences(c, g, 3, 1 + 2 * detector_max_repeat, detector_max_repeat);
+    std::vector<ModelTrace> t = run_all(m, seqs);
+    const auto want = detect_induction_on_repeats(views(t), 1, detector_max_repeat);
+    EXPECT_EQ(d.repeat_induction, want);
+}
+
 TEST(HeadDetector, RolesPassTheThreshold) {
     HeadDetection d;
     d.text.prev_token = {{0.98f, 0.1f, 0.2f}};
