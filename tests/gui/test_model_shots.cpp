@@ -94,6 +94,28 @@ TEST(ModelWindow, GridHasEveryHeadAndTheDetectorsHighlights) {
     }
 }
 
+TEST(ModelWindow, PatternsTableAndPredictionsDoNotOverlapAtBothTextSizes) {
+    auto box_overlap = [](const nlohmann::json& a, const nlohmann::json& b) {
+        return double(a["x"]) < double(b["x"]) + double(b["w"]) && double(b["x"]) < double(a["x"]) + double(a["w"]) &&
+               double(a["y"]) < double(b["y"]) + double(b["h"]) && double(b["y"]) < double(a["y"]) + double(a["h"]);
+    };
+    for (const char* file : {"both.safetensors", "induction.safetensors"})
+        for (const char* scale : {"1", "2"}) {
+            const std::string what = std::string(file) + " at text size " + scale;
+            Shot s = take_shot(std::string("model_overlap_") + scale + file,
+                               {"--weights", data_dir + file, "--view", "model", "--size", "1280x720", "--font-scale", scale});
+            ASSERT_EQ(s.result.status, 0) << what << ": " << s.result.err;
+            expect_inside(s, what);
+            const auto& items = s.layout["items"];
+            // Items of different kinds never overlap (a table row may touch the next one).
+            for (size_t a = 0; a < items.size(); ++a)
+                for (size_t b = a + 1; b < items.size(); ++b)
+                    if (items[a]["kind"] != items[b]["kind"]) {
+                        EXPECT_FALSE(box_overlap(items[a], items[b])) << what << ": " << items[a].dump() << " and " << items[b].dump();
+                    }
+        }
+}
+
 TEST(ModelWindow, UntrainedModelHasNoHighlight) {
     Model m = init_model(task_defaults(Task::both).model, 3);
     const std::string path = temp_dir() + "/untrained_both.safetensors";
