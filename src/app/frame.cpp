@@ -16,8 +16,23 @@ namespace attnviz {
 
 namespace {
 
+// The Model view's grid: every block's softmax weights of a trained model, lazy (sent when
+// the grid draws them, under the renderer's budget), reading model_base's buffers.
+void sync_grid_textures(AppState& s, std::vector<Texture>& tex) {
+    for (Texture& t : tex) destroy(t);
+    tex.clear();
+    if (s.trained) {
+        for (const Trace& tr : s.model_base.layers) tex.resize(tex.size() + tr.probs.size());
+        size_t i = 0;
+        for (const Trace& tr : s.model_base.layers)
+            for (const Mat& p : tr.probs) set_lazy(tex[i++], p.data(), int(p.rows()), int(p.cols()));
+    }
+    s.grid_upload = false;
+}
+
 // Sends what recompute() marked as changed.
 void sync_textures(AppState& s, Gpu& gpu) {
+    if (s.grid_upload) sync_grid_textures(s, gpu.grid_probs);
     if (s.upload.any()) {
         upload_trace(gpu.tex, s.trace, s.experiment.weights, s.upload);
         s.upload = UploadRequest{};
@@ -87,6 +102,7 @@ void frame(AppWindow& w, AppState& s, FrameMarks* marks) {
     UiContext ui;
     ui.tex = &gpu.tex;
     ui.base_tex = &gpu.base_tex;
+    ui.grid_probs = &gpu.grid_probs;
     ui.renderer = &gpu.renderer;
     ui.fonts = &fonts;
     ui.pal = make_palette(s.theme, s.palette);

@@ -40,6 +40,8 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
         s.layer_field = plan.layer;
     }
     s.view = plan.view;
+    if (plan.head)
+        for (ViewWindow& w : s.windows) w.head0 = *plan.head; // each view keeps its page of heads on screen
     s.step = plan.step;
     s.p = plan.perturb.value_or(std::min(2, plan.config.seq_len - 1));
     s.strength = plan.strength.value_or(plan.perturb ? 1.f : 0.f);

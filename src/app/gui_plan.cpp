@@ -11,7 +11,7 @@ namespace attnviz {
 void add_gui_options(CLI::App& app, GuiOptions& o) {
     add_config_options(app, o.config, true, true);
     add_input_options(app, o.config);
-    app.add_option("--view", o.view, "walk (default), qkv, scores, causality, check or train")->type_name("VIEW");
+    app.add_option("--view", o.view, "walk (default), qkv, scores, causality, check, train or model")->type_name("VIEW");
     app.add_option("--task", o.task, "the Train view's task: prev, dup, both (default) or induction; --seed, --n-embd and --n-head are then its own")
         ->type_name("TASK");
     app.add_option("--train-steps", o.train_steps, "the Train view trains this many steps before the window (or screenshot) shows")
@@ -19,6 +19,8 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
     app.add_option("--lr", o.lr, "the Train view's learning rate, above 0 (default 5e-3; 3e-3 for induction)")->type_name("X");
     app.add_option("--batch", o.batch, "the Train view's sequences per step, 1 to 256 (default 64)")->type_name("B");
     app.add_option("--n-layer", o.n_layer, "the Train view's attention blocks L, 1 or 2 (default 1; 2 for induction)")->type_name("L");
+    app.add_option("--head", o.head, "the first head the per-head views (walk, qkv, scores, causality) show, 0 to H-1")
+        ->type_name("N");
     app.add_option("--step", o.step, "shape-walk step: 0 (the input x) to 11 (proj)")->type_name("N");
     app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)")->type_name("A");
     app.add_option("--theme", o.theme, "dark (default), light or high-contrast")->type_name("THEME");
@@ -250,6 +252,17 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         plan.trained = probe.edit_trained; // a trained model the session showed in the views
         plan.layer = probe.edit_layer;
         plan.replace_token = probe.replace_token;
+    }
+    if (!o.head.empty()) {
+        // After --open: the heads are those of the model or the config the window will show.
+        const int H = plan.trained ? plan.trained->model->config.n_head : plan.config.n_head;
+        if (!parse_int(o.head, "--head", 0, H - 1, v, error)) {
+            if (error.find("out of range") != std::string::npos)
+                error = "--head " + escaped(o.head, 40) + " is not a head here: there are H = " + std::to_string(H) +
+                        " heads; give one from 0 to " + std::to_string(H - 1);
+            return false;
+        }
+        plan.head = int(v);
     }
     if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
     if (!o.layout_out.empty() && o.screenshot.empty()) {

@@ -1,7 +1,7 @@
 // gui_plan.h: the window's options, and the plan they make: every value checked before any
 // window opens, so that a bad one is one sentence and exit status 2 even without a display.
 //
-//   attnviz [config options] [--view walk|qkv|scores|causality|check] [--step N] [--perturb P]
+//   attnviz [config options] [--view walk|qkv|scores|causality|check|train|model] [--head N] [--step N] [--perturb P]
 //           [--strength A] [--theme dark|light|high-contrast] [--font-scale S] [--palette default|cb]
 //           [--settings FILE]
 //   attnviz ... --screenshot FILE.png [--size WxH] [--layout-out FILE.json] [--keys K,...]
@@ -43,6 +43,7 @@ struct GuiOptions {
     // The Train view's run, as `attnviz train` takes it. With --task, --seed, --n-embd and
     // --n-head are the run's (and the lesson's config keeps its own defaults).
     std::string task, train_steps, lr, batch, n_layer;
+    std::string head;         // the first head every per-head view shows, 0 .. H-1
 };
 
 void add_gui_options(CLI::App& app, GuiOptions& o);
@@ -71,6 +72,7 @@ struct GuiPlan {
     std::shared_ptr<const TrainedInput> trained;
     int layer = 0;
     int replace_token = -1; // the letter --perturb blends toward (a session's); -1: the next
+    std::optional<int> head; // --head: the first head of every per-head view
     // The Train view's run (--task ...), and the step it trains to before the window shows.
     std::optional<TrainSettings> train;
     int64_t train_steps = 0;

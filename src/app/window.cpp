@@ -86,6 +86,7 @@ AppWindow::~AppWindow() {
     if (renderer_) {
         destroy(gpu.tex);
         destroy(gpu.base_tex);
+        for (Texture& t : gpu.grid_probs) destroy(t);
         destroy_heatmap_renderer(gpu.renderer);
     }
     if (backend_) shutdown_imgui_backend();

@@ -5,6 +5,7 @@
 #include "heatmap_renderer.h"
 #include "theme.h"
 #include "trace_textures.h"
+#include <vector>
 
 struct GLFWwindow;
 
@@ -14,6 +15,7 @@ namespace attnviz {
 struct Gpu {
     HeatmapRenderer renderer;
     TraceTextures tex, base_tex;
+    std::vector<Texture> grid_probs; // the Model view: a trained model's weights, [layer * H + head]
 };
 
 struct WindowSpec {

@@ -19,17 +19,18 @@ const char* to_string(View v) {
     case View::causality: return "causality";
     case View::check: return "check";
     case View::train: return "train";
+    case View::model: return "model";
     }
     return "?";
 }
 
 bool parse_view(const std::string& s, View& out, std::string& error) {
-    for (View v : {View::walk, View::qkv, View::scores, View::causality, View::check, View::train})
+    for (View v : {View::walk, View::qkv, View::scores, View::causality, View::check, View::train, View::model})
         if (s == to_string(v)) {
             out = v;
             return true;
         }
-    error = "--view " + quote(s) + " is not a view; use walk, qkv, scores, causality, check or train";
+    error = "--view " + quote(s) + " is not a view; use walk, qkv, scores, causality, check, train or model";
     return false;
 }
 
@@ -393,6 +394,7 @@ void apply_perturbation(AppState& s) {
 } // namespace
 
 void recompute(AppState& s) {
+    const bool config_changed = s.config_dirty, perturb_changed = s.perturb_dirty;
     if (s.config_dirty) {
         s.config_dirty = false;
         if (s.edit_trained) apply_trained(s);
@@ -403,6 +405,7 @@ void recompute(AppState& s) {
         if (s.trained) apply_trained_perturbation(s);
         else apply_perturbation(s);
     }
+    update_model_view(s, config_changed, perturb_changed); // the Model view's detector and predictions (model_view_state.cpp)
 }
 
 float range_of(const AppState& s, const RangeSet& r, int head) {

@@ -9,6 +9,7 @@
 // table, the causality view's summary of dy), so that panels only draw.
 #pragma once
 #include "experiment.h"
+#include "head_detector.h"
 #include "heatmap_renderer.h"
 #include "model.h"
 #include "row_sharpness.h"
@@ -23,9 +24,9 @@ namespace attnviz {
 
 struct TrainViewState; // train_view_state.h
 
-enum class View { walk, qkv, scores, causality, check, train };
-constexpr int view_count = 6;
-const char* to_string(View v); // "walk", "qkv", "scores", "causality", "check", "train"
+enum class View { walk, qkv, scores, causality, check, train, model };
+constexpr int view_count = 7;
+const char* to_string(View v); // "walk", "qkv", "scores", "causality", "check", "train", "model"
 // On failure sets `error` to one sentence naming the value and the allowed names.
 bool parse_view(const std::string& s, View& out, std::string& error);
 
@@ -236,6 +237,16 @@ struct AppState {
     DySummary dy_out_summary;         // of dy_out, around applied_p
     std::vector<std::string> trained_words; // "^", "a", ...: the position labels
     std::string sequence_field;       // the side panel's letters (BOS left out)
+
+    // The Model view (model_view*.cpp): every layer's heads, the head detector and the
+    // next-token predictions, all computed by recompute() (model_view_state.cpp).
+    HeadDetection detection;                  // of what is shown: the trained model, or the lesson's module
+    std::shared_ptr<const Model> detected_model; // whose repeated-sequence induction `detection` holds
+    int predict_pos = -1;                     // the position picker's (keyboard); -1: the last position
+    int predict_hover = -1;                   // under the cursor in the grid or the scores view; -1: none
+    std::vector<std::vector<TokenProb>> predictions; // per position, the top 5 (empty: not computed)
+    bool grid_upload = false;                 // every block's weights textures must be sent again
+    int model_layer0 = 0, model_head0 = 0;    // the grid's first layer and head when it pages
 
     // The Train view (train_view_state.h): its run on a worker thread, its settings and
     // history. Made on first use; shared so that AppState stays copyable.

@@ -319,6 +319,7 @@ void draw_app(AppState& s, UiContext& ui) {
         case View::causality: draw_causality_view(s, ui, area0, area1); break;
         case View::check: draw_check_view(s, ui, area0, area1); break;
         case View::train: draw_train_view(s, ui, area0, area1); break;
+        case View::model: draw_model_view(s, ui, area0, area1); break;
         }
     }
     ImGui::EndChild();

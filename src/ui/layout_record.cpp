@@ -31,6 +31,11 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
         if (it.kind == "heatmap")
             o.update({{"rows", it.rows}, {"cols", it.cols}, {"row0", it.row0}, {"col0", it.col0},
                       {"nrows", it.nrows}, {"ncols", it.ncols}});
+        // The Model view: a head's pattern and its table row (layer, and the detector's role
+        // and score), and a next-token prediction's bar (the position and its probability).
+        if (it.kind == "grid_head" || it.kind == "detector_row") o.update({{"layer", it.position}, {"score", it.value}});
+        if (it.kind == "grid_head") o.update({{"rows", it.rows}, {"cols", it.cols}});
+        if (it.kind == "prediction") o.update({{"position", it.position}, {"value", it.value}});
         if (it.kind == "bar") {
             o["position"] = it.position;
             // JSON has no NaN: a NaN bar says so in words.

@@ -2,6 +2,8 @@
 // after the mask (−∞ above the diagonal), and the softmax weights - with the lesson's axis
 // words: rows are "query position i", columns "key position j".
 #include "format.h"
+#include "inputs.h"
+#include "model_view.h"
 #include "specs.h"
 #include "views.h"
 #include <algorithm>
@@ -70,7 +72,10 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         y = ImGui::GetCursorScreenPos().y + std::round(2 * ui.scale);
     }
 
-    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
+    float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
+    // A model with an LM head: its next-token predictions at the hovered query row, one line.
+    const float predict_h = prediction_line(s).empty() ? 0 : ui.fonts->small->FontSize + std::round(6 * ui.scale);
+    legend_h += predict_h;
     const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
     const int H = s.trace.H;
     const ImVec2 area(width, p1.y - y - bar_h - legend_h);
@@ -83,7 +88,17 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, p1.y - legend_h), 72 * ui.scale);
     draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
     if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
-    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, true);
+    if (predict_h > 0) {
+        s.predict_hover = -1;
+        for (const std::vector<MatrixResult>& row : rr.panels)
+            for (const MatrixResult& m : row)
+                if (m.hovered && m.row >= 0) s.predict_hover = m.row;
+        ImFont* f = ui.fonts->small;
+        const std::string line = fit_text(f, prediction_line(s), width);
+        ImGui::GetWindowDrawList()->AddText(f, f->FontSize, ImVec2(p0.x, p1.y - legend_h + std::round(4 * ui.scale)), ui.pal.text_dim,
+                                            line.c_str());
+    }
+    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + predict_h + std::round(6 * ui.scale)), width, true);
 }
 
 } // namespace attnviz

@@ -34,4 +34,10 @@ bool apply_trained(AppState& s);
 void apply_trained_perturbation(AppState& s);
 void leave_trained(AppState& s);
 
+// The Model view's numbers (model_view_state.cpp): after a change (a new config, model or
+// sequence; for the lesson's module a perturbation too) the head detector on what is shown
+// and the grid's textures; every frame, the next-token predictions the picker or the cursor
+// asks for.
+void update_model_view(AppState& s, bool config_changed, bool perturb_changed);
+
 } // namespace attnviz::state_detail

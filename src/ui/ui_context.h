@@ -13,6 +13,7 @@ namespace attnviz {
 struct UiContext {
     const TraceTextures* tex = nullptr;      // the current trace
     const TraceTextures* base_tex = nullptr; // the unperturbed trace (ids 0 where not kept)
+    const std::vector<Texture>* grid_probs = nullptr; // the Model view: a trained model's every block, [layer * H + head]
     HeatmapRenderer* renderer = nullptr;
     const Fonts* fonts = nullptr;
     Palette pal{};

@@ -191,15 +191,27 @@ void train_keys(AppState& s, bool left, bool right) {
     t.scrub = idx < n && snaps[size_t(idx)].step < st.step ? snaps[size_t(idx)].step : -1;
 }
 
+// The Model view's keys: Up / Down move the predictions' position, Left / Right the grid's
+// first layer when it pages (the grid clamps it to what fits).
+void model_keys(AppState& s, bool left, bool right) {
+    const int N = s.config.seq_len;
+    const int p = s.predict_pos < 0 ? N - 1 : s.predict_pos;
+    if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) s.predict_pos = std::max(0, p - 1);
+    if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) s.predict_pos = std::min(N - 1, p + 1);
+    if (left) s.model_layer0 = std::max(0, s.model_layer0 - 1);
+    if (right) s.model_layer0 += 1;
+}
+
 } // namespace
 
 const std::vector<Shortcut>& shortcuts() {
     static const std::vector<Shortcut> list = {
-        {"1 to 6", "shape walk, QKV split, scores, causality, check yourself, train"},
+        {"1 to 7", "shape walk, QKV split, scores, causality, check yourself, train, model"},
         {"Space / N", "train: train / pause, one step"},
         {"Left / Right (train)", "train: previous / next snapshot of the history"},
         {"Left / Right", "shape walk: previous / next step; causality: strength − / + 0.05"},
-        {"Up / Down", "causality: perturbed position p − / +"},
+        {"Up / Down", "causality: perturbed position p − / +; model: the predictions' position − / +"},
+        {"Left / Right (model)", "model: the grid's layers up / down by one when they are paged"},
         {"[ / ]", "previous / next head"},
         {", / .", "a trained model: previous / next block (layer)"},
         {"= / - / 0", "zoom the view in / out / fit"},
@@ -277,6 +289,7 @@ void handle_keys(AppState& s) {
     for (int v = 0; v < view_count; ++v)
         if (pressed('1' + v)) s.view = View(v);
     if (s.view == View::train) train_keys(s, left, right);
+    if (s.view == View::model && s.ready) model_keys(s, left, right);
     ViewWindow& win = s.windows[int(s.view)];
     if (pressed_repeat(key_equal) || pressed_repeat(key_kp_add)) win.zoom = std::min(16.f, win.zoom * 1.25f);
     if (pressed_repeat(key_minus) || pressed_repeat(key_kp_subtract)) win.zoom = std::max(0.25f, win.zoom / 1.25f);

@@ -8,6 +8,7 @@
 //   draw_causality_view  perturb position p, watch which outputs move
 //   draw_check_view   the lesson's three questions, each with a demonstration and an answer
 //   draw_train_view   train a toy model and watch its heads specialise
+//   draw_model_view   every layer x head, the head detector, next-token predictions (model_view.h)
 //
 // Panels only arrange widgets and heatmaps and set dirty flags; recompute() does the math.
 #pragma once
@@ -25,6 +26,9 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 // The Train view (train_view.h): a toy model trained live, its loss, its heads on a probe.
 void draw_train_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+// The Model view (model_view.h): every layer x head of the model shown, the head detector's
+// highlights and table, and the next-token predictions.
+void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 // The check view's "Show me" of question 1, 2 or 3 (Alt+1, Alt+2, Alt+3). Question 2 steps
 // H through 1, 2, 4 (those that divide C), as its buttons do one at a time.
 void show_me(AppState& s, int question);

@@ -1,0 +1,92 @@
+// head_detector.h: what each head of a model attends to, as TransformerLens's head_detector
+// and the training recipe's head_scores (train.h, docs/training.md §6) measure it, but on
+// any sequences: the text the views show, and repeated random token sequences.
+//
+//   prev_token  mean of a[i, i-1] over queries i >= 1
+//   duplicate   over the queries that have an earlier key with the same token, the mean of
+//               the attention mass on those keys (NaN when no query has one)
+//   induction   on a text: over the queries whose token appeared earlier (at j < i), the
+//               mean mass on the keys j + 1 just after those occurrences; on a repeated
+//               sequence [s0 .. s0+R) = [s0+R .. s0+2R): the mean of a[i, i-R+1] over the
+//               second copy's queries i whose next token is known, i = s0+R .. s0+2R-2
+//
+// Means are over every (sequence, query) pair together, as the recipe pools its batch, so
+// the detector on the recipe's probe batch gives head_scores' numbers (the test checks it).
+#pragma once
+#include "model.h"
+#include "rng.h"
+#include "train.h"
+#include <cstdint>
+#include <vector>
+
+namespace attnviz {
+
+// One sequence's attention: its tokens (N) and, per layer, that layer's softmax weights,
+// H matrices of (N, N). Pointers into a ModelTrace (or a Trace), which must outlive it.
+struct SequenceAttention {
+    const std::vector<int>* tokens = nullptr;
+    std::vector<const PerHead*> layers;
+};
+SequenceAttention attention_of(const ModelTrace& t);
+
+// Previous-token and duplicate scores of every head over the sequences, and the induction
+// score of a text (the header's definitions). Layers and heads are those of the first
+// sequence; every sequence must have as many. Fills prev_token, duplicate and induction.
+HeadScores detect_on_text(const std::vector<SequenceAttention>& seqs);
+// The induction score on repeated sequences whose first copy starts at `start` and is
+// `repeat` tokens long: [layer][head].
+std::vector<std::vector<float>> detect_induction_on_repeats(const std::vector<SequenceAttention>& seqs, int start,
+                                                            int repeat);
+
+// Whether a model's sequences start with a BOS token (the toy models do; a GPT-2 file reads
+// text as it comes). The one place the detector asks.
+bool starts_with_bos(const ModelConfig& c);
+
+// `count` sequences of `length` tokens: BOS first when the model has one, then r, r, filler,
+// with r = randint(0, V, (count, repeat)) and filler = randint(0, V, (count, rest)) drawn
+// from `g` in that order, as the recipe draws its induction probe. repeat * 2 must fit.
+std::vector<std::vector<int>> repeated_sequences(const ModelConfig& c, TorchGenerator& g, int count, int length,
+                                                 int repeat);
+
+// What the Model view shows: the scores of the text, and the induction score on repeated
+// random sequences of the model's vocabulary.
+struct HeadDetection {
+    HeadScores text;                              // prev_token, duplicate, induction on the text
+    std::vector<std::vector<float>> repeat_induction; // [layer][head]; empty: not measured
+    int repeat_count = 0, repeat_len = 0;          // sequences and the copy's length R
+    uint64_t repeat_seed = 0;
+};
+
+// The repeated probe the app uses: `count` sequences of the model's whole length (T + 1 with
+// BOS), R = T // 3 as the recipe's probe, from torch.Generator().manual_seed(seed); when
+// T // 3 is over detector_max_repeat, R = detector_max_repeat and the sequences are the two
+// copies alone. Runs the model on each (model_forward, `kernel`).
+constexpr int detector_repeat_count = 32;
+constexpr int detector_max_repeat = 48;
+constexpr uint64_t detector_repeat_seed = 1234;
+void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out, int count = detector_repeat_count,
+                             uint64_t seed = detector_repeat_seed);
+
+// Heads whose score passes `threshold` (the Train view's 0.6), strongest score first, for
+// the grid's highlights: kind 0 previous-token, 1 duplicate, 2 induction (the repeated
+// sequence's score when measured, else the text's).
+struct HeadRole {
+    int layer = 0, head = 0;
+    int kind = 0;
+    float score = 0;
+};
+constexpr float detector_threshold = 0.6f;
+std::vector<HeadRole> head_roles(const HeadDetection& d, float threshold = detector_threshold);
+const char* role_tag(int kind); // "prev", "dup", "ind"
+
+// Softmax of one logits row in float32 with the maximum subtracted first (torch's order for
+// a row: max, then exp(x - max) summed left to right, then each divided by the sum), and
+// the k largest, highest first (ties: the lower id first, as torch.topk on CPU gives them).
+struct TokenProb {
+    int token = 0;
+    float prob = 0;
+};
+std::vector<float> softmax_logits(const float* logits, int n);
+std::vector<TokenProb> top_k(const std::vector<float>& probs, int k);
+
+} // namespace attnviz

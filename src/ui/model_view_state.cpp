@@ -1,0 +1,90 @@
+// model_view_state.cpp: what the Model view shows that the traces do not hold, computed in
+// recompute() so that the view only draws: the head detector's scores (head_detector.h) on
+// the shown sequence, with the induction score on repeated random sequences once per model,
+// and the next-token predictions (a softmax of the model's logits, top 5) per position.
+//
+// A trained model: the detector reads every block of the unperturbed forward (model_base),
+// the sequence the grid draws. The lesson's module: its one block as the other views show
+// it (perturbation included), its positions told apart by the words when given (a repeated
+// word is a repeated token), else all distinct, so that it has previous-token scores only.
+#include "model_io.h"
+#include "state_internal.h"
+#include <algorithm>
+#include <map>
+
+namespace attnviz {
+
+namespace {
+
+// Below this many logits the whole table is computed at once (the toy models: 17 x 16);
+// above it only the positions asked for, one softmax over the vocabulary each.
+constexpr int64_t all_predictions_below = int64_t(1) << 20;
+constexpr int prediction_count = 5;
+
+std::vector<int> lesson_tokens(const AppState& s) {
+    const int T = s.trace.T;
+    std::vector<int> tok(static_cast<size_t>(T));
+    std::map<std::string, int> ids;
+    for (int t = 0; t < T; ++t) {
+        if (size_t(t) < s.tokens.size()) tok[size_t(t)] = ids.emplace(s.tokens[size_t(t)], int(ids.size())).first->second;
+        else tok[size_t(t)] = -1 - t; // no words: every position its own token
+    }
+    return tok;
+}
+
+bool has_predictions(const AppState& s) {
+    return s.trained && s.trained->model->config.has_lm_head() && s.model_base.logits_next.rows() > 0;
+}
+
+void predict_at(AppState& s, int pos) {
+    const Mat& logits = s.model_base.logits_next;
+    if (pos < 0 || pos >= logits.rows() || !s.predictions[size_t(pos)].empty()) return;
+    const std::vector<float> p = softmax_logits(logits.data() + int64_t(pos) * logits.cols(), int(logits.cols()));
+    s.predictions[size_t(pos)] = top_k(p, prediction_count);
+}
+
+} // namespace
+
+namespace state_detail {
+
+void update_model_view(AppState& s, bool config_changed, bool perturb_changed) {
+    if (!s.ready) return;
+    if (s.trained) {
+        if (config_changed) {
+            const std::shared_ptr<const Model> m = s.trained->model;
+            s.detection.text = detect_on_text({attention_of(s.model_base)});
+            if (s.detected_model != m) {
+                detect_repeat_induction(*m, s.kernel, s.detection);
+                s.detected_model = m;
+            }
+            s.grid_upload = true; // model_base's buffers may have moved
+            s.predictions.assign(size_t(s.model_base.logits_next.rows()), {});
+        }
+    } else if (config_changed || perturb_changed || s.detected_model || s.detection.text.prev_token.empty()) {
+        const std::vector<int> tok = lesson_tokens(s);
+        SequenceAttention a;
+        a.tokens = &tok;
+        a.layers.push_back(&s.trace.probs);
+        s.detection.text = detect_on_text({a});
+        s.detection.repeat_induction.clear();
+        s.detection.repeat_count = s.detection.repeat_len = 0;
+        if (s.detected_model) s.grid_upload = true; // the grid's textures of a model that has gone
+        s.detected_model.reset();
+        s.predictions.clear();
+    }
+    const int N = s.config.seq_len;
+    s.predict_pos = std::clamp(s.predict_pos, -1, N - 1);
+    if (s.predict_hover >= N) s.predict_hover = -1;
+    if (!has_predictions(s)) return;
+    const Mat& logits = s.model_base.logits_next;
+    if (int64_t(logits.rows()) * logits.cols() < all_predictions_below) {
+        for (int pos = 0; pos < int(logits.rows()); ++pos) predict_at(s, pos);
+    } else {
+        predict_at(s, s.predict_pos < 0 ? N - 1 : s.predict_pos);
+        predict_at(s, s.predict_hover);
+    }
+}
+
+} // namespace state_detail
+
+} // namespace attnviz
