@@ -31,7 +31,7 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
         if (it.kind == "heatmap")
             o.update({{"rows", it.rows}, {"cols", it.cols}, {"row0", it.row0}, {"col0", it.col0},
                       {"nrows", it.nrows}, {"ncols", it.ncols}});
-        if (it.kind == "bar") {
+        if (it.kind == "bar" || it.kind.rfind("check_", 0) == 0) {
             o["position"] = it.position;
             // JSON has no NaN: a NaN bar says so in words.
             if (std::isnan(it.value)) o["value"] = "NaN";
