@@ -2,6 +2,7 @@
 // puts the app into the demonstration that answers it, and a short answer revealed on
 // request; the lesson's key takeaways sit beside them.
 #include "format.h"
+#include "matrix_panel.h"
 #include "train_view.h"
 #include "train_view_state.h"
 #include "views.h"
@@ -131,13 +132,33 @@ void heads_comparison(AppState& s, UiContext& ui) {
     ImFont* f = ui.fonts->small;
     const float gap = std::round(12 * ui.scale);
     const float avail = ImGui::GetContentRegionAvail().x;
+    // Four heads' boxes fit the width; a label too long for its box takes its short form.
+    const float box_w = std::floor(std::min((avail - gap * 3) / 4, 200 * ui.scale));
+    // Form 0 "head 2: previous-token head (0.99)", 1 "head 2: prev-token (0.99)", 2 "prev-token
+    // (0.99)": the first that every head's label fits, so that all read alike.
+    int form = 0;
+    auto label_in = [&](const HeadView& hv, int k) {
+        const std::string full = hv.label.empty() ? "no role" : hv.label, head = "head " + std::to_string(hv.head) + ": ";
+        std::string short_form = full;
+        if (full.rfind("previous-token head", 0) == 0) short_form = "prev-token" + full.substr(19);
+        else if (full.rfind("duplicate-token head", 0) == 0) short_form = "duplicate" + full.substr(20);
+        return k == 0 ? head + full : k == 1 ? head + short_form : short_form;
+    };
+    for (const HeadsRun& r : c.runs)
+        for (const HeadView& hv : r.picture.heads)
+            while (form < 2 && text_size(f, label_in(hv, form)).x > box_w) ++form;
+    auto label_of = [&](const HeadView& hv) { return label_in(hv, form); };
+    float label_h = f->FontSize;
+    for (const HeadsRun& r : c.runs)
+        for (const HeadView& hv : r.picture.heads)
+            label_h = std::max(label_h, f->CalcTextSizeA(f->FontSize, FLT_MAX, box_w, label_of(hv).c_str()).y);
     // Patterns small enough that both runs and the sentence fit the view's height once it
-    // scrolled here: two title lines, two labels of two lines, the sentence (or its room).
+    // scrolled here: two title lines, two labels, the sentence (or its room).
     const int N = c.runs[0].settings.model.n_tokens();
     const std::string sentence = c.sentence.empty() ? std::string(380, 'x') : c.sentence;
-    const float text_h = 2 * ImGui::GetFrameHeightWithSpacing() + 2 * (2 * f->FontSize + 10) +
-                         ImGui::CalcTextSize(sentence.c_str(), nullptr, false, avail).y + 3 * ImGui::GetStyle().ItemSpacing.y;
-    const float view_h = ImGui::GetWindowHeight() - 2 * ImGui::GetFrameHeightWithSpacing();
+    const float text_h = 2 * ImGui::GetFrameHeightWithSpacing() + 2 * (label_h + 10) +
+                         ImGui::CalcTextSize(sentence.c_str(), nullptr, false, avail).y + 4 * ImGui::GetStyle().ItemSpacing.y;
+    const float view_h = ImGui::GetWindowHeight() - ImGui::GetFrameHeightWithSpacing();
     const float cell_h = std::floor((view_h - text_h) / float(2 * N));
     for (size_t i = 0; i < c.runs.size(); ++i) {
         const HeadsRun& r = c.runs[i];
@@ -163,7 +184,6 @@ void heads_comparison(AppState& s, UiContext& ui) {
         ImGui::TextDisabled("(step %lld)", (long long)r.picture.step);
         // The heads side by side; a label wraps under its pattern.
         const int n = int(r.picture.heads.size());
-        const float box_w = std::floor(std::min((avail - gap * float(std::max(n, 4) - 1)) / float(std::max(n, 4)), 200 * ui.scale));
         const float cell = std::max(2.f, std::min({std::floor(box_w / float(N)), cell_h, std::round(6 * ui.scale)}));
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
         float bottom = p0.y;
@@ -172,7 +192,7 @@ void heads_comparison(AppState& s, UiContext& ui) {
             const ImVec2 at(p0.x + float(k) * (box_w + gap), p0.y + 2);
             draw_head_pattern(ui, dl, hv, r.picture, at, cell, false);
             const float side = cell * float(N);
-            const std::string label = "head " + std::to_string(hv.head) + ": " + (hv.label.empty() ? "no role" : hv.label);
+            const std::string label = label_of(hv);
             const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, box_w, label.c_str());
             dl->AddText(f, f->FontSize, ImVec2(at.x, at.y + side + 4), hv.label.empty() ? ui.pal.text_dim : ui.pal.accent,
                         label.c_str(), nullptr, box_w);
