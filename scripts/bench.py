@@ -333,6 +333,12 @@ def main():
                   f"{fmt(train_frames['median_idle_ms'], 3)} ms = {fmt(train_frames['training_ratio'], 3)} (goal: at most 1.5)")
             print(f"Training steps/s with the window drawing / alone: {fmt(train_frames['steps_per_s_with_window'], 3)} / "
                   f"{fmt(train_frames['steps_per_s_alone'], 3)} = {fmt(train_frames['steps_ratio'], 3)} (goal: at least 0.8)")
+            # Where the frame's time goes: the run's copy, building the panels, llvmpipe's drawing.
+            for phase in ("idle", "training"):
+                parts = train_frames.get(f"{phase}_parts_ms")
+                if parts:
+                    print(f"Train view {'paused' if phase == 'idle' else 'training'} frame parts, ms: refresh "
+                          f"{fmt(parts['refresh'], 3)}, panels {fmt(parts['panels'], 3)}, render {fmt(parts['render'], 3)}")
 
     import bench_train  # the training rows (scripts/bench_train.py)
     train_rows = bench_train.run(args.bin, quick=args.quick, blas_core=TorchWorker.core)

@@ -167,8 +167,14 @@ TrainStatus TrainSession::status() const {
 
 void TrainSession::copy_history(TrainHistory& out) const {
     std::lock_guard<std::mutex> lock(mu_);
-    out.losses = losses_;
-    out.snapshots = snapshots_;
+    if (out.epoch != epoch_ || out.losses.size() > losses_.size() || out.snapshots.size() > snapshots_.size()) {
+        out.losses = losses_;
+        out.snapshots = snapshots_;
+        out.epoch = epoch_;
+        return;
+    }
+    out.losses.insert(out.losses.end(), losses_.begin() + std::ptrdiff_t(out.losses.size()), losses_.end());
+    out.snapshots.insert(out.snapshots.end(), snapshots_.begin() + std::ptrdiff_t(out.snapshots.size()), snapshots_.end());
 }
 
 std::shared_ptr<const Model> TrainSession::latest(int64_t* step) const {
@@ -225,6 +231,7 @@ void TrainSession::thin_locked() {
             it = (it->first != 0 && it->first % full_every != 0) ? full_.erase(it) : std::next(it);
         snapshots_ = std::move(kept);
         status_.history_bytes = bytes;
+        ++epoch_;
     }
 }
 
@@ -261,6 +268,7 @@ void TrainSession::restore_locked(int64_t step, std::unique_lock<std::mutex>& lo
     full_.erase(full_.upper_bound(step), full_.end());
     status_.history_bytes = bytes;
     status_.step = step;
+    ++epoch_;
     latest_ = std::move(now);
     status_.message = "Resumed from step " + std::to_string(step) + ": the " + std::to_string(dropped) +
                       " later steps were dropped.";

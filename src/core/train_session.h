@@ -85,6 +85,7 @@ struct TrainStatus {
 struct TrainHistory {
     std::vector<float> losses;          // losses[i] is step i + 1's loss (before its update)
     std::vector<TrainSnapshot> snapshots; // by step; models shared, not copied
+    uint64_t epoch = ~uint64_t(0);      // the session's history epoch this copy follows
 };
 
 class TrainSession {
@@ -113,6 +114,9 @@ public:
     void wait_idle();
 
     TrainStatus status() const;
+    // Brings `out` up to date. Between a thinning and a resume the history only grows, so a
+    // copy that follows the session takes only the losses and snapshots it lacks: the window
+    // copies a few floats a frame, not the whole run under the lock the worker needs.
     void copy_history(TrainHistory& out) const;
     // The latest weights, shared; `step` (when given) gets the steps they are after.
     std::shared_ptr<const Model> latest(int64_t* step = nullptr) const;
@@ -138,6 +142,7 @@ private:
     bool stepping_ = false; // the worker is inside a step or a restore (lock released)
     std::vector<float> losses_;
     std::vector<TrainSnapshot> snapshots_;
+    uint64_t epoch_ = 0; // changes when losses or snapshots are dropped or changed, not appended
     std::map<int64_t, std::shared_ptr<const Full>> full_; // by step
     std::shared_ptr<const Model> latest_;
     int64_t budget_;

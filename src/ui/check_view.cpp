@@ -2,8 +2,12 @@
 // puts the app into the demonstration that answers it, and a short answer revealed on
 // request; the lesson's key takeaways sit beside them.
 #include "format.h"
+#include "matrix_panel.h"
+#include "train_view.h"
+#include "train_view_state.h"
 #include "views.h"
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -104,6 +108,107 @@ void sharpness_table(AppState& s, UiContext& ui) {
     ImGui::PopFont();
 }
 
+// A text at the cursor, recorded (when visible) for the layout file with its value.
+void recorded_text(UiContext& ui, const std::string& text, const std::string& kind, const std::string& name, int position,
+                   float value, ImU32 colour) {
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colour));
+    ImGui::TextUnformatted(text.c_str());
+    ImGui::PopStyleColor();
+    const ImVec2 size = ImGui::GetItemRectSize();
+    if (!ui.layout || !ImGui::IsRectVisible(at, ImVec2(at.x + size.x, at.y + size.y))) return;
+    LayoutItem it;
+    it.kind = kind, it.name = name, it.position = position, it.value = value;
+    it.x = at.x, it.y = at.y, it.w = size.x, it.h = size.y;
+    ui.layout->push_back(it);
+}
+
+// Question 2's second demonstration: both runs, each with its accuracies and its heads on
+// the probe (pattern and label), then the sentence that reads them.
+void heads_comparison(AppState& s, UiContext& ui) {
+    if (!s.train || s.train->compare.runs.empty()) return;
+    const HeadsComparison& c = s.train->compare;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* f = ui.fonts->small;
+    const float gap = std::round(12 * ui.scale);
+    const float avail = ImGui::GetContentRegionAvail().x;
+    // Four heads' boxes fit the width; a label too long for its box takes its short form.
+    const float box_w = std::floor(std::min((avail - gap * 3) / 4, 200 * ui.scale));
+    // Form 0 "head 2: previous-token head (0.99)", 1 "head 2: prev-token (0.99)", 2 "prev-token
+    // (0.99)": the first that every head's label fits, so that all read alike.
+    int form = 0;
+    auto label_in = [&](const HeadView& hv, int k) {
+        const std::string full = hv.label.empty() ? "no role" : hv.label, head = "head " + std::to_string(hv.head) + ": ";
+        std::string short_form = full;
+        if (full.rfind("previous-token head", 0) == 0) short_form = "prev-token" + full.substr(19);
+        else if (full.rfind("duplicate-token head", 0) == 0) short_form = "duplicate" + full.substr(20);
+        return k == 0 ? head + full : k == 1 ? head + short_form : short_form;
+    };
+    for (const HeadsRun& r : c.runs)
+        for (const HeadView& hv : r.picture.heads)
+            while (form < 2 && text_size(f, label_in(hv, form)).x > box_w) ++form;
+    auto label_of = [&](const HeadView& hv) { return label_in(hv, form); };
+    float label_h = f->FontSize;
+    for (const HeadsRun& r : c.runs)
+        for (const HeadView& hv : r.picture.heads)
+            label_h = std::max(label_h, f->CalcTextSizeA(f->FontSize, FLT_MAX, box_w, label_of(hv).c_str()).y);
+    // Patterns small enough that both runs and the sentence fit the view's height once it
+    // scrolled here: two title lines, two labels, the sentence (or its room).
+    const int N = c.runs[0].settings.model.n_tokens();
+    const std::string sentence = c.sentence.empty() ? std::string(380, 'x') : c.sentence;
+    const float text_h = 2 * ImGui::GetFrameHeightWithSpacing() + 2 * (label_h + 10) +
+                         ImGui::CalcTextSize(sentence.c_str(), nullptr, false, avail).y + 4 * ImGui::GetStyle().ItemSpacing.y;
+    const float view_h = ImGui::GetWindowHeight() - ImGui::GetFrameHeightWithSpacing();
+    const float cell_h = std::floor((view_h - text_h) / float(2 * N));
+    for (size_t i = 0; i < c.runs.size(); ++i) {
+        const HeadsRun& r = c.runs[i];
+        const ModelConfig& m = r.settings.model;
+        ImGui::Text("H = %d, head_dim %d:", m.n_head, m.head_dim());
+        ImGui::SameLine();
+        if (!r.done()) {
+            if (r.session)
+                ImGui::TextDisabled("training, step %lld of %lld", (long long)r.status.step, (long long)c.steps);
+            else
+                ImGui::TextDisabled("waits for H = %d", c.runs[0].settings.model.n_head);
+            continue;
+        }
+        const auto& a = r.picture.accuracy;
+        const double prev = a.count("prev") ? a.at("prev") : 0, dup = a.count("dup") ? a.at("dup") : 0;
+        const std::string h = "H=" + std::to_string(m.n_head);
+        recorded_text(ui, "previous letter " + fmt(prev, "%.3f"), "check_accuracy", h + " prev", m.n_head, float(prev),
+                      ui.pal.text);
+        ImGui::SameLine(0, gap);
+        recorded_text(ui, "appeared before " + fmt(dup, "%.3f"), "check_accuracy", h + " dup", m.n_head, float(dup),
+                      dup < 0.8 ? ui.pal.warning : ui.pal.text);
+        ImGui::SameLine(0, gap);
+        ImGui::TextDisabled("(step %lld)", (long long)r.picture.step);
+        // The heads side by side; a label wraps under its pattern.
+        const int n = int(r.picture.heads.size());
+        const float cell = std::max(2.f, std::min({std::floor(box_w / float(N)), cell_h, std::round(6 * ui.scale)}));
+        const ImVec2 p0 = ImGui::GetCursorScreenPos();
+        float bottom = p0.y;
+        for (int k = 0; k < n; ++k) {
+            const HeadView& hv = r.picture.heads[size_t(k)];
+            const ImVec2 at(p0.x + float(k) * (box_w + gap), p0.y + 2);
+            draw_head_pattern(ui, dl, hv, r.picture, at, cell, false);
+            const float side = cell * float(N);
+            const std::string label = label_of(hv);
+            const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, box_w, label.c_str());
+            dl->AddText(f, f->FontSize, ImVec2(at.x, at.y + side + 4), hv.label.empty() ? ui.pal.text_dim : ui.pal.accent,
+                        label.c_str(), nullptr, box_w);
+            bottom = std::max(bottom, at.y + side + 4 + ts.y);
+            if (ui.layout && ImGui::IsRectVisible(at, ImVec2(at.x + side, at.y + side))) {
+                LayoutItem it;
+                it.kind = "check_head", it.name = hv.label, it.head = k, it.position = m.n_head;
+                it.x = at.x, it.y = at.y, it.w = it.h = side;
+                ui.layout->push_back(it);
+            }
+        }
+        ImGui::Dummy(ImVec2(avail, bottom - p0.y + 2));
+    }
+    if (!c.sentence.empty()) recorded_text(ui, c.sentence, "check_sentence", c.sentence, -1, 0, ui.pal.text);
+}
+
 void takeaways(UiContext& ui) {
     heading(ui, "Key takeaways");
     ImGui::PushFont(ui.fonts->body);
@@ -181,6 +286,16 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     else
         ImGui::Text("H = %d heads of head_dim %d; parameters 4C² = %s whatever H", c.n_head, c.head_dim(),
                     format_count(c.param_count()).c_str());
+    // The second demonstration: the same question answered by training.
+    if (s.train && s.train->compare.scroll) {
+        ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
+        s.train->compare.scroll = false;
+    }
+    if (ImGui::Button("Show me##2b")) start_heads_comparison(s);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Alt+4: train both with H = 1, then with H = 4, and compare the heads");
+    ImGui::SameLine();
+    ImGui::TextDisabled("train both with H = 1, then H = 4, at C = 64 (Alt+4)");
+    heads_comparison(s, ui);
     answer(s, 1,
            "Each head has its own softmax over its own head_dim channels of q and k, so different heads can attend "
            "to different positions at once (compare the heads' weights in the scores view). The cost stays the "

@@ -281,7 +281,9 @@ void draw_app(AppState& s, UiContext& ui) {
     ImGui::SetNextWindowSize(vp->Size);
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                                    ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollWithMouse;
-    ImGui::Begin("attnviz", nullptr, fixed);
+    // No background: the frame is cleared to the same colour first, and a software renderer
+    // (llvmpipe) would blend a full-window quad for nothing every frame.
+    ImGui::Begin("attnviz", nullptr, fixed | ImGuiWindowFlags_NoBackground);
     const float W = vp->Size.x, Hh = vp->Size.y;
     const float panel_w = side_panel_width(s, W, ui.scale);
     s.panel_visible = panel_w > 0;

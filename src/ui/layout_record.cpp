@@ -36,7 +36,7 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
         if (it.kind == "grid_head" || it.kind == "detector_row") o.update({{"layer", it.position}, {"score", it.value}});
         if (it.kind == "grid_head") o.update({{"rows", it.rows}, {"cols", it.cols}});
         if (it.kind == "prediction") o.update({{"position", it.position}, {"value", it.value}});
-        if (it.kind == "bar") {
+        if (it.kind == "bar" || it.kind.rfind("check_", 0) == 0) {
             o["position"] = it.position;
             // JSON has no NaN: a NaN bar says so in words.
             if (std::isnan(it.value)) o["value"] = "NaN";

@@ -23,6 +23,12 @@ float draw_train_scrubber(TrainViewState& t, UiContext& ui, ImVec2 p0, float wid
 // `compact`: short role names and score labels, for narrow head boxes.
 void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bool compact);
 
+// One head's pattern on the picture's probe, (N, N) cells of `cell` pixels from `at`, with
+// the letters along the top and the left when `letters` (they take a small font's line and
+// width outside the square). The check view's comparison draws its heads with it too.
+void draw_head_pattern(UiContext& ui, ImDrawList* dl, const HeadView& hv, const TrainPicture& pic, ImVec2 at, float cell,
+                       bool letters);
+
 // The step the view shows: the scrubbed snapshot, or the run's latest.
 int64_t shown_step(const TrainViewState& t);
 

@@ -58,6 +58,38 @@ void score_bar(UiContext& ui, ImDrawList* dl, ImVec2 p, float w, const char* nam
     dl->AddLine(ImVec2(tx, y0 - 2), ImVec2(tx, y1 + 2), ui.pal.text, 1.5f);
 }
 
+} // namespace
+
+void draw_head_pattern(UiContext& ui, ImDrawList* dl, const HeadView& hv, const TrainPicture& pic, ImVec2 at, float cell,
+                       bool letters) {
+    ImFont* f = ui.fonts->small;
+    const Palette& pal = ui.pal;
+    const ModelConfig& c = pic.model->config;
+    const int N = int(pic.probe.size());
+    const float gx = at.x, gy = at.y, side = cell * float(N);
+    // Letters of the keys along the top, of the queries down the left.
+    for (int k = 0; k < N && letters; ++k) {
+        const std::string l = token_name(c, pic.probe[size_t(k)]);
+        const float w = text_size(f, l).x;
+        dl->AddText(f, f->FontSize, ImVec2(gx + cell * (float(k) + 0.5f) - w / 2, gy - f->FontSize - 2), pal.text_dim, l.c_str());
+        dl->AddText(f, f->FontSize, ImVec2(gx - w - 4, gy + cell * (float(k) + 0.5f) - f->FontSize / 2), pal.text_dim, l.c_str());
+    }
+    // The pattern: row i is query i's weights over keys j <= i; masked keys are grey.
+    for (int r = 0; r < N; ++r)
+        for (int k = 0; k < N; ++k) {
+            const ImVec2 a(gx + cell * float(k), gy + cell * float(r)), b(a.x + cell, a.y + cell);
+            if (k > r) {
+                dl->AddRectFilled(a, b, pal.panel);
+                continue;
+            }
+            const float w = hv.probs[size_t(r) * size_t(N) + size_t(k)];
+            dl->AddRectFilled(a, b, ImGui::ColorConvertFloat4ToU32(colormap_color(Colormap::viridis, w, pal.colormaps)));
+        }
+    dl->AddRect(ImVec2(gx - 1, gy - 1), ImVec2(gx + side + 1, gy + side + 1), pal.frame);
+}
+
+namespace {
+
 struct Grid {
     int cols = 1, rows = 1;
     float cell = 1; // pixels per pattern cell
@@ -143,26 +175,8 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
         else
             dl->AddText(f, f->FontSize, ImVec2(bx, ly), pal.text_dim, pic.scored || pic.scores_step >= 0 ? "no role yet" : "",
                         nullptr, 0.f, &clip);
-        // Letters of the keys along the top, of the queries down the left.
         const float gx = bx + tick_w, gy = ly + f->FontSize * (letters ? 2 : 1) + std::round(6 * ui.scale);
-        for (int k = 0; k < N && letters; ++k) {
-            const std::string l = token_name(c, pic.probe[size_t(k)]);
-            const float w = text_size(f, l).x;
-            dl->AddText(f, f->FontSize, ImVec2(gx + cell * (float(k) + 0.5f) - w / 2, gy - f->FontSize - 2), pal.text_dim, l.c_str());
-            dl->AddText(f, f->FontSize, ImVec2(gx - w - 4, gy + cell * (float(k) + 0.5f) - f->FontSize / 2), pal.text_dim, l.c_str());
-        }
-        // The pattern: row i is query i's weights over keys j <= i; masked keys are grey.
-        for (int r = 0; r < N; ++r)
-            for (int k = 0; k < N; ++k) {
-                const ImVec2 a(gx + cell * float(k), gy + cell * float(r)), b(a.x + cell, a.y + cell);
-                if (k > r) {
-                    dl->AddRectFilled(a, b, pal.panel);
-                    continue;
-                }
-                const float w = hv.probs[size_t(r) * size_t(N) + size_t(k)];
-                dl->AddRectFilled(a, b, ImGui::ColorConvertFloat4ToU32(colormap_color(Colormap::viridis, w, pal.colormaps)));
-            }
-        dl->AddRect(ImVec2(gx - 1, gy - 1), ImVec2(gx + side + 1, gy + side + 1), pal.frame);
+        draw_head_pattern(ui, dl, hv, pic, ImVec2(gx, gy), cell, letters);
         if (mouse.x >= gx && mouse.x < gx + side && mouse.y >= gy && mouse.y < gy + side && ImGui::IsWindowHovered()) {
             const int r = int((mouse.y - gy) / cell), k = int((mouse.x - gx) / cell);
             const std::string q = token_name(c, pic.probe[size_t(r)]), kk = token_name(c, pic.probe[size_t(k)]);

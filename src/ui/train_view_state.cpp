@@ -58,6 +58,7 @@ bool request_train_settings(TrainViewState& t, const TrainSettings& next) {
     new_session(t, std::make_unique<TrainSession>(next));
     t.loaded_from.clear();
     t.status = "A new run: " + std::string(to_string(next.model.task)) + ", seed " + std::to_string(next.seed) + ".";
+    t.status_step = 0;
     return true;
 }
 
@@ -140,8 +141,6 @@ bool set_probe_text(TrainViewState& t, const std::string& text, std::string& err
 
 // [SECTION] Once per frame
 
-namespace {
-
 void fill_heads(TrainPicture& p, const std::vector<TrainSnapshot>& snaps) {
     const Model& m = *p.model;
     ModelTrace tr;
@@ -185,19 +184,25 @@ void fill_heads(TrainPicture& p, const std::vector<TrainSnapshot>& snaps) {
         }
 }
 
-} // namespace
-
 void refresh_train_view(AppState& s) {
     if (!s.train || !s.train->session) return;
     TrainViewState& t = *s.train;
+    refresh_heads_comparison(t);
     TrainStatus st = t.session->status();
     if (st.version != t.seen_version) {
         t.seen_version = st.version;
         t.session->copy_history(t.history);
         t.shown_status = st;
-        if (!st.message.empty()) t.status = st.message;
+        if (!st.message.empty() && st.message != t.seen_message) t.status = st.message, t.status_step = st.step;
+        t.seen_message = st.message;
     } else {
         t.shown_status = st;
+    }
+    if (!st.busy && st.step != t.status_step) {
+        const std::string from = t.loaded_from.empty() ? std::string() : " from " + quote_path(t.loaded_from) + "'s weights";
+        t.status = "Trained to step " + std::to_string(st.step) + from + ": " + to_string(t.settings.model.task) + ", seed " +
+                   std::to_string(t.settings.seed) + ".";
+        t.status_step = st.step;
     }
     if (t.restore_scrub >= 0 && !st.busy) {
         t.scrub = t.restore_scrub;
@@ -232,10 +237,17 @@ void refresh_train_view(AppState& s) {
     }
 }
 
-bool train_busy(const AppState& s) { return s.train && s.train->session && s.train->shown_status.busy; }
+bool train_busy(const AppState& s) {
+    if (!s.train) return false;
+    for (const HeadsRun& r : s.train->compare.runs)
+        if (!r.done()) return true; // the comparison's picture moves until both runs are done
+    return s.train->session && s.train->shown_status.busy;
+}
 
 void finish_training(AppState& s) {
-    if (s.train && s.train->session) s.train->session->wait_idle();
+    if (!s.train) return;
+    refresh_heads_comparison(*s.train, true);
+    if (s.train->session) s.train->session->wait_idle();
 }
 
 // [SECTION] Files and the other views
@@ -249,6 +261,7 @@ void open_in_views(AppState& s) {
     in->source = "Train view, step " + std::to_string(t.picture.step);
     request_trained_model(s, in);
     s.view = View::walk;
+    t.status_step = t.shown_status.step;
     t.status = "Opened step " + std::to_string(t.picture.step) + "'s model in the views, on the probe " +
                probe_text(t.picture.model->config, t.picture.probe) + ".";
 }
@@ -256,6 +269,7 @@ void open_in_views(AppState& s) {
 void save_train_model(TrainViewState& t, const std::string& path) {
     std::string error;
     if (!t.picture.model) return;
+    t.status_step = t.shown_status.step;
     if (!ends_with_nocase(path, ".safetensors")) {
         t.status = "Not saved: " + quote_path(path) + " does not end in .safetensors; give a name like model.safetensors.";
         return;
@@ -270,10 +284,12 @@ void load_train_model(TrainViewState& t, const std::string& path) {
     Model m;
     std::string error;
     if (!load_model(path, m, error)) {
+        t.status_step = t.shown_status.step;
         t.status = "Kept the current run: " + error + ".";
         return;
     }
     start_from_model(t, m, path);
+    t.status_step = 0;
     t.status = "Loaded " + quote_path(path) + " (" + to_string(m.config.task) +
                "): its weights are step 0 here; Train goes on from them with a fresh optimiser, as the file holds no history.";
 }

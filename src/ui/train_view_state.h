@@ -45,6 +45,23 @@ struct TrainPicture {
     std::map<std::string, double> accuracy;
 };
 
+// Question 2's second "Show me" (the check view): `both` at its recipe trained to its default
+// end with H = 1, then with H = 4, at the same C, seed and batches, each run on a worker of
+// its own. The numbers and labels are the runs' own; the panel only draws them.
+struct HeadsRun {
+    TrainSettings settings;
+    std::unique_ptr<TrainSession> session; // made when its turn comes
+    TrainStatus status;                    // as last published
+    TrainPicture picture;                  // the last step's heads on the probe, once done
+    bool done() const { return picture.model != nullptr; }
+};
+struct HeadsComparison {
+    int64_t steps = 0;          // both's default end
+    std::vector<HeadsRun> runs; // H = 1, then H = 4; empty until asked for
+    std::string sentence;       // what the class sees, once both runs are done
+    bool scroll = false;        // the check view brings it into sight (at the start, when done)
+};
+
 struct TrainViewState {
     // The run, and the settings the fields show (applied by request_train_settings).
     std::unique_ptr<TrainSession> session;
@@ -54,6 +71,11 @@ struct TrainViewState {
     int speed_index = 0; // into train_speeds()
     std::string error;   // why the last settings edit was refused ("" when none)
     std::string status;  // what the last action did (saved, loaded, resumed)
+    // The run's step when `status` was said. Once the run has trained on from there and
+    // stopped, refresh_train_view says where it is instead, so no line outlives its truth
+    // ("A new run", "Retraining ..." after the run got there).
+    int64_t status_step = 0;
+    std::string seen_message; // the worker's last message taken into `status`
 
     // The probe: the letters the heads are shown on.
     std::string probe_field;
@@ -72,6 +94,8 @@ struct TrainViewState {
     uint64_t seen_version = ~uint64_t(0);
     TrainPicture picture;
     std::string loaded_from; // the file the run started from ("" : from its seed)
+
+    HeadsComparison compare;
 };
 
 // The Train view's state in `s`, made (task both, its defaults) on first use.
@@ -92,6 +116,18 @@ void shuffle_probe(TrainViewState& t);
 std::string probe_text(const ModelConfig& c, const std::vector<int>& tokens);
 // The default probe for a config: a segment of T / 3 letters, its repeat, then filler.
 std::vector<int> default_probe(const ModelConfig& c);
+
+// The heads of `p.model` on `p.probe` (their patterns) and the scores and accuracy of the
+// newest scored snapshot at or before `p.step`, with the label of each head.
+void fill_heads(TrainPicture& p, const std::vector<TrainSnapshot>& snaps);
+
+// Starts question 2's comparison afresh (train_view_compare.cpp); the check view shows it.
+void start_heads_comparison(AppState& s);
+// Once per frame (from refresh_train_view): starts the H = 4 run when H = 1's is done, and
+// takes each finished run's picture. With `wait`, blocks until both runs are done (headless).
+void refresh_heads_comparison(TrainViewState& t, bool wait = false);
+// The sentence for two finished runs (H = 1 first), from their accuracies and labels.
+std::string comparison_sentence(const HeadsRun& one, const HeadsRun& four);
 
 // True while the run trains or restores a snapshot (the window then draws without waiting
 // for events, so the curves move).

@@ -223,6 +223,7 @@ const std::vector<Shortcut>& shortcuts() {
         {"L", "reset to the lesson"},
         {"A", "check yourself: show / hide the answers"},
         {"Alt+1 / Alt+2 / Alt+3", "check yourself: Show me of question 1, 2 (H: 1 → 2 → 4), 3"},
+        {"Alt+4", "check yourself: question 2 by training both with H = 1, then H = 4"},
         {"T", "theme: dark → light → high contrast"},
         {"P", "palette: default ↔ cb (colour-blind safe)"},
         {"Ctrl+= / Ctrl+-", "larger / smaller text (1× to 3×)"},
@@ -262,10 +263,12 @@ void handle_keys(AppState& s) {
         if (!s.panel_visible) s.side_panel = PanelMode::shown;
         s.focus_panel = true;
     }
-    // Alt+1..3: the check view's "Show me" buttons.
-    if (io.KeyAlt && !io.KeyCtrl && s.view == View::check)
+    // Alt+1..3: the check view's "Show me" buttons; Alt+4: question 2's second, by training.
+    if (io.KeyAlt && !io.KeyCtrl && s.view == View::check) {
         for (int q = 1; q <= 3; ++q)
             if (pressed('0' + q)) show_me(s, q);
+        if (pressed('4')) start_heads_comparison(s);
+    }
     if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
     for (ImWchar c : io.InputQueueCharacters)
         if (c == '?') s.show_help = !s.show_help;

@@ -202,6 +202,70 @@ TEST(TrainSession, HistoryStaysWithinItsBudgetOver5000Steps) {
     EXPECT_TRUE(same_run(ses.run_copy(), plain_run(s, int(back))));
 }
 
+namespace {
+
+// A copy kept up to date frame after frame is the same as one taken afresh: the same losses,
+// and the same snapshots (steps, kinds, scores, the very weights).
+void expect_same_history(const TrainHistory& followed, const TrainHistory& fresh, const std::string& when) {
+    EXPECT_EQ(followed.losses, fresh.losses) << when;
+    ASSERT_EQ(followed.snapshots.size(), fresh.snapshots.size()) << when;
+    for (size_t i = 0; i < fresh.snapshots.size(); ++i) {
+        const TrainSnapshot &a = followed.snapshots[i], &b = fresh.snapshots[i];
+        EXPECT_EQ(a.step, b.step) << when;
+        EXPECT_EQ(a.full, b.full) << when << ", step " << b.step;
+        EXPECT_EQ(a.scored, b.scored) << when << ", step " << b.step;
+        EXPECT_EQ(a.model, b.model) << when << ", step " << b.step;
+        EXPECT_EQ(a.accuracy, b.accuracy) << when << ", step " << b.step;
+    }
+}
+
+} // namespace
+
+TEST(TrainSession, AFollowedCopyOfTheHistoryEqualsAFreshOneThroughThinningAndResumes) {
+    TrainSettings s = default_train_settings(Task::prev);
+    s.model.n_embd = 8;
+    s.model.n_head = 2;
+    s.model.vocab = 4;
+    s.model.seq_len = 4;
+    s.batch = 1;
+    Model m = init_model(s.model, 0);
+    int64_t floats = 0;
+    for (const Param& p : parameters(m)) floats += p.value->size();
+    TrainSession ses(s, 40 * floats * 4); // 40 snapshots' weights: 1500 steps thin it
+    TrainHistory followed;
+    auto follow_until_idle = [&] {
+        while (ses.status().busy) {
+            ses.copy_history(followed);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        ses.wait_idle();
+        ses.copy_history(followed);
+        TrainHistory fresh;
+        ses.copy_history(fresh);
+        return fresh;
+    };
+    ses.run_to(1500);
+    expect_same_history(followed, follow_until_idle(), "after 1500 steps");
+    EXPECT_GT(ses.status().every, snapshot_every) << "the history should have been thinned";
+    TrainHistory h;
+    ses.copy_history(h);
+    const int64_t back = h.snapshots[h.snapshots.size() / 2].step;
+    ASSERT_TRUE(ses.resume_from(back));
+    expect_same_history(followed, follow_until_idle(), "after a resume");
+    EXPECT_EQ(followed.losses.size(), size_t(back));
+    ses.run_to(1700);
+    expect_same_history(followed, follow_until_idle(), "after training on");
+    // A resume, then training past where the copy was, before the copy looks again: the copy
+    // cannot tell by the sizes alone that its tail is gone.
+    ASSERT_TRUE(ses.resume_from(back));
+    ses.run_to(1800);
+    ses.wait_idle();
+    ses.copy_history(followed);
+    TrainHistory fresh;
+    ses.copy_history(fresh);
+    expect_same_history(followed, fresh, "after a resume and more steps between two copies");
+}
+
 TEST(TrainSession, DefaultSizesKeepEvery10StepsTo5000WithinTheBudget) {
     // The budget's arithmetic at each task's default sizes: 500 snapshots of weights and 50
     // full checkpoints (every 100 steps) fit 128 MiB, so the defaults thin only after 5000.

@@ -5,6 +5,7 @@
 #include "gui_test_support.h"
 #include "model_io.h"
 #include "state_test_support.h"
+#include "text_util.h"
 #include "train_view_state.h"
 #include <fstream>
 #include <gtest/gtest.h>
@@ -108,6 +109,45 @@ TEST(TrainView, ARefusedSettingKeepsTheRunAndSaysWhy) {
     EXPECT_TRUE(request_train_settings(t, good));
     EXPECT_TRUE(t.error.empty());
     EXPECT_EQ(t.session->status().step, 0);
+}
+
+// What the status line says stays true: "A new run" until the run trains on, then where it is
+// (as after --train-steps N); an action's line until the run moves past it; a resume's line.
+TEST(TrainView, TheStatusSaysWhatIsTrueNow) {
+    AppState s = lesson_state();
+    s.view = View::train;
+    TrainViewState& t = train_view(s);
+    TrainSettings next = t.settings;
+    next.seed = 3;
+    ASSERT_TRUE(request_train_settings(t, next));
+    t.session->wait_idle();
+    refresh_train_view(s);
+    EXPECT_EQ(t.status, "A new run: both, seed 3.");
+    t.session->run_to(40);
+    t.session->wait_idle();
+    refresh_train_view(s);
+    EXPECT_EQ(t.status, "Trained to step 40: both, seed 3.");
+    const std::string file = temp_dir() + "/status_40.safetensors";
+    save_train_model(t, file);
+    refresh_train_view(s);
+    EXPECT_EQ(t.status.rfind("Saved step 40's model to ", 0), 0u) << t.status;
+    t.session->step(10);
+    t.session->wait_idle();
+    refresh_train_view(s);
+    EXPECT_EQ(t.status, "Trained to step 50: both, seed 3.");
+    ASSERT_TRUE(t.session->resume_from(20));
+    t.session->wait_idle();
+    refresh_train_view(s);
+    EXPECT_EQ(t.status, "Resumed from step 20: the 30 later steps were dropped.");
+    refresh_train_view(s);
+    EXPECT_EQ(t.status, "Resumed from step 20: the 30 later steps were dropped.") << "said once, kept while true";
+    load_train_model(t, file);
+    refresh_train_view(s);
+    EXPECT_EQ(t.status.rfind("Loaded ", 0), 0u) << t.status;
+    t.session->run_to(5);
+    t.session->wait_idle();
+    refresh_train_view(s);
+    EXPECT_EQ(t.status, "Trained to step 5 from " + quote_path(file) + "'s weights: both, seed 3.");
 }
 
 TEST(TrainView, TheProbeTakesTheVocabularysLettersOnly) {
