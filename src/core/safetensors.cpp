@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -290,6 +291,14 @@ bool parse_safetensors(const uint8_t* bytes, size_t size, const std::string& nam
 
 bool decode_tensor(const SafetensorsFile& file, const TensorInfo& t, const uint8_t* raw, std::vector<float>& out,
                    std::string& error) {
+    if (dtype_supported(t.dtype) && t.end >= t.begin && t.numel() != UINT64_MAX &&
+        t.numel() * uint64_t(dtype_bytes(t.dtype)) == t.end - t.begin)
+        out.resize(t.numel());
+    return decode_tensor_into(file, t, raw, out.data(), error);
+}
+
+bool decode_tensor_into(const SafetensorsFile& file, const TensorInfo& t, const uint8_t* raw, float* out,
+                        std::string& error) {
     if (!dtype_supported(t.dtype))
         return fail(error, file.name,
                     "tensor " + quote(t.name) + " has dtype " + quote(t.dtype) + "; attnviz reads " +
@@ -298,7 +307,6 @@ bool decode_tensor(const SafetensorsFile& file, const TensorInfo& t, const uint8
     const uint64_t elem = uint64_t(dtype_bytes(t.dtype));
     if (t.end < t.begin || numel == UINT64_MAX || numel * elem != t.end - t.begin)
         return fail(error, file.name, "tensor " + quote(t.name) + " has a byte range that does not match its shape");
-    out.resize(numel);
     if (t.dtype == "F32") {
         for (uint64_t i = 0; i < numel; ++i) {
             const uint8_t* p = raw + 4 * i;
@@ -467,6 +475,46 @@ bool write_safetensors(const std::string& path, const std::vector<TensorOut>& te
         }
     }
     return f.commit(error);
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] mapped files
+// ---------------------------------------------------------------------------------------
+
+bool MappedSafetensors::open(const std::string& path, std::string& error) {
+    close();
+    Fd f;
+    uint64_t size = 0;
+    if (!open_checked(path, f, size, error)) return false;
+    if (size < 8) {
+        uint64_t n = 0;
+        const uint8_t zeros[8] = {};
+        if (!parse_header_length(zeros, size, path, n, error)) return false;
+    }
+    void* p = ::mmap(nullptr, size_t(size), PROT_READ, MAP_PRIVATE, f.fd, 0);
+    if (p == MAP_FAILED) return fail(error, path, std::string("cannot map the file (") + std::strerror(errno) + ")");
+    bytes_ = static_cast<const uint8_t*>(p);
+    size_ = size_t(size);
+    // The weights are read once, front to back.
+    ::madvise(p, size_, MADV_SEQUENTIAL);
+    if (!parse_safetensors(bytes_, size_, path, file_, error)) {
+        close();
+        return false;
+    }
+    return true;
+}
+
+void MappedSafetensors::close() {
+    if (bytes_) ::munmap(const_cast<uint8_t*>(bytes_), size_);
+    bytes_ = nullptr;
+    size_ = 0;
+}
+
+bool MappedSafetensors::decode(const TensorInfo& t, float* out, std::string& error) const {
+    if (!bytes_) return fail(error, file_.name, "the file is not open; open it first");
+    if (t.end < t.begin || t.end > file_.data_bytes)
+        return fail(error, file_.name, "tensor " + quote(t.name) + " lies outside the file's data");
+    return decode_tensor_into(file_, t, bytes_ + file_.data_start() + t.begin, out, error);
 }
 
 } // namespace attnviz
