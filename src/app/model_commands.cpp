@@ -12,6 +12,8 @@
 #include "tensor_table.h"
 #include "text_util.h"
 #include "train_commands.h"
+#include "blas.h"      // blas_core_name: the OpenBLAS kernels in use
+#include "work_team.h" // work_team_threads
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -358,6 +360,8 @@ int run_model_bench(const BenchArgs& a) {
     w.key("update_ms_min"); w.value(float(*std::min_element(update_ms.begin(), update_ms.end())));
     w.key("update_over_forward"); w.value(float(upd / fwd));
     w.key("peak_rss_mb"); w.value(float(double(usage.ru_maxrss) / 1024.0)); // ru_maxrss is in KiB
+    w.key("threads"); w.value_int(detail::work_team_threads());
+    w.key("blas_core"); w.value_string(detail::blas_core_name());
     w.end_object();
     w.flush();
     return finish_stdout("timings");

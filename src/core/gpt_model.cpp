@@ -153,14 +153,12 @@ void fast_attention_from(const Weights& w, int p, bool keep_raw, Trace& a) {
         if (keep_raw) a.raw_scores[h].middleRows(r0, r1 - r0) = s;
         Mat& probs = a.probs[h];
         for (int i = r0; i < r1; ++i) {
-            const int n = i + 1; // causal: keys 0..i
-            float mx = -std::numeric_limits<float>::infinity();
-            for (int j = 0; j < n; ++j) mx = std::max(mx, s(i - r0, j) * a.scale);
-            float sum = 0.f;
-            for (int j = 0; j < n; ++j) sum += probs(i, j) = std::exp(s(i - r0, j) * a.scale - mx);
-            const float inv = 1.f / sum;
-            for (int j = 0; j < n; ++j) probs(i, j) *= inv;
-            for (int j = n; j < T; ++j) probs(i, j) = 0.f;
+            const int n = i + 1; // causal: keys 0..i; Eigen's vectorised exp
+            probs.row(i).head(n) = s.row(i - r0).head(n) * a.scale;
+            const float mx = probs.row(i).head(n).maxCoeff();
+            probs.row(i).head(n) = (probs.row(i).head(n).array() - mx).exp().matrix();
+            probs.row(i).head(n) *= 1.f / probs.row(i).head(n).sum();
+            probs.row(i).tail(T - n).setZero();
         }
         Mat out(r1 - r0, hd);
         blas_product(probs.block(r0, 0, r1 - r0, r1), a.v[h].topRows(r1), false, out);
@@ -180,17 +178,17 @@ void fast_attention_from(const Weights& w, int p, bool keep_raw, Trace& a) {
 }
 
 // Buffers a lean trace dropped, back at full size for an update (rows before p are not
-// read by it).
-void ensure_buffers(Trace& a, BlockTrace& b) {
+// read by it). The fast update of a lean trace keeps no raw scores, so it needs none.
+void ensure_buffers(Trace& a, bool with_raw) {
     const int T = a.T, C = a.C, hd = a.head_dim;
     if (a.x.rows() != T) a.x.resize(T, C);
     if (a.qkv.rows() != T) a.qkv.resize(T, 3 * C);
     for (Mat& m : a.q) if (m.rows() != T) m.resize(T, hd);
-    for (Mat& m : a.raw_scores) if (m.rows() != T) m.resize(T, T);
+    if (with_raw)
+        for (Mat& m : a.raw_scores) if (m.rows() != T) m.resize(T, T);
     for (Mat& m : a.heads) if (m.rows() != T) m.resize(T, hd);
     if (a.concat.rows() != T) a.concat.resize(T, C);
     if (a.y.rows() != T) a.y.resize(T, C);
-    (void)b;
 }
 
 } // namespace
@@ -247,7 +245,7 @@ void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTr
         const Mat& in = gpt_resid_pre(tr, int(l));
         Trace& a = tr.layers[l];
         BlockTrace& bt = tr.blocks[l];
-        ensure_buffers(a, bt);
+        ensure_buffers(a, !tr.lean || kernel == KernelKind::reference);
         layernorm_forward(a.x.data(), in.data(), b.ln_1, p, T, C);
         if (kernel == KernelKind::reference)
             reference_update_from(b.attn, p, !tr.lean, a);

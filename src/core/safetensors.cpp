@@ -307,7 +307,9 @@ bool decode_tensor_into(const SafetensorsFile& file, const TensorInfo& t, const 
     const uint64_t elem = uint64_t(dtype_bytes(t.dtype));
     if (t.end < t.begin || numel == UINT64_MAX || numel * elem != t.end - t.begin)
         return fail(error, file.name, "tensor " + quote(t.name) + " has a byte range that does not match its shape");
-    if (t.dtype == "F32") {
+    if (t.dtype == "F32" && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+        if (numel > 0) std::memcpy(out, raw, size_t(numel) * 4); // the file's byte order is the machine's
+    } else if (t.dtype == "F32") {
         for (uint64_t i = 0; i < numel; ++i) {
             const uint8_t* p = raw + 4 * i;
             uint32_t bits = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
@@ -514,7 +516,15 @@ bool MappedSafetensors::decode(const TensorInfo& t, float* out, std::string& err
     if (!bytes_) return fail(error, file_.name, "the file is not open; open it first");
     if (t.end < t.begin || t.end > file_.data_bytes)
         return fail(error, file_.name, "tensor " + quote(t.name) + " lies outside the file's data");
-    return decode_tensor_into(file_, t, bytes_ + file_.data_start() + t.begin, out, error);
+    const uint8_t* raw = bytes_ + file_.data_start() + t.begin;
+    if (!decode_tensor_into(file_, t, raw, out, error)) return false;
+    // Each tensor is read once: hand its whole pages back now, so that the file's pages and
+    // the model's floats are not both in memory at the end of a load.
+    const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    const uintptr_t lo = (reinterpret_cast<uintptr_t>(raw) + page - 1) & ~(page - 1);
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(raw) + (t.end - t.begin)) & ~(page - 1);
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+    return true;
 }
 
 } // namespace attnviz
