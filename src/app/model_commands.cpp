@@ -177,7 +177,6 @@ void write_mat(JsonWriter& w, const char* key, const Mat& m) {
 void write_layer(JsonWriter& w, const GptRun& run, const ModelTrace& tr, int l) {
     Trace one;
     gpt_layer_trace(run.model, tr, l, run.kernel, one);
-    // The MLP output is resid_post - resid_mid only up to rounding: recompute it exactly.
     const BlockTrace& b = tr.blocks[size_t(l)];
     w.begin_object();
     w.key("layer"); w.value_int(l);
@@ -188,7 +187,7 @@ void write_layer(JsonWriter& w, const GptRun& run, const ModelTrace& tr, int l) 
     }
     write_mat(w, "x", one.x);
     write_mat(w, "y", one.y);
-    write_mat(w, "resid_mid", b.resid_mid);
+    write_mat(w, "resid_mid", gpt_resid_mid(tr, one, l));
     write_mat(w, "resid_post", b.resid_post);
     w.end_object();
 }

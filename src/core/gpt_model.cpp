@@ -103,6 +103,7 @@ void drop_lean(Trace& a, BlockTrace& b) {
     a.y.resize(0, 0);
     b.ln_2.resize(0, 0);
     b.mlp.resize(0, 0);
+    b.resid_mid.resize(0, 0); // input + y: gpt_resid_mid gives it back with the layer's trace
 }
 
 // The MLP and the second residual for rows r0..T-1 of a block whose resid_mid is set:
@@ -251,12 +252,22 @@ void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTr
             reference_update_from(b.attn, p, !tr.lean, a);
         else
             fast_attention_from(b.attn, p, !tr.lean, a);
+        if (bt.resid_mid.rows() != T) bt.resid_mid.resize(T, C); // rows before p are not read
         residual_forward(bt.resid_mid.data(), in.data(), a.y.data(), p, T, C);
         mlp_rows(b, c.gelu, p, kernel, bt);
         if (tr.lean) drop_lean(a, bt);
     }
     tr.h_out.bottomRows(T - p) = tr.blocks.back().resid_post.bottomRows(T - p);
     head_rows(m, p, kernel, tr);
+}
+
+Mat gpt_resid_mid(const ModelTrace& tr, const Trace& layer, int l) {
+    const BlockTrace& b = tr.blocks[size_t(l)];
+    if (b.resid_mid.size() > 0) return b.resid_mid;
+    const Mat& in = gpt_resid_pre(tr, l);
+    Mat out(in.rows(), in.cols());
+    residual_forward(out.data(), in.data(), layer.y.data(), 0, int(in.rows()), int(in.cols()));
+    return out;
 }
 
 void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind kernel, Trace& out) {

@@ -5,8 +5,8 @@
 // 0.5 GB, every layer's attention weights (L H T^2 floats) 0.6 GB and the logits 0.2 GB.
 // A full trace also keeps each layer's raw scores (another 0.6 GB) and the rest of the
 // shape walk, so large models run lean: each layer keeps probs, k, v (the update's keys and
-// values) and its residuals, and gpt_layer_trace recomputes one layer's whole shape walk
-// when a view needs it.
+// values) and resid_post, and gpt_layer_trace recomputes one layer's whole shape walk (and
+// gpt_resid_mid its resid_mid) when a view needs it.
 #pragma once
 #include "model.h"
 
@@ -36,6 +36,10 @@ void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTr
 // Layer l's whole shape walk (qkv, raw scores, ... y), recomputed from its input in `tr`:
 // what a lean trace dropped. The same kernel gives the same numbers as the forward did.
 void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind kernel, Trace& out);
+
+// Layer l's resid_mid (input + attention output): the trace's own, or, in a lean trace, the
+// same float32 add on `layer`, the layer's trace from gpt_layer_trace.
+Mat gpt_resid_mid(const ModelTrace& tr, const Trace& layer, int l);
 
 // The block's input residual of layer l: h0 for layer 0, else the previous resid_post.
 const Mat& gpt_resid_pre(const ModelTrace& tr, int l);

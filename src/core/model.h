@@ -138,7 +138,7 @@ std::vector<Param> parameters(Model& m);
 struct BlockTrace {
     Mat ln_2;       // (T, C)   ln_2(resid_mid), the MLP's input
     Mat mlp;        // (T, C)   c_proj(gelu(c_fc(ln_2)))
-    Mat resid_mid;  // (T, C)   input + attn(ln_1(input))
+    Mat resid_mid;  // (T, C)   input + attn(ln_1(input)); empty when lean (gpt_resid_mid)
     Mat resid_post; // (T, C)   resid_mid + mlp
 };
 

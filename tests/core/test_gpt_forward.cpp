@@ -49,7 +49,9 @@ void check_against_torch(const Case& c, KernelKind kernel, bool lean) {
     for (int l = 0; l < 2; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
         EXPECT_LE(max_diff(stack_probs(tr.layers[size_t(l)]), fixture_tensor(ref, p + "softmax_probs")), tol) << l;
-        EXPECT_LE(max_diff(tr.blocks[size_t(l)].resid_mid, fixture_tensor(ref, p + "resid_mid")), tol) << l;
+        Trace one;
+        gpt_layer_trace(m, tr, l, kernel, one);
+        EXPECT_LE(max_diff(gpt_resid_mid(tr, one, l), fixture_tensor(ref, p + "resid_mid")), tol) << l;
         EXPECT_LE(max_diff(tr.blocks[size_t(l)].resid_post, fixture_tensor(ref, p + "resid_post")), tol) << l;
     }
     const Mat logits = fixture_tensor(ref, "logits");
@@ -136,6 +138,8 @@ TEST(GptForward, LayerTraceRecomputesWhatALeanTraceDropped) {
     EXPECT_EQ(one.raw_scores[2], full.layers[1].raw_scores[2]);
     EXPECT_EQ(one.y, full.layers[1].y);
     EXPECT_EQ(one.x, full.layers[1].x);
+    EXPECT_EQ(lean.blocks[1].resid_mid.size(), 0);
+    EXPECT_EQ(gpt_resid_mid(lean, one, 1), full.blocks[1].resid_mid);
     EXPECT_EQ(lean.logits, full.logits);
 }
 
