@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "formats.h"
 #include "text_util.h"
+#include "model_commands.h"
 #include "train_commands.h"
 #include <algorithm>
 #include <cctype>
@@ -31,6 +32,7 @@ void add_commands(CLI::App& app, Commands& cmds) {
     CLI::App* trace = app.add_subcommand("trace", "Print one run as JSON: the weights, x, y1 and, on request, every intermediate");
     add_config_options(*trace, cmds.trace.config, true, true);
     add_input_options(*trace, cmds.trace.config);
+    add_model_file_options(*trace, cmds.trace.config); // --model, --tokens, --replace: model_commands.h
     trace->add_flag("--intermediates", cmds.trace.intermediates,
                     "also print intermediates_for_x: qkv, q, k, v, raw/scaled/masked scores, softmax\n"
                     "probs, head outputs and the concatenation before proj");
@@ -41,6 +43,7 @@ void add_commands(CLI::App& app, Commands& cmds) {
     CLI::App* bench = app.add_subcommand("bench", "Time the forward pass and the slider's update_row; print JSON");
     add_config_options(*bench, cmds.bench.config, true, true);
     add_input_options(*bench, cmds.bench.config);
+    add_model_file_options(*bench, cmds.bench.config); // --model, --tokens, --replace: model_commands.h
     bench->get_option("--perturb")->description("position P (0 to T-1) the timed update changes (default T/2)");
     bench->add_option("--repeat", cmds.bench.repeat,
                       "timed runs of each (default: enough for about 1 s, 3 to 200)")
@@ -55,6 +58,7 @@ void add_commands(CLI::App& app, Commands& cmds) {
     CLI::App* ex = app.add_subcommand("export", "Write one tensor of the trace to a .npy (float32) or .csv file");
     add_config_options(*ex, cmds.export_args.config, true, true);
     add_input_options(*ex, cmds.export_args.config);
+    add_model_file_options(*ex, cmds.export_args.config); // --model, --tokens, --replace: model_commands.h
     ex->get_option("--perturb")->description("export the trace of x with row P (0 to T-1) replaced");
     ex->add_option("--tensor", cmds.export_args.tensor, "the tensor to write: " + tensor_name_list())
         ->type_name("NAME")
@@ -126,6 +130,7 @@ static int run_lesson() {
 // [SECTION] trace
 
 static int run_trace(const TraceArgs& a) {
+    if (a.config.model) return run_model_trace(a);
     if (wants_trained_trace(a)) return run_trained_trace(a);
     Inputs in;
     TraceJsonRequest r;
@@ -185,6 +190,7 @@ static double useful_flops(const Config& c) {
 }
 
 static int run_bench(const BenchArgs& a) {
+    if (a.config.model) return run_model_bench(a);
     Inputs in;
     std::optional<int> perturb;
     KernelKind kernel;
@@ -310,6 +316,7 @@ int finish_stdout(const char* what) {
 // [SECTION] export
 
 static int run_export(const ExportArgs& a) {
+    if (a.config.model) return run_model_export(a);
     std::optional<int> perturb;
     KernelKind kernel;
     TensorName name;

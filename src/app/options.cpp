@@ -42,8 +42,21 @@ void add_weights_options(CLI::App& app, ConfigOptions& o) {
                    "use the attention weights in this .safetensors file (lesson, nanoGPT or GPT-2 names)\n"
                    "instead of the seeded ones; x still comes from --seed")
         ->type_name("FILE");
-    app.add_option("--layer", o.layer, "with --weights: the layer N of a multi-layer file (h.N.attn, default 0)")
+    app.add_option("--layer", o.layer, "with --weights: the layer N of a multi-layer file (h.N.attn, default 0);\n"
+                                       "with --model: only layer N in the output")
         ->type_name("N");
+}
+
+void add_model_file_options(CLI::App& app, ConfigOptions& o) {
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.add_option("--model", o.model,
+                   "a whole model: a GPT-2 directory (model.safetensors, config.json), a nanoGPT\n"
+                   ".safetensors file, or a toy model that attnviz train wrote")
+        ->type_name("PATH");
+    app.add_option("--tokens", o.tokens, "with a GPT --model: the input as token ids, e.g. 464,3797,3332")
+        ->type_name("IDS");
+    app.add_option("--replace", o.replace, "with --model and --perturb P: the id token P becomes (default: the next id)")
+        ->type_name("ID");
 }
 
 void add_input_options(CLI::App& app, ConfigOptions& o) {

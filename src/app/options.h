@@ -37,6 +37,10 @@ struct ConfigOptions {
     std::optional<std::string> text;    // words as input, split on whitespace (text_input.h)
     std::optional<std::string> weights; // a .safetensors file instead of the seeded weights
     std::optional<std::string> layer;   // which h.N of a layered file (default 0); needs weights
+    // add_model_file_options (trace, export, bench); model_commands.h reads them.
+    std::optional<std::string> model;   // a whole model: GPT-2 directory, nanoGPT file, toy model
+    std::optional<std::string> tokens;  // token ids for a GPT model, "1,2,3"
+    std::optional<std::string> replace; // with --perturb: the id token P becomes (default: the next id)
 };
 
 // Adds --seed, --n-embd, --n-head, --seq-len, --mask, --scale and, when asked, --kernel and
@@ -44,6 +48,8 @@ struct ConfigOptions {
 void add_config_options(CLI::App& app, ConfigOptions& o, bool with_kernel, bool with_perturb);
 // Adds --text, --weights and --layer.
 void add_input_options(CLI::App& app, ConfigOptions& o);
+// Adds --model, --tokens and --replace (whole models; docs/cli.md).
+void add_model_file_options(CLI::App& app, ConfigOptions& o);
 // Pieces of the above, for commands that take only some: --seed, --n-embd and --n-head;
 // --weights and --layer.
 void add_model_options(CLI::App& app, ConfigOptions& o);

@@ -227,4 +227,27 @@ void reference_update(const Weights& w, int p, Trace& tr) {
     rows_from(w, tr, r0, split_for(work_from(tr, r0)));
 }
 
+void reference_update_from(const Weights& w, int p, bool keep_masked_scores, Trace& tr) {
+    const int T = tr.T, C = tr.C, H = tr.H;
+    const Split split = split_for(work_from(tr, p) + int64_t(T - p) * C * 3 * C);
+    run_pieces(split.pieces, split.threads, [&](int id) {
+        for (int t = p + id; t < T; t += split.pieces) {
+            linear_row(tr.x.data() + int64_t(t) * C, w.w_qkv, w.b_qkv, tr.qkv.data() + int64_t(t) * 3 * C);
+            split_row(tr, t);
+        }
+    });
+    // Rows from p against every key; rows before p see new keys only where they are masked.
+    run_pieces(split.pieces, split.threads, [&](int id) {
+        for (int task = id; task < H * (T - p); task += split.pieces) {
+            const int h = task % H, i = p + task / H;
+            raw_score_row(tr, h, i);
+        }
+    });
+    if (keep_masked_scores)
+        for (int h = 0; h < H; ++h)
+            for (int i = 0; i < p; ++i)
+                for (int j = p; j < T; ++j) tr.raw_scores[h](i, j) = raw_score(tr, h, i, j);
+    rows_from(w, tr, first_affected_row(tr.config.mask, p), split);
+}
+
 } // namespace attnviz::detail

@@ -26,6 +26,10 @@ int visible_count(MaskMode mask, int T, int i);
 void reference_forward(const Weights& w, Trace& tr);
 // After tr.x row p changed: recompute exactly what row p touches, with the same loops.
 void reference_update(const Weights& w, int p, Trace& tr);
+// After every tr.x row from p on changed (a later block of a whole model): the same loops
+// for rows p .. T-1 (causal mask only). With keep_masked_scores, also the raw scores of
+// rows before p against the new keys, which the mask hides but the trace shows.
+void reference_update_from(const Weights& w, int p, bool keep_masked_scores, Trace& tr);
 
 // OpenBLAS products, causal-aware, within 1e-5 of the reference.
 void fast_forward(const Weights& w, Trace& tr);

@@ -21,6 +21,8 @@ const char* to_string(Task t) {
     return "both";
 }
 
+const char* to_string(Gelu g) { return g == Gelu::tanh ? "tanh (gelu_new)" : "erf (nn.GELU())"; }
+
 bool parse_task(const std::string& s, Task& out, std::string& error) {
     for (Task t : {Task::prev, Task::dup, Task::both, Task::induction})
         if (s == to_string(t)) {

@@ -1,12 +1,20 @@
 // model.h: the model stack. Tokens through embeddings into L attention blocks with
-// residuals, then task heads: the toy models the Train view teaches with, and the stack a
-// later GPT-2 / nanoGPT reader extends with LayerNorm and MLP blocks.
+// residuals, then task heads: the toy models the Train view teaches with, and GPT-2 /
+// nanoGPT (arch gpt), whose blocks add LayerNorm and an MLP and whose head is the tied wte.
 //
+// Toy models:
 //   tok (N)                       N = T + 1 tokens, BOS (= V) first
 //   h = wte[tok] + wpe[0..N-1]    (N, C)
 //   for each block l:  h = h + attn_l(h)        attn_l is the lesson's SelfAttention
-//                      (later: h = h + attn_l(ln_1(h)); h = h + mlp_l(ln_2(h)))
 //   logits = h W_head^T           (N, V+1) prev, (N, 2) dup, (N, V) next token
+//
+// GPT models (nanoGPT's GPT.forward; no BOS, no task heads):
+//   tok (T)                       T <= block size
+//   h = wte[tok] + wpe[0..T-1]    (T, C)
+//   for each block l:  h = h + attn_l(ln_1(h))  attention with biases (when the file has them)
+//                      h = h + mlp_l(ln_2(h))   c_proj(gelu(c_fc(x))), 4C hidden
+//   logits = ln_f(h) wte^T        (T, V)        the head is tied to wte
+// The GPT forward itself is in gpt_model.h.
 //
 // The lesson's module is the special case the app opens on: no embeddings, one block, no
 // residual (attention.h's forward on a given x). It does not go through this file.
@@ -16,6 +24,13 @@
 #include <vector>
 
 namespace attnviz {
+
+// Toy models (the Train view's) or GPT-2 / nanoGPT whole models.
+enum class Arch { toy, gpt };
+// GPT-2's MLP uses the tanh approximation (Hugging Face's gelu_new); nanoGPT's nn.GELU() the
+// exact erf form. Chosen by the file's layout and stated in the output.
+enum class Gelu { tanh, erf };
+const char* to_string(Gelu g); // "tanh (gelu_new)", "erf (nn.GELU())"
 
 // The four toy tasks (docs/training.md §1).
 //   prev       predict the previous token                -> a previous-token head
@@ -30,15 +45,20 @@ bool parse_task(const std::string& s, Task& out, std::string& error);
 
 // Everything that fixes a model's shapes.
 struct ModelConfig {
-    Task task = Task::both;
-    int vocab = 16;   // V: tokens 0..V-1 print as a, b, c, ...; token V is BOS ("^")
-    int seq_len = 16; // T: the body's length; a sequence holds T + 1 tokens, BOS first
+    Task task = Task::both; // toy models only
+    int vocab = 16;   // V: toy tokens 0..V-1 print as a, b, c, ...; token V is BOS ("^").
+                      // GPT: the vocabulary, wte's rows, no BOS
+    int seq_len = 16; // toy: T, the body's length (T + 1 tokens, BOS first); GPT: the block size
     int n_embd = 64;  // C
     int n_head = 4;   // H
     int n_layer = 1;  // L
+    // After the toy sizes, so that ModelConfig{task, V, T, C, H, L} still reads as before.
+    Arch arch = Arch::toy;
+    Gelu gelu = Gelu::tanh; // GPT only
+    bool bias = false;      // GPT only: Linear and LayerNorm biases (nanoGPT's bias=False has none)
 
     int bos() const { return vocab; }
-    int n_tokens() const { return seq_len + 1; } // N: wpe's rows
+    int n_tokens() const { return arch == Arch::gpt ? seq_len : seq_len + 1; } // N: wpe's rows
     int head_dim() const { return n_embd / n_head; }
     bool has_prev_head() const { return task == Task::prev || task == Task::both; }
     bool has_dup_head() const { return task == Task::dup || task == Task::both; }
@@ -67,19 +87,33 @@ constexpr int max_train_n_layer = 4;
 // (V < 2, H not dividing C, T too short for induction, sizes over the caps, L < 1).
 std::string validate(const ModelConfig& c);
 
-// One block of the stack. Today attention only; LayerNorm and MLP fields join it later.
+// The LayerNorm's parameters; bias empty when the model has none (nanoGPT's bias=False).
+struct LayerNormWeights {
+    Vec weight; // (C)
+    Vec bias;   // (C) or empty
+};
+
+// One block of the stack. The toy models use attn alone; GPT models all of it.
 struct Block {
-    Weights attn; // w_qkv (3C, C), w_proj (C, C), no biases for the toy models
+    Weights attn;       // w_qkv (3C, C), w_proj (C, C) as nn.Linear [out][in]; biases (3C), (C)
+                        // for GPT models with bias, none for the toy models
+    LayerNormWeights ln_1, ln_2; // GPT only
+    Mat w_fc;           // (4C, C)  mlp.c_fc.weight, nn.Linear layout
+    Vec b_fc;           // (4C) or empty
+    Mat w_mlp_proj;     // (C, 4C)  mlp.c_proj.weight
+    Vec b_mlp_proj;     // (C) or empty
 };
 
 struct Model {
     ModelConfig config;
-    Mat wte;              // (V+1, C)  token embedding, BOS last
-    Mat wpe;              // (T+1, C)  position embedding
+    Mat wte;              // toy (V+1, C), BOS last; GPT (V, C), also the LM head
+    Mat wpe;              // toy (T+1, C); GPT (block size, C)
     std::vector<Block> h; // L blocks
+    LayerNormWeights ln_f; // GPT only
     Mat head_prev;        // (V+1, C)  prev and both; empty otherwise
     Mat head_dup;         // (2, C)    dup and both; empty otherwise
     Mat lm_head;          // (V, C)    induction; empty otherwise
+    std::string source;   // GPT: one line on the file it came from
 };
 
 // torch.manual_seed(seed); ToyModel(task, V, T, C, H, L): weights made in docs/training.md §2's
@@ -99,12 +133,25 @@ std::vector<Param> parameters(Model& m);
 
 // The forward of one sequence for the views and the commands: every block's intermediates
 // in a Trace (x is that block's input h, y its attention output before the residual add).
+// GPT blocks only: the residual stream around a block and its MLP. The block's input is
+// h0 for layer 0 and the previous block's resid_post otherwise (not stored twice).
+struct BlockTrace {
+    Mat ln_2;       // (T, C)   ln_2(resid_mid), the MLP's input
+    Mat mlp;        // (T, C)   c_proj(gelu(c_fc(ln_2)))
+    Mat resid_mid;  // (T, C)   input + attn(ln_1(input)); empty when lean (gpt_resid_mid)
+    Mat resid_post; // (T, C)   resid_mid + mlp
+};
+
 struct ModelTrace {
     std::vector<int> tokens;    // (N)
     Mat h0;                     // (N, C)  wte[tok] + wpe
-    std::vector<Trace> layers;  // L traces, seq_len N
+    std::vector<Trace> layers;  // L traces, seq_len N; for GPT x is ln_1 of the block's input
+    std::vector<BlockTrace> blocks; // GPT: L blocks; empty for toy models
     Mat h_out;                  // (N, C)  after the last block
     Mat logits_prev, logits_dup, logits_next; // (N, V+1), (N, 2), (N, V); those the task has
+    Mat ln_f;                   // GPT: (T, C) ln_f(h_out)
+    Mat logits;                 // GPT: (T, V) ln_f(h_out) wte^T
+    bool lean = false;          // GPT: only what gpt_model.h's lean forward keeps
 };
 // The reference kernel is bit for bit torch's forward on the same tokens.
 void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -290,6 +291,14 @@ bool parse_safetensors(const uint8_t* bytes, size_t size, const std::string& nam
 
 bool decode_tensor(const SafetensorsFile& file, const TensorInfo& t, const uint8_t* raw, std::vector<float>& out,
                    std::string& error) {
+    if (dtype_supported(t.dtype) && t.end >= t.begin && t.numel() != UINT64_MAX &&
+        t.numel() * uint64_t(dtype_bytes(t.dtype)) == t.end - t.begin)
+        out.resize(t.numel());
+    return decode_tensor_into(file, t, raw, out.data(), error);
+}
+
+bool decode_tensor_into(const SafetensorsFile& file, const TensorInfo& t, const uint8_t* raw, float* out,
+                        std::string& error) {
     if (!dtype_supported(t.dtype))
         return fail(error, file.name,
                     "tensor " + quote(t.name) + " has dtype " + quote(t.dtype) + "; attnviz reads " +
@@ -298,8 +307,9 @@ bool decode_tensor(const SafetensorsFile& file, const TensorInfo& t, const uint8
     const uint64_t elem = uint64_t(dtype_bytes(t.dtype));
     if (t.end < t.begin || numel == UINT64_MAX || numel * elem != t.end - t.begin)
         return fail(error, file.name, "tensor " + quote(t.name) + " has a byte range that does not match its shape");
-    out.resize(numel);
-    if (t.dtype == "F32") {
+    if (t.dtype == "F32" && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+        if (numel > 0) std::memcpy(out, raw, size_t(numel) * 4); // the file's byte order is the machine's
+    } else if (t.dtype == "F32") {
         for (uint64_t i = 0; i < numel; ++i) {
             const uint8_t* p = raw + 4 * i;
             uint32_t bits = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
@@ -467,6 +477,54 @@ bool write_safetensors(const std::string& path, const std::vector<TensorOut>& te
         }
     }
     return f.commit(error);
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] mapped files
+// ---------------------------------------------------------------------------------------
+
+bool MappedSafetensors::open(const std::string& path, std::string& error) {
+    close();
+    Fd f;
+    uint64_t size = 0;
+    if (!open_checked(path, f, size, error)) return false;
+    if (size < 8) {
+        uint64_t n = 0;
+        const uint8_t zeros[8] = {};
+        if (!parse_header_length(zeros, size, path, n, error)) return false;
+    }
+    void* p = ::mmap(nullptr, size_t(size), PROT_READ, MAP_PRIVATE, f.fd, 0);
+    if (p == MAP_FAILED) return fail(error, path, std::string("cannot map the file (") + std::strerror(errno) + ")");
+    bytes_ = static_cast<const uint8_t*>(p);
+    size_ = size_t(size);
+    // The weights are read once, front to back.
+    ::madvise(p, size_, MADV_SEQUENTIAL);
+    if (!parse_safetensors(bytes_, size_, path, file_, error)) {
+        close();
+        return false;
+    }
+    return true;
+}
+
+void MappedSafetensors::close() {
+    if (bytes_) ::munmap(const_cast<uint8_t*>(bytes_), size_);
+    bytes_ = nullptr;
+    size_ = 0;
+}
+
+bool MappedSafetensors::decode(const TensorInfo& t, float* out, std::string& error) const {
+    if (!bytes_) return fail(error, file_.name, "the file is not open; open it first");
+    if (t.end < t.begin || t.end > file_.data_bytes)
+        return fail(error, file_.name, "tensor " + quote(t.name) + " lies outside the file's data");
+    const uint8_t* raw = bytes_ + file_.data_start() + t.begin;
+    if (!decode_tensor_into(file_, t, raw, out, error)) return false;
+    // Each tensor is read once: hand its whole pages back now, so that the file's pages and
+    // the model's floats are not both in memory at the end of a load.
+    const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    const uintptr_t lo = (reinterpret_cast<uintptr_t>(raw) + page - 1) & ~(page - 1);
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(raw) + (t.end - t.begin)) & ~(page - 1);
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+    return true;
 }
 
 } // namespace attnviz

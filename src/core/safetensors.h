@@ -71,6 +71,34 @@ bool parse_header(const char* header, uint64_t n, uint64_t file_size, const std:
 bool decode_tensor(const SafetensorsFile& file, const TensorInfo& t, const uint8_t* raw, std::vector<float>& out,
                    std::string& error);
 
+// The same, straight into `out` (t.numel() floats), with no copy in between.
+bool decode_tensor_into(const SafetensorsFile& file, const TensorInfo& t, const uint8_t* raw, float* out,
+                        std::string& error);
+
+// A safetensors file mapped read-only with mmap, for whole models: the header is parsed
+// from the mapping, and each tensor is decoded from its pages straight into its destination,
+// so the file is never copied into a buffer. The pages touched count in the process's RSS
+// until the mapping goes (the destructor, or close()); they are the page cache's, not a copy.
+// The same checks as read_safetensors_header (regular file, size) come first.
+class MappedSafetensors {
+public:
+    MappedSafetensors() = default;
+    ~MappedSafetensors() { close(); }
+    MappedSafetensors(const MappedSafetensors&) = delete;
+    MappedSafetensors& operator=(const MappedSafetensors&) = delete;
+
+    bool open(const std::string& path, std::string& error);
+    void close();
+    const SafetensorsFile& file() const { return file_; }
+    // Decode tensor t (from file()) into out, t.numel() floats.
+    bool decode(const TensorInfo& t, float* out, std::string& error) const;
+
+private:
+    SafetensorsFile file_;
+    const uint8_t* bytes_ = nullptr;
+    size_t size_ = 0;
+};
+
 // Read a file's header from disk with bounded reads: checks that the path exists, is a
 // regular file (not a directory, a FIFO or a device), is not empty and is at most
 // max_safetensors_file_bytes, before reading 8 + N bytes.

@@ -1,0 +1,369 @@
+// model_commands.cpp: trace, export and bench with --model; see model_commands.h.
+//
+// The trace keeps a lean ModelTrace (gpt_model.h): every layer's attention weights and
+// residuals, and the layers it prints recomputed one at a time by gpt_layer_trace, so a
+// large model never holds every layer's raw scores at once.
+#include "model_commands.h"
+#include "gpt_io.h"
+#include "gpt_model.h"
+#include "json_writer.h"
+#include "model_io.h"
+#include "tensor_files.h"
+#include "tensor_table.h"
+#include "text_util.h"
+#include "train_commands.h"
+#include "blas.h"      // blas_core_name: the OpenBLAS kernels in use
+#include "work_team.h" // work_team_threads
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <sys/resource.h>
+
+namespace attnviz {
+
+namespace {
+
+// Everything the options say about a GPT run, checked.
+struct GptRun {
+    Model model;
+    GptFileInfo info;
+    std::vector<int> tokens;
+    KernelKind kernel = KernelKind::fast;
+    std::optional<int> layer;
+};
+
+// The one place that turns --text into GPT token ids. GPT-2's tokenizer is not part of
+// attnviz yet, so --text is refused with a sentence saying what to give instead.
+bool text_to_gpt_tokens(const Model& m, const std::string& text, const std::string& path, std::vector<int>& out,
+                        std::string& error) {
+    (void)m, (void)text, (void)out;
+    error = "--text with the GPT model " + quote_path(path) +
+            " needs GPT-2's tokenizer, which attnviz does not have yet; give the token ids with --tokens, e.g. --tokens 464,3797";
+    return false;
+}
+
+bool parse_token_list(const std::string& text, const ModelConfig& c, std::vector<int>& out, std::string& error) {
+    out.clear();
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        std::string item = text.substr(start, comma - start);
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        int64_t v = 0;
+        std::string why;
+        if (!parse_int(item, "a token id", 0, int64_t(c.vocab) - 1, v, why)) {
+            error = "--tokens " + quote(text) + ": " + quote(item) + " is not a token id of this model; give ids from 0 to " +
+                    std::to_string(c.vocab - 1) + " separated by commas";
+            return false;
+        }
+        out.push_back(int(v));
+        if (out.size() > size_t(c.seq_len)) {
+            error = "--tokens has more than the model's block size of " + std::to_string(c.seq_len) +
+                    " ids; give at most " + std::to_string(c.seq_len);
+            return false;
+        }
+        start = comma + 1;
+    }
+    return true;
+}
+
+// Options of the lesson's module that a GPT file fixes itself.
+bool check_unused_options(const ConfigOptions& o, std::string& error) {
+    auto refuse = [&](const std::string& what) {
+        error = what + " does not apply to a --model, whose sizes and weights come from its file; leave it out";
+        return false;
+    };
+    if (o.weights) return refuse("--weights " + quote_path(*o.weights) + " (give --model or --weights, not both)");
+    if (o.seed != "0") return refuse("--seed " + quote(o.seed, 40));
+    if (o.n_embd) return refuse("--n-embd " + quote(*o.n_embd, 40));
+    if (o.mask != "causal") return refuse("--mask " + quote(o.mask, 40));
+    if (o.scale != "head-dim") return refuse("--scale " + quote(o.scale, 40));
+    return true;
+}
+
+bool to_gpt_run(const ConfigOptions& o, bool need_tokens, GptRun& run, std::string& error) {
+    if (!check_unused_options(o, error)) return false;
+    std::optional<int> n_head;
+    int64_t v = 0;
+    if (o.n_head) {
+        if (!parse_int(*o.n_head, "--n-head", 1, max_n_head, v, error)) return false;
+        n_head = int(v);
+    }
+    if (!load_gpt(*o.model, n_head, run.model, run.info, error)) return false;
+    const ModelConfig& c = run.model.config;
+    if (o.text && o.tokens) {
+        error = "give --text or --tokens, not both";
+        return false;
+    }
+    if (o.text && !text_to_gpt_tokens(run.model, *o.text, *o.model, run.tokens, error)) return false;
+    if (o.tokens && !parse_token_list(*o.tokens, c, run.tokens, error)) return false;
+    if (need_tokens && run.tokens.empty()) {
+        error = quote_path(*o.model) + " is a GPT model that reads token ids: give --tokens, e.g. --tokens 464,3797,3332";
+        return false;
+    }
+    if (o.layer) {
+        if (!parse_int(*o.layer, "--layer", 0, c.n_layer - 1, v, error)) return false;
+        run.layer = int(v);
+    }
+    if (o.kernel == "reference") run.kernel = KernelKind::reference;
+    else if (o.kernel == "fast") run.kernel = KernelKind::fast;
+    else if (!o.kernel.empty()) {
+        error = "--kernel " + quote(o.kernel, 40) + " is not a kernel; use reference or fast";
+        return false;
+    } else {
+        // The reference loops where they take well under a second.
+        const double work = double(run.tokens.size()) * c.n_embd * c.n_embd * 12.0 * c.n_layer +
+                            double(run.tokens.size()) * c.n_embd * c.vocab;
+        run.kernel = work < 2e8 ? KernelKind::reference : KernelKind::fast;
+    }
+    return true;
+}
+
+bool to_replacement(const ConfigOptions& o, const GptRun& run, int& p, int& id, std::string& error) {
+    const int T = int(run.tokens.size());
+    int64_t v = 0;
+    if (!parse_int(o.perturb, "--perturb", 0, T - 1, v, error)) return false;
+    p = int(v);
+    id = (run.tokens[size_t(p)] + 1) % run.model.config.vocab;
+    if (o.replace) {
+        if (!parse_int(*o.replace, "--replace", 0, run.model.config.vocab - 1, v, error)) return false;
+        id = int(v);
+    }
+    return true;
+}
+
+void write_model_info(JsonWriter& w, const GptRun& run, const std::string& path) {
+    const ModelConfig& c = run.model.config;
+    w.key("model");
+    w.begin_object();
+    w.key("path"); w.value_string(path);
+    w.key("file"); w.value_string(run.info.file);
+    w.key("layout"); w.value_string(run.info.layout);
+    w.key("description"); w.value_string(run.model.source);
+    w.key("n_layer"); w.value_int(c.n_layer);
+    w.key("n_head"); w.value_int(c.n_head);
+    w.key("n_head_from"); w.value_string(run.info.n_head_from);
+    w.key("n_embd"); w.value_int(c.n_embd);
+    w.key("vocab_size"); w.value_int(c.vocab);
+    w.key("block_size"); w.value_int(c.seq_len);
+    w.key("gelu"); w.value_string(to_string(c.gelu));
+    w.key("bias"); w.value_bool(c.bias);
+    w.key("transposed"); w.value_bool(run.info.conv1d);
+    w.end_object();
+}
+
+// One tensor of a layer's trace with B = 1 in front, as intermediates_for_x writes it.
+void write_batched(JsonWriter& w, const TensorView& t) {
+    Mat scratch;
+    w.begin_array();
+    if (t.per_head) {
+        w.begin_array();
+        for (int h = 0; h < t.blocks; ++h) w.array(t.block(h, scratch), {t.rows, t.cols});
+        w.end_array();
+    } else {
+        w.array(t.block(0, scratch), {t.rows, t.cols});
+    }
+    w.end_array();
+}
+
+void write_mat(JsonWriter& w, const char* key, const Mat& m) {
+    w.key(key);
+    w.array(m.data(), {1, m.rows(), m.cols()});
+}
+
+// Layer l: the lesson's intermediates_for_x keys, then x (ln_1), y (attention output),
+// resid_mid, mlp, resid_post.
+void write_layer(JsonWriter& w, const GptRun& run, const ModelTrace& tr, int l) {
+    Trace one;
+    gpt_layer_trace(run.model, tr, l, run.kernel, one);
+    const BlockTrace& b = tr.blocks[size_t(l)];
+    w.begin_object();
+    w.key("layer"); w.value_int(l);
+    for (const TraceTensor& t : trace_tensors()) {
+        if (t.id == TensorName::x || t.id == TensorName::y) continue;
+        w.key(t.reference_key);
+        write_batched(w, tensor_by_name(one, t.id));
+    }
+    write_mat(w, "x", one.x);
+    write_mat(w, "y", one.y);
+    write_mat(w, "resid_mid", gpt_resid_mid(tr, one, l));
+    write_mat(w, "resid_post", b.resid_post);
+    w.end_object();
+}
+
+} // namespace
+
+int run_model_trace(const TraceArgs& a) {
+    const ConfigOptions& o = *&a.config;
+    if (is_trained_model_file(*o.model)) {
+        TraceArgs toy = a;
+        toy.config.weights = *o.model;
+        toy.config.model.reset();
+        return run_trained_trace(toy);
+    }
+    GptRun run;
+    std::string error;
+    if (!to_gpt_run(o, true, run, error)) return usage_error(error);
+    int p = -1, id = 0;
+    if (!o.perturb.empty() && !to_replacement(o, run, p, id, error)) return usage_error(error);
+    if (o.replace && o.perturb.empty())
+        return usage_error("--replace " + quote(*o.replace, 40) + " needs --perturb P, the position whose token it replaces");
+
+    ModelTrace tr;
+    gpt_forward(run.model, run.tokens, run.kernel, true, tr);
+    const int T = int(run.tokens.size());
+    std::ios::sync_with_stdio(false);
+    JsonWriter w(std::cout);
+    w.begin_object();
+    write_model_info(w, run, *o.model);
+    w.key("kernel"); w.value_string(to_string(run.kernel));
+    w.key("T"); w.value_int(T);
+    w.key("tokens");
+    w.begin_array();
+    for (int t : run.tokens) w.value_int(t);
+    w.end_array();
+    if (a.intermediates) {
+        w.key("layers");
+        w.begin_array();
+        for (int l = 0; l < run.model.config.n_layer; ++l)
+            if (!run.layer || *run.layer == l) write_layer(w, run, tr, l);
+        w.end_array();
+    }
+    w.key("logits"); w.array(tr.logits.data(), {1, tr.logits.rows(), tr.logits.cols()});
+    if (p >= 0) {
+        // Token p replaced, and only rows p.. recomputed: causality says rows before p stay.
+        ModelTrace changed = tr;
+        gpt_update(run.model, p, id, run.kernel, changed);
+        w.key("perturbed_position"); w.value_int(p);
+        w.key("replacement"); w.value_int(id);
+        const std::vector<float> d = max_abs_diff_per_position(tr.logits, changed.logits);
+        w.key("max_abs_diff_per_position"); w.array(d.data(), {int64_t(d.size())});
+        w.key("max_abs_diff_resid_post_per_layer");
+        w.begin_array();
+        for (size_t l = 0; l < tr.blocks.size(); ++l) {
+            const std::vector<float> r = max_abs_diff_per_position(tr.blocks[l].resid_post, changed.blocks[l].resid_post);
+            w.array(r.data(), {int64_t(r.size())});
+        }
+        w.end_array();
+    }
+    w.end_object();
+    w.flush();
+    return finish_stdout("trace");
+}
+
+int run_model_export(const ExportArgs& a) {
+    const ConfigOptions& o = a.config;
+    std::string error;
+    if (is_trained_model_file(*o.model))
+        return usage_error(quote_path(*o.model) + " is a toy model; export its tensors with trace --model " +
+                           quote_path(*o.model) + " --intermediates, or give a GPT model");
+    TensorName name;
+    GptRun run;
+    if (!parse_tensor_name(a.tensor, name, error) || !check_export_path(a.out, error) || !to_gpt_run(o, true, run, error))
+        return usage_error(error);
+    if (!a.strength.empty()) return usage_error("--strength " + quote(a.strength, 40) + " does not apply to a --model; use --perturb P --replace ID");
+    ModelTrace tr;
+    gpt_forward(run.model, run.tokens, run.kernel, true, tr);
+    if (!o.perturb.empty()) {
+        int p = 0, id = 0;
+        if (!to_replacement(o, run, p, id, error)) return usage_error(error);
+        gpt_update(run.model, p, id, run.kernel, tr);
+    }
+    Trace one;
+    gpt_layer_trace(run.model, tr, run.layer.value_or(0), run.kernel, one);
+    if (!export_tensor(a.out, tensor_by_name(one, name), error)) return usage_error(error);
+    return 0;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+} // namespace
+
+int run_model_bench(const BenchArgs& a) {
+    ConfigOptions o = a.config;
+    std::string error;
+    if (is_trained_model_file(*o.model))
+        return usage_error(quote_path(*o.model) + " is a toy model; bench --model takes a GPT-2 directory or nanoGPT file");
+    const std::optional<std::string> seq_len = o.seq_len;
+    o.seq_len.reset();
+    const std::string kernel_text = o.kernel;
+    if (kernel_text.empty()) o.kernel = "fast"; // the bench times the fast path unless told
+    GptRun run;
+    const Clock::time_point load0 = Clock::now();
+    if (!to_gpt_run(o, false, run, error)) return usage_error(error);
+    const double load_ms = ms_since(load0);
+    const ModelConfig& c = run.model.config;
+    int64_t v = 0;
+    if (run.tokens.empty()) {
+        // T ids spread over the vocabulary: the timings do not depend on which.
+        int T = c.seq_len;
+        if (seq_len) {
+            if (!parse_int(*seq_len, "--seq-len", 1, c.seq_len, v, error)) return usage_error(error);
+            T = int(v);
+        }
+        for (int t = 0; t < T; ++t) run.tokens.push_back(int((int64_t(t) * 7919 + 13) % c.vocab));
+    } else if (seq_len) {
+        return usage_error("--seq-len " + quote(*seq_len, 40) + " and --tokens both give T; leave out --seq-len");
+    }
+    int64_t repeat = 3;
+    if (!a.repeat.empty() && !parse_int(a.repeat, "--repeat", 1, 1000, repeat, error)) return usage_error(error);
+    const int T = int(run.tokens.size());
+    int p = T / 2;
+    if (!o.perturb.empty()) {
+        if (!parse_int(o.perturb, "--perturb", 0, T - 1, v, error)) return usage_error(error);
+        p = int(v);
+    }
+
+    ModelTrace tr;
+    gpt_forward(run.model, run.tokens, run.kernel, true, tr); // warm-up: buffers, pages, threads
+    std::vector<double> forward_ms, update_ms;
+    for (int64_t i = 0; i < repeat; ++i) {
+        const Clock::time_point t0 = Clock::now();
+        gpt_forward(run.model, run.tokens, run.kernel, true, tr);
+        forward_ms.push_back(ms_since(t0));
+    }
+    // Token p alternates between a replacement and the original: every update is a change.
+    const int ids[2] = {(run.tokens[size_t(p)] + 1) % c.vocab, run.tokens[size_t(p)]};
+    gpt_update(run.model, p, ids[0], run.kernel, tr);
+    for (int64_t i = 0; i < repeat; ++i) {
+        const Clock::time_point t0 = Clock::now();
+        gpt_update(run.model, p, ids[(i + 1) % 2], run.kernel, tr);
+        update_ms.push_back(ms_since(t0));
+    }
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const double fwd = median_of(forward_ms), upd = median_of(update_ms);
+
+    JsonWriter w(std::cout);
+    w.begin_object();
+    write_model_info(w, run, *o.model);
+    w.key("kernel"); w.value_string(to_string(run.kernel));
+    w.key("T"); w.value_int(T);
+    w.key("perturbed_position"); w.value_int(p);
+    w.key("repeat"); w.value_int(repeat);
+    w.key("load_ms"); w.value(float(load_ms));
+    w.key("forward_ms"); w.value(float(fwd));
+    w.key("forward_ms_min"); w.value(float(*std::min_element(forward_ms.begin(), forward_ms.end())));
+    w.key("update_ms"); w.value(float(upd));
+    w.key("update_ms_min"); w.value(float(*std::min_element(update_ms.begin(), update_ms.end())));
+    w.key("update_over_forward"); w.value(float(upd / fwd));
+    w.key("peak_rss_mb"); w.value(float(double(usage.ru_maxrss) / 1024.0)); // ru_maxrss is in KiB
+    w.key("threads"); w.value_int(detail::work_team_threads());
+    w.key("blas_core"); w.value_string(detail::blas_core_name());
+    w.end_object();
+    w.flush();
+    return finish_stdout("timings");
+}
+
+} // namespace attnviz

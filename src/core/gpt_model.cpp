@@ -1,0 +1,284 @@
+// gpt_model.cpp: the whole GPT forward, its update from position p on, and one layer's
+// shape walk on demand; see gpt_model.h. GCC 12's -Wmaybe-uninitialized inside Eigen's
+// AVX-512 products is silenced as in model.cpp.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include "gpt_model.h"
+#include "blas.h"
+#include "gpt_layers.h"
+#include "kernels.h"
+#include "work_team.h"
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace attnviz {
+
+using namespace detail;
+
+std::string validate_gpt(const ModelConfig& c) {
+    if (c.n_layer < 1) return "n_layer " + std::to_string(c.n_layer) + " is not a number of layers; use 1 or more.";
+    if (c.n_embd < 1) return "n_embd " + std::to_string(c.n_embd) + " is not a width; use 1 or more.";
+    if (c.n_head < 1) return "n_head " + std::to_string(c.n_head) + " is not a number of heads; use 1 or more.";
+    if (c.n_embd % c.n_head != 0)
+        return "n_head " + std::to_string(c.n_head) + " does not divide n_embd " + std::to_string(c.n_embd) +
+               "; give --n-head as one of the divisors of " + std::to_string(c.n_embd) + " (GPT-2 small has 12).";
+    if (c.vocab < 1) return "vocab " + std::to_string(c.vocab) + " is not a vocabulary size; use 1 or more.";
+    if (c.seq_len < 1) return "block size " + std::to_string(c.seq_len) + " is not a length; use 1 or more.";
+    return "";
+}
+
+Model random_gpt(const ModelConfig& c, uint64_t seed) {
+    const std::string error = validate_gpt(c);
+    if (!error.empty()) throw std::invalid_argument(error);
+    const int C = c.n_embd, V = c.vocab;
+    TorchGenerator g(seed);
+    auto normal = [&](Mat& m, int rows, int cols) {
+        m.resize(rows, cols);
+        g.randn(m.data(), m.size());
+        m *= 0.02f;
+    };
+    auto ln = [&](LayerNormWeights& w) {
+        w.weight = Vec::Ones(C);
+        w.bias = c.bias ? Vec(Vec::Zero(C)) : Vec();
+    };
+    auto zeros = [&](Vec& v, int n) { v = c.bias ? Vec(Vec::Zero(n)) : Vec(); };
+    Model m;
+    m.config = c;
+    m.config.arch = Arch::gpt;
+    normal(m.wte, V, C);
+    normal(m.wpe, c.seq_len, C);
+    m.h.resize(size_t(c.n_layer));
+    for (Block& b : m.h) {
+        ln(b.ln_1);
+        ln(b.ln_2);
+        normal(b.attn.w_qkv, 3 * C, C);
+        normal(b.attn.w_proj, C, C);
+        zeros(b.attn.b_qkv, 3 * C);
+        zeros(b.attn.b_proj, C);
+        normal(b.w_fc, 4 * C, C);
+        zeros(b.b_fc, 4 * C);
+        normal(b.w_mlp_proj, C, 4 * C);
+        zeros(b.b_mlp_proj, C);
+        b.attn.source = "random";
+    }
+    ln(m.ln_f);
+    m.source = "random weights, seed " + std::to_string(seed);
+    return m;
+}
+
+const Mat& gpt_resid_pre(const ModelTrace& tr, int l) {
+    return l == 0 ? tr.h0 : tr.blocks[size_t(l - 1)].resid_post;
+}
+
+namespace {
+
+Config attention_config(const ModelConfig& c, int T) {
+    Config ac;
+    ac.n_embd = c.n_embd;
+    ac.n_head = c.n_head;
+    ac.seq_len = T;
+    ac.mask = MaskMode::causal;
+    ac.scale = ScaleMode::head_dim;
+    return ac;
+}
+
+void check_token(const ModelConfig& c, int t) {
+    if (t < 0 || t >= c.vocab)
+        throw std::invalid_argument("token " + std::to_string(t) + " is outside the model's vocabulary 0.." +
+                                    std::to_string(c.vocab - 1) + "; give ids below " + std::to_string(c.vocab) +
+                                    ".");
+}
+
+// What a lean trace drops once a layer is done (gpt_model.h).
+void drop_lean(Trace& a, BlockTrace& b) {
+    a.x.resize(0, 0);
+    a.qkv.resize(0, 0);
+    for (Mat& m : a.q) m.resize(0, 0);
+    for (Mat& m : a.raw_scores) m.resize(0, 0);
+    for (Mat& m : a.heads) m.resize(0, 0);
+    a.concat.resize(0, 0);
+    a.y.resize(0, 0);
+    b.ln_2.resize(0, 0);
+    b.mlp.resize(0, 0);
+    b.resid_mid.resize(0, 0); // input + y: gpt_resid_mid gives it back with the layer's trace
+}
+
+// The MLP and the second residual for rows r0..T-1 of a block whose resid_mid is set:
+// ln_2 (T, C) -> c_fc (T, 4C) -> gelu -> c_proj (T, C); resid_post = resid_mid + mlp.
+void mlp_rows(const Block& b, Gelu gelu, int r0, KernelKind kernel, BlockTrace& bt) {
+    const int T = int(bt.resid_mid.rows()), C = int(bt.resid_mid.cols());
+    bt.ln_2.resize(T, C);
+    bt.mlp.resize(T, C);
+    bt.resid_post.resize(T, C);
+    layernorm_forward(bt.ln_2.data(), bt.resid_mid.data(), b.ln_2, r0, T, C);
+    Mat fc(T, 4 * C); // (T, 4C), only rows r0.. are written and read
+    linear_forward(fc.data(), bt.ln_2.data(), b.w_fc, b.b_fc, r0, T, kernel);
+    float* f = fc.data() + int64_t(r0) * 4 * C;
+    gelu_forward(f, f, int64_t(T - r0) * 4 * C, gelu);
+    linear_forward(bt.mlp.data(), fc.data(), b.w_mlp_proj, b.b_mlp_proj, r0, T, kernel);
+    residual_forward(bt.resid_post.data(), bt.resid_mid.data(), bt.mlp.data(), r0, T, C);
+}
+
+// ln_f and the tied head for rows r0..T-1: logits (T, V) = ln_f(h_out) wte^T.
+void head_rows(const Model& m, int r0, KernelKind kernel, ModelTrace& tr) {
+    const int T = int(tr.h_out.rows()), C = m.config.n_embd;
+    tr.ln_f.resize(T, C);
+    tr.logits.resize(T, m.config.vocab);
+    layernorm_forward(tr.ln_f.data(), tr.h_out.data(), m.ln_f, r0, T, C);
+    linear_forward(tr.logits.data(), tr.ln_f.data(), m.wte, Vec(), r0, T, kernel);
+}
+
+// Attention rows p..T-1 of a fast trace whose x rows from p on changed: qkv, q, k, v rows
+// from p, then per head and block of rows the scores against the keys the block sees, the
+// softmax and probs v. Rows before p keep their k, v and probs.
+void fast_attention_from(const Weights& w, int p, bool keep_raw, Trace& a) {
+    const int T = a.T, C = a.C, H = a.H, hd = a.head_dim;
+    linear_forward(a.qkv.data(), a.x.data(), w.w_qkv, w.b_qkv, p, T, KernelKind::fast);
+    for (int t = p; t < T; ++t)
+        for (int h = 0; h < H; ++h) {
+            a.q[h].row(t) = a.qkv.block(t, h * hd, 1, hd);
+            a.k[h].row(t) = a.qkv.block(t, C + h * hd, 1, hd);
+            a.v[h].row(t) = a.qkv.block(t, 2 * C + h * hd, 1, hd);
+        }
+    constexpr int rows = 64;
+    const int blocks = (T - p + rows - 1) / rows;
+    const int threads = int64_t(T - p) * T * C >= (int64_t(1) << 20) ? work_team_threads() : 1;
+    run_pieces(H * blocks, threads, [&](int task) {
+        const int h = task % H, r0 = p + (task / H) * rows, r1 = std::min(T, r0 + rows);
+        const int keys = keep_raw ? T : r1; // keys beyond r1 are masked for every row here
+        Mat s(r1 - r0, keys);
+        blas_product(a.q[h].middleRows(r0, r1 - r0), a.k[h].topRows(keys), true, s);
+        if (keep_raw) a.raw_scores[h].middleRows(r0, r1 - r0) = s;
+        Mat& probs = a.probs[h];
+        for (int i = r0; i < r1; ++i) {
+            const int n = i + 1; // causal: keys 0..i; Eigen's vectorised exp
+            probs.row(i).head(n) = s.row(i - r0).head(n) * a.scale;
+            const float mx = probs.row(i).head(n).maxCoeff();
+            probs.row(i).head(n) = (probs.row(i).head(n).array() - mx).exp().matrix();
+            probs.row(i).head(n) *= 1.f / probs.row(i).head(n).sum();
+            probs.row(i).tail(T - n).setZero();
+        }
+        Mat out(r1 - r0, hd);
+        blas_product(probs.block(r0, 0, r1 - r0, r1), a.v[h].topRows(r1), false, out);
+        a.heads[h].middleRows(r0, r1 - r0) = out;
+    });
+    if (keep_raw)
+        for (int h = 0; h < H; ++h)
+            if (p > 0) {
+                Mat s(p, T - p);
+                blas_product(a.q[h].topRows(p), a.k[h].bottomRows(T - p), true, s);
+                a.raw_scores[h].block(0, p, p, T - p) = s;
+            }
+    for (int t = p; t < T; ++t)
+        for (int h = 0; h < H; ++h) a.concat.block(t, h * hd, 1, hd) = a.heads[h].row(t);
+    linear_forward(a.y.data(), a.concat.data(), w.w_proj, w.b_proj, p, T, KernelKind::fast);
+    a.update_cache.p = -1;
+}
+
+// Buffers a lean trace dropped, back at full size for an update (rows before p are not
+// read by it). The fast update of a lean trace keeps no raw scores, so it needs none.
+void ensure_buffers(Trace& a, bool with_raw) {
+    const int T = a.T, C = a.C, hd = a.head_dim;
+    if (a.x.rows() != T) a.x.resize(T, C);
+    if (a.qkv.rows() != T) a.qkv.resize(T, 3 * C);
+    for (Mat& m : a.q) if (m.rows() != T) m.resize(T, hd);
+    if (with_raw)
+        for (Mat& m : a.raw_scores) if (m.rows() != T) m.resize(T, T);
+    for (Mat& m : a.heads) if (m.rows() != T) m.resize(T, hd);
+    if (a.concat.rows() != T) a.concat.resize(T, C);
+    if (a.y.rows() != T) a.y.resize(T, C);
+}
+
+} // namespace
+
+void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out) {
+    const ModelConfig& c = m.config;
+    const int T = int(tokens.size()), C = c.n_embd;
+    if (T < 1 || T > c.seq_len)
+        throw std::invalid_argument(std::to_string(T) + " tokens do not fit the model's block size " +
+                                    std::to_string(c.seq_len) + "; give 1 to " + std::to_string(c.seq_len) +
+                                    " tokens.");
+    for (int t : tokens) check_token(c, t);
+    out.tokens = tokens;
+    out.lean = lean;
+    // h = wte[tok] + wpe[0..T-1]: (T, C)
+    out.h0.resize(T, C);
+    for (int t = 0; t < T; ++t) out.h0.row(t) = m.wte.row(tokens[size_t(t)]) + m.wpe.row(t);
+
+    const Config ac = attention_config(c, T);
+    out.layers.resize(m.h.size());
+    out.blocks.resize(m.h.size());
+    Mat ln1(T, C);
+    for (size_t l = 0; l < m.h.size(); ++l) {
+        const Block& b = m.h[l];
+        const Mat& in = gpt_resid_pre(out, int(l));
+        Trace& a = out.layers[l];
+        BlockTrace& bt = out.blocks[l];
+        // x = x + attn(ln_1(x)): the lesson's attention on the normalised stream
+        layernorm_forward(ln1.data(), in.data(), b.ln_1, 0, T, C);
+        forward(ac, b.attn, ln1, kernel, a);
+        bt.resid_mid.resize(T, C);
+        residual_forward(bt.resid_mid.data(), in.data(), a.y.data(), 0, T, C);
+        // x = x + mlp(ln_2(x))
+        mlp_rows(b, c.gelu, 0, kernel, bt);
+        if (lean) drop_lean(a, bt);
+    }
+    out.h_out = out.blocks.back().resid_post;
+    head_rows(m, 0, kernel, out);
+}
+
+void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTrace& tr) {
+    const ModelConfig& c = m.config;
+    const int T = int(tr.tokens.size()), C = c.n_embd;
+    if (p < 0 || p >= T)
+        throw std::invalid_argument("position " + std::to_string(p) + " is outside the " + std::to_string(T) +
+                                    " tokens; give 0 to " + std::to_string(T - 1) + ".");
+    check_token(c, new_token);
+    if (tr.layers.size() != m.h.size() || tr.h0.rows() != T)
+        throw std::invalid_argument("the trace was not made by this model's forward; run gpt_forward first.");
+    tr.tokens[size_t(p)] = new_token;
+    tr.h0.row(p) = m.wte.row(new_token) + m.wpe.row(p);
+    for (size_t l = 0; l < m.h.size(); ++l) {
+        const Block& b = m.h[l];
+        const Mat& in = gpt_resid_pre(tr, int(l));
+        Trace& a = tr.layers[l];
+        BlockTrace& bt = tr.blocks[l];
+        ensure_buffers(a, !tr.lean || kernel == KernelKind::reference);
+        layernorm_forward(a.x.data(), in.data(), b.ln_1, p, T, C);
+        if (kernel == KernelKind::reference)
+            reference_update_from(b.attn, p, !tr.lean, a);
+        else
+            fast_attention_from(b.attn, p, !tr.lean, a);
+        if (bt.resid_mid.rows() != T) bt.resid_mid.resize(T, C); // rows before p are not read
+        residual_forward(bt.resid_mid.data(), in.data(), a.y.data(), p, T, C);
+        mlp_rows(b, c.gelu, p, kernel, bt);
+        if (tr.lean) drop_lean(a, bt);
+    }
+    tr.h_out.bottomRows(T - p) = tr.blocks.back().resid_post.bottomRows(T - p);
+    head_rows(m, p, kernel, tr);
+}
+
+Mat gpt_resid_mid(const ModelTrace& tr, const Trace& layer, int l) {
+    const BlockTrace& b = tr.blocks[size_t(l)];
+    if (b.resid_mid.size() > 0) return b.resid_mid;
+    const Mat& in = gpt_resid_pre(tr, l);
+    Mat out(in.rows(), in.cols());
+    residual_forward(out.data(), in.data(), layer.y.data(), 0, int(in.rows()), int(in.cols()));
+    return out;
+}
+
+void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind kernel, Trace& out) {
+    if (l < 0 || l >= int(m.h.size()))
+        throw std::invalid_argument("layer " + std::to_string(l) + " is not in the model; give 0 to " +
+                                    std::to_string(m.h.size() - 1) + ".");
+    const Mat& in = gpt_resid_pre(tr, l);
+    const int T = int(in.rows()), C = int(in.cols());
+    Mat ln1(T, C);
+    layernorm_forward(ln1.data(), in.data(), m.h[size_t(l)].ln_1, 0, T, C);
+    forward(attention_config(m.config, T), m.h[size_t(l)].attn, ln1, kernel, out);
+}
+
+} // namespace attnviz

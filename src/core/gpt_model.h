@@ -1,0 +1,47 @@
+// gpt_model.h: GPT-2 and nanoGPT whole models, as nanoGPT's GPT.forward runs them (model.h
+// has the types and the diagram). One sequence, B = 1.
+//
+// Memory at GPT-2 small, T = 1024 (L = 12, H = 12, C = 768, V = 50257): the weights are
+// 0.5 GB, every layer's attention weights (L H T^2 floats) 0.6 GB and the logits 0.2 GB.
+// A full trace also keeps each layer's raw scores (another 0.6 GB) and the rest of the
+// shape walk, so large models run lean: each layer keeps probs, k, v (the update's keys and
+// values) and resid_post, and gpt_layer_trace recomputes one layer's whole shape walk (and
+// gpt_resid_mid its resid_mid) when a view needs it.
+#pragma once
+#include "model.h"
+
+namespace attnviz {
+
+// Empty when a GPT config is usable; else one sentence naming the value: sizes below 1,
+// n_head not dividing n_embd.
+std::string validate_gpt(const ModelConfig& c);
+
+// torch.manual_seed(seed)-free random weights of a config, for tests and benchmarks: every
+// matrix N(0, 0.02) from our generator (LayerNorm weights 1, biases 0). Not torch's init.
+Model random_gpt(const ModelConfig& c, uint64_t seed);
+
+// The whole forward on tokens (T of them, 1 <= T <= block size, each < vocab): h0, every
+// layer's Trace (x = ln_1 of the block's input) and BlockTrace, h_out, ln_f and logits.
+// lean: see above (reference or fast). Bad tokens or lengths throw std::invalid_argument
+// with one sentence.
+void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out);
+
+// Token p changes to new_token in a trace gpt_forward made: by causality nothing before p
+// can change in any layer, so only rows p .. T-1 are recomputed, with the keys and values
+// of the rows before p reused. The result equals gpt_forward on the new tokens: bit for
+// bit on the reference kernel, within 1e-4 on the fast one (its softmax rows are computed
+// here, not by the attention kernel). Throws std::invalid_argument on a bad p or token.
+void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTrace& tr);
+
+// Layer l's whole shape walk (qkv, raw scores, ... y), recomputed from its input in `tr`:
+// what a lean trace dropped. The same kernel gives the same numbers as the forward did.
+void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind kernel, Trace& out);
+
+// Layer l's resid_mid (input + attention output): the trace's own, or, in a lean trace, the
+// same float32 add on `layer`, the layer's trace from gpt_layer_trace.
+Mat gpt_resid_mid(const ModelTrace& tr, const Trace& layer, int l);
+
+// The block's input residual of layer l: h0 for layer 0, else the previous resid_post.
+const Mat& gpt_resid_pre(const ModelTrace& tr, int l);
+
+} // namespace attnviz
