@@ -4,6 +4,7 @@
 // residuals, and the layers it prints recomputed one at a time by gpt_layer_trace, so a
 // large model never holds every layer's raw scores at once.
 #include "model_commands.h"
+#include "bpe_tokenizer.h"
 #include "gpt_io.h"
 #include "gpt_model.h"
 #include "json_writer.h"
@@ -16,6 +17,7 @@
 #include "work_team.h" // work_team_threads
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <sys/resource.h>
 
@@ -32,14 +34,43 @@ struct GptRun {
     std::optional<int> layer;
 };
 
-// The one place that turns --text into GPT token ids. GPT-2's tokenizer is not part of
-// attnviz yet, so --text is refused with a sentence saying what to give instead.
+// The one place that turns --text into GPT token ids: GPT-2's tokenizer from the files saved
+// beside the model (vocab.json + merges.txt, or encoder.json + vocab.bpe), in the model's
+// directory or the folder of a single-file checkpoint, checked against wte's rows.
 bool text_to_gpt_tokens(const Model& m, const std::string& text, const std::string& path, std::vector<int>& out,
                         std::string& error) {
-    (void)m, (void)text, (void)out;
-    error = "--text with the GPT model " + quote_path(path) +
-            " needs GPT-2's tokenizer, which attnviz does not have yet; give the token ids with --tokens, e.g. --tokens 464,3797";
-    return false;
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir = fs::is_directory(path, ec) ? fs::path(path) : fs::path(path).parent_path();
+    const std::string folder = dir.empty() ? std::string(".") : dir.string();
+    BpeTokenizer tok;
+    std::string why;
+    if (!tok.load_dir(folder, why)) {
+        error = "--text with the GPT model " + quote_path(path) + " needs its tokenizer beside it: " + why +
+                "; or give the token ids with --tokens, e.g. --tokens 464,3797";
+        return false;
+    }
+    if (!tok.check_embedding_rows(m.wte.rows(), why)) {
+        error = "--text with the GPT model " + quote_path(path) + ": " + why;
+        return false;
+    }
+    out = tok.encode(text);
+    if (out.empty()) {
+        error = "--text is empty; give at least one character of text";
+        return false;
+    }
+    for (int id : out)
+        if (id >= m.config.vocab) {
+            error = "--text " + quote(text, 40) + " gives token " + std::to_string(id) + ", which the model's wte of " +
+                    std::to_string(m.config.vocab) + " rows does not have; give tokenizer files saved with this model";
+            return false;
+        }
+    if (out.size() > size_t(m.config.seq_len)) {
+        error = "--text " + quote(text, 40) + " is " + std::to_string(out.size()) + " tokens, more than the model's block size of " +
+                std::to_string(m.config.seq_len) + "; give a shorter text";
+        return false;
+    }
+    return true;
 }
 
 bool parse_token_list(const std::string& text, const ModelConfig& c, std::vector<int>& out, std::string& error) {

@@ -8,6 +8,8 @@
 #include "run_attnviz.h"
 #include "safetensors.h"
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -105,7 +107,7 @@ TEST(GptTrace, ToyModelsGoThroughTheTrainedTrace) {
 }
 
 TEST(GptTrace, Refusals) {
-    expect_usage_error({"trace", "--model", gpt2_dir, "--text", "the cat"}, "needs GPT-2's tokenizer");
+    expect_usage_error({"trace", "--model", gpt2_dir, "--text", "the cat"}, "needs its tokenizer beside it");
     expect_usage_error({"trace", "--model", gpt2_dir}, "give --tokens");
     expect_usage_error({"trace", "--model", gpt2_dir, "--tokens", "1,1000"}, "'1000' is not a token id");
     expect_usage_error({"trace", "--model", gpt2_dir, "--tokens", "1,,2"}, "is not a token id");
@@ -147,3 +149,65 @@ TEST(GptTrace, BenchTimesTheForwardAndTheUpdate) {
 }
 
 } // namespace
+
+namespace {
+
+// The tiny model's two files copied into `dir`.
+void copy_tiny_model(const std::string& dir) {
+    namespace fs = std::filesystem;
+    for (const char* f : {"model.safetensors", "config.json"}) fs::copy_file(gpt2_dir + "/" + f, dir + "/" + f);
+}
+
+// GPT-2's tokenizer cut to the tiny model's 1000 entries, in Hugging Face's file names:
+// the 256 byte tokens and the first 744 merges, whose results are ids 256..999 in GPT-2's
+// own vocabulary (its merges come in rank order, each from bytes or earlier merges).
+void write_cut_tokenizer(const std::string& dir) {
+    const std::string src = ATTNVIZ_TEST_DATA "/gpt2_tokenizer/";
+    const json full = attnviz_test::load_json(src + "encoder.json");
+    json cut = json::object();
+    for (auto it = full.begin(); it != full.end(); ++it)
+        if (it.value().get<int>() < 1000) cut[it.key()] = it.value();
+    std::ofstream(dir + "/vocab.json") << cut.dump();
+    std::ifstream in(src + "vocab.bpe");
+    std::ofstream out(dir + "/merges.txt");
+    std::string line;
+    std::getline(in, line); // "#version: 0.2"
+    out << line << "\n";
+    for (int i = 0; i < 744 && std::getline(in, line); ++i) out << line << "\n";
+}
+
+} // namespace
+
+TEST(GptTrace, TextGoesThroughTheTokenizerBesideTheModel) {
+    TempDir t;
+    copy_tiny_model(t.path);
+    write_cut_tokenizer(t.path);
+    const std::string text = "The cat sat on the mat, and the cat saw it.";
+    const json ids = run_json({"tokenize", "--tokenizer", t.path, "--text", text});
+    ASSERT_TRUE(ids.contains("ids"));
+    ASSERT_GT(ids["ids"].size(), 5u);
+    std::string list;
+    for (const json& id : ids["ids"]) {
+        EXPECT_LT(id.get<int>(), 1000);
+        list += (list.empty() ? "" : ",") + std::to_string(id.get<int>());
+    }
+    const json by_text = run_json({"trace", "--model", t.path, "--text", text});
+    const json by_ids = run_json({"trace", "--model", t.path, "--tokens", list});
+    EXPECT_EQ(by_text["tokens"], ids["ids"]);
+    EXPECT_EQ(by_text["logits"], by_ids["logits"]);
+}
+
+TEST(GptTrace, TextRefusesATokenizerThatDoesNotFitTheModel) {
+    TempDir t;
+    copy_tiny_model(t.path);
+    for (const char* f : {"encoder.json", "vocab.bpe"})
+        std::filesystem::copy_file(std::string(ATTNVIZ_TEST_DATA "/gpt2_tokenizer/") + f, t.path + "/" + f);
+    expect_usage_error({"trace", "--model", t.path, "--text", "the cat"}, "has 50257 entries but wte has 1000 rows");
+    TempDir u;
+    copy_tiny_model(u.path);
+    write_cut_tokenizer(u.path);
+    std::string long_text;
+    for (int i = 0; i < 80; ++i) long_text += " cat";
+    expect_usage_error({"trace", "--model", u.path, "--text", long_text}, "block size of 64");
+    expect_usage_error({"trace", "--model", u.path, "--text", ""}, "--text is empty");
+}
