@@ -23,9 +23,12 @@ struct SoakRun {
 // ATTNVIZ_HARNESS_BIN --soak args under xvfb-run; stdout kept for the JSON line.
 SoakRun run_soak(const std::string& args) {
     SoakRun r;
-    const std::string err_path = temp_dir() + "/soak_stderr.txt";
-    const std::string cmd = "xvfb-run -a -s '-screen 0 1280x800x24' '" + std::string(ATTNVIZ_HARNESS_BIN) + "' " + args +
-                            " 2>'" + err_path + "'";
+    const std::string err_path = temp_dir() + "/soak_stderr.txt", status_path = temp_dir() + "/soak_status.txt";
+    std::remove(status_path.c_str());
+    // The harness's own exit status goes through a file: xvfb-run replaces it by 5 when its
+    // clean-up of its temporary directory fails (it does so now and then under load).
+    const std::string cmd = "xvfb-run -a -s '-screen 0 1280x800x24' sh -c '\"$0\" \"$@\"; echo $? >" + status_path + "' '" +
+                            std::string(ATTNVIZ_HARNESS_BIN) + "' " + args + " 2>'" + err_path + "'";
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return r;
     char buf[4096];
@@ -33,6 +36,9 @@ SoakRun run_soak(const std::string& args) {
     while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
     const int status = pclose(p);
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::ifstream st(status_path);
+    int harness_status = 0;
+    if (st >> harness_status) r.status = harness_status;
     std::ifstream in(err_path);
     std::stringstream ss;
     ss << in.rdbuf();
