@@ -75,15 +75,7 @@ const Mat& gpt_resid_pre(const ModelTrace& tr, int l) {
 
 namespace {
 
-Config attention_config(const ModelConfig& c, int T) {
-    Config ac;
-    ac.n_embd = c.n_embd;
-    ac.n_head = c.n_head;
-    ac.seq_len = T;
-    ac.mask = MaskMode::causal;
-    ac.scale = ScaleMode::head_dim;
-    return ac;
-}
+Config attention_config(const ModelConfig& c, int T) { return block_config(c, T); }
 
 void check_token(const ModelConfig& c, int t) {
     if (t < 0 || t >= c.vocab)

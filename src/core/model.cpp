@@ -161,6 +161,16 @@ void head_logits(const Mat& h, const Mat& W, KernelKind kernel, Mat& out) {
 
 } // namespace
 
+Config block_config(const ModelConfig& c, int N) {
+    Config ac;
+    ac.n_embd = c.n_embd;
+    ac.n_head = c.n_head;
+    ac.seq_len = N;
+    ac.mask = MaskMode::causal;
+    ac.scale = ScaleMode::head_dim;
+    return ac;
+}
+
 void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out) {
     const ModelConfig& c = m.config;
     const int N = int(h0.rows());
@@ -168,12 +178,7 @@ void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& 
         throw std::invalid_argument("embeddings of " + std::to_string(N) + " x " + std::to_string(h0.cols()) +
                                     " do not fit the model's " + std::to_string(c.n_tokens()) + " positions of " +
                                     std::to_string(c.n_embd) + " channels.");
-    Config ac;
-    ac.n_embd = c.n_embd;
-    ac.n_head = c.n_head;
-    ac.seq_len = N;
-    ac.mask = MaskMode::causal;
-    ac.scale = ScaleMode::head_dim;
+    const Config ac = block_config(c, N);
     if (&out.h0 != &h0) out.h0 = h0;
     out.layers.resize(m.h.size());
     Mat h = h0;

@@ -93,6 +93,10 @@ struct LayerNormWeights {
     Vec bias;   // (C) or empty
 };
 
+// The attention Config of a block run on N positions: the model's C and H, the causal mask
+// and ÷ √head_dim every model here is trained and run with.
+Config block_config(const ModelConfig& c, int N);
+
 // One block of the stack. The toy models use attn alone; GPT models all of it.
 struct Block {
     Weights attn;       // w_qkv (3C, C), w_proj (C, C) as nn.Linear [out][in]; biases (3C), (C)

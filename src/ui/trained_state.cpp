@@ -26,15 +26,7 @@ namespace {
 
 // What the views need of a model run on N tokens: T = N positions, its C and H, and the
 // causal mask and ÷ √head_dim it was trained with.
-Config trained_config(const ModelConfig& m, int N) {
-    Config c;
-    c.n_embd = m.n_embd;
-    c.n_head = m.n_head;
-    c.seq_len = N;
-    c.mask = MaskMode::causal;
-    c.scale = ScaleMode::head_dim;
-    return c;
-}
+Config trained_config(const ModelConfig& m, int N) { return block_config(m, N); }
 
 // window_bytes for one block, plus every other block's two traces (unperturbed and perturbed).
 int64_t trained_window_bytes(const ModelConfig& m, int N) {
