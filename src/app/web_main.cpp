@@ -10,13 +10,16 @@
 #include "gui_main.h"
 #include "lesson.h"
 #include "options.h"
+#include "trace_json.h"
 #include "train_session.h"
+#include "train_view_state.h"
 #include "web_platform.h"
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <emscripten.h>
 #include <map>
+#include <sstream>
 
 namespace attnviz {
 
@@ -74,15 +77,43 @@ struct Page {
 
 } // namespace attnviz
 
-// For the browser test: the view, the applied perturbation and the frames drawn, as JSON.
+// For the browser test: the view, the applied perturbation, the frames drawn and the Train
+// view's step, as JSON.
 extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     static std::string text;
     if (!attnviz::the_run) return "{}";
     const attnviz::AppState& s = attnviz::the_run->state;
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "{\"view\": \"%s\", \"p\": %d, \"strength\": %.6g, \"frames\": %lld}",
-                  attnviz::to_string(s.view), s.applied_p, double(s.applied_strength), (long long)attnviz::frames_drawn);
+    const attnviz::TrainStatus& t = attnviz::train_view(attnviz::the_run->state).shown_status;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "{\"view\": \"%s\", \"p\": %d, \"strength\": %.6g, \"frames\": %lld, \"train_step\": %lld, "
+                  "\"training\": %s}",
+                  attnviz::to_string(s.view), s.applied_p, double(s.applied_strength), (long long)attnviz::frames_drawn,
+                  (long long)t.step, t.running ? "true" : "false");
     text = buf;
+    return text.c_str();
+}
+
+// `attnviz trace --intermediates --perturb P --kernel K` for the seeded (C, H, T, seed), as
+// the same JSON text, for the browser test to compare with the native build's bit for bit.
+extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_trace(int n_embd, int n_head, int seq_len, int seed, int p,
+                                                               int kernel) {
+    using namespace attnviz;
+    static std::string text;
+    Config c;
+    c.n_embd = n_embd;
+    c.n_head = n_head;
+    c.seq_len = seq_len;
+    c.seed = uint64_t(seed);
+    if (const std::string bad = validate(c); !bad.empty() || p < 0 || p >= seq_len) return "";
+    TraceJsonRequest r;
+    r.kernel = kernel ? KernelKind::fast : KernelKind::reference;
+    r.perturb = p;
+    r.intermediates = true;
+    std::ostringstream out;
+    Trace scratch;
+    write_trace_json(out, make_experiment(c), r, scratch);
+    text = out.str();
     return text.c_str();
 }
 

@@ -6,7 +6,10 @@
 //   2. the first four console lines must be `attnviz lesson`'s output, line for line;
 //   3. keys 1 to 5 must show five different views (the canvas's pixels differ);
 //   4. dragging the causality view's strength slider with the mouse must change the
-//      applied strength and the picture.
+//      applied strength and the picture;
+//   5. the reference kernel's trace (every intermediate, x2, y2) must be the native
+//      build's JSON byte for byte, at the lesson's size and two larger ones;
+//   6. the Train view must train (Space) while the page keeps drawing.
 // Exit status 0: passed; 1: failed (one line says what); 77: skipped (ctest SKIP_RETURN_CODE),
 // when the site or the browser is not there.
 //
@@ -95,6 +98,14 @@ try {
     await until(what, async () => test((s = await state())));
     await until(`${what}: no frames drawn`, async () => (await state()).frames >= s.frames + 3);
   }
+  // A key held for two frames: ImGui 1.86 reads the keys' state once a frame, so a press
+  // and release within one frame (a slow frame) would be missed, in the page as on a desktop.
+  async function tap(key) {
+    const s = await state();
+    await page.keyboard.down(key);
+    await until(`no frames drawn while ${key} was held`, async () => (await state()).frames >= s.frames + 2);
+    await page.keyboard.up(key);
+  }
   async function picture(name) {
     const png = await page.locator('#canvas').screenshot();
     if (args.shots) fs.writeFileSync(path.join(args.shots, `web-${name}.png`), png);
@@ -106,7 +117,7 @@ try {
   const views = ['walk', 'qkv', 'scores', 'causality', 'check'];
   const seen = new Map();
   for (let k = 0; k < views.length; ++k) {
-    await page.keyboard.press(`Digit${k + 1}`);
+    await tap(`Digit${k + 1}`);
     await settle(`key ${k + 1} did not show the ${views[k]} view`, (s) => s.view === views[k]);
     const hash = await picture(views[k]);
     if (seen.has(hash)) fail(`the ${views[k]} view looks exactly like the ${seen.get(hash)} view`);
@@ -115,7 +126,7 @@ try {
   console.log('keys 1-5 showed five different views');
 
   // 4. The causality view's strength slider, dragged with the mouse from 0 to 1.
-  await page.keyboard.press('Digit4');
+  await tap('Digit4');
   await settle('key 4 did not bring the causality view back', (s) => s.view === 'causality');
   const before = await state();
   if (before.strength !== 0) fail(`the page starts at strength ${before.strength}, not 0`);
@@ -134,6 +145,35 @@ try {
   const afterPicture = await picture('causality');
   if (afterPicture === beforePicture) fail('the causality view looks the same at strength 1 as at 0');
   console.log(`dragging the strength slider took the causality view from strength 0 to ${(await state()).strength}`);
+
+  // 5. The same bits as the native build: `attnviz trace` against the page's.
+  for (const [c, hds, t, seed, p] of [[8, 2, 4, 0, 2], [64, 4, 32, 3, 5], [96, 6, 48, 1, 40]]) {
+    const native = execFileSync(args.attnviz, ['trace', '--n-embd', `${c}`, '--n-head', `${hds}`, '--seq-len', `${t}`,
+      '--seed', `${seed}`, '--perturb', `${p}`, '--kernel', 'reference', '--intermediates'], { maxBuffer: 1 << 28 })
+      .toString().trimEnd();
+    const web = (await page.evaluate((a) => Module.ccall('attnviz_web_trace', 'string',
+      ['number', 'number', 'number', 'number', 'number', 'number'], a), [c, hds, t, seed, p, 0])).trimEnd();
+    if (web !== native) {
+      let at = 0;
+      while (at < web.length && web[at] === native[at]) ++at;
+      fail(`the page's trace at C ${c}, H ${hds}, T ${t} differs from the native build's at character ${at}: ` +
+           `${JSON.stringify(web.slice(Math.max(0, at - 40), at + 40))} against ${JSON.stringify(native.slice(Math.max(0, at - 40), at + 40))}`);
+    }
+    console.log(`trace at C ${c}, H ${hds}, T ${t}: the native build's ${native.length} bytes, byte for byte`);
+  }
+
+  // 6. The Train view trains in slices of each frame: the step count rises and frames go on.
+  await tap('Digit6');
+  await settle('key 6 did not show the Train view', (s) => s.view === 'train');
+  await tap('Space');
+  const training = await state();
+  await until('the Train view did not reach step 30 after Space', async () => (await state()).train_step >= 30, 120000);
+  const trained = await state();
+  if (trained.frames < training.frames + 10) fail(`the page drew only ${trained.frames - training.frames} frames while training`);
+  await picture('train');
+  console.log(`the Train view trained to step ${trained.train_step} in the page, drawing ${trained.frames - training.frames} frames meanwhile`);
+  await tap('Space');
+
   if (errors.length) fail(`the page reported errors: ${JSON.stringify(errors)}`);
 
   if (args.bench) {
