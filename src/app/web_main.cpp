@@ -47,6 +47,7 @@ void web_frame(void* arg) {
     web_probe_frame();
     pump_training(train_slice_ms);
     frame(r.window, s);
+    s.fullscreen_toggle = false; // F11: the browser's own full screen, which the canvas follows
     const Settings before = r.settings.written;
     r.settings.save_if_changed(s);
     if (before.theme != r.settings.written.theme || before.font_scale != r.settings.written.font_scale ||
@@ -87,9 +88,9 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     char buf[200];
     std::snprintf(buf, sizeof buf,
                   "{\"view\": \"%s\", \"p\": %d, \"strength\": %.6g, \"frames\": %lld, \"train_step\": %lld, "
-                  "\"training\": %s}",
+                  "\"training\": %s, \"theme\": %d}",
                   attnviz::to_string(s.view), s.applied_p, double(s.applied_strength), (long long)attnviz::frames_drawn,
-                  (long long)t.step, t.running ? "true" : "false");
+                  (long long)t.step, t.running ? "true" : "false", int(s.theme));
     text = buf;
     return text.c_str();
 }

@@ -9,7 +9,9 @@
 //      applied strength and the picture;
 //   5. the reference kernel's trace (every intermediate, x2, y2) must be the native
 //      build's JSON byte for byte, at the lesson's size and two larger ones;
-//   6. the Train view must train (Space) while the page keeps drawing.
+//   6. the Train view must train (Space) while the page keeps drawing;
+//   7. Ctrl+P must download the view as a PNG; a theme changed with T must still be there
+//      after the page is reloaded (the settings in the browser's storage).
 // Exit status 0: passed; 1: failed (one line says what); 77: skipped (ctest SKIP_RETURN_CODE),
 // when the site or the browser is not there.
 //
@@ -173,6 +175,27 @@ try {
   await picture('train');
   console.log(`the Train view trained to step ${trained.train_step} in the page, drawing ${trained.frames - training.frames} frames meanwhile`);
   await tap('Space');
+
+  // 7. Files and settings: Ctrl+P downloads the view's PNG; T's theme survives a reload.
+  const download = page.waitForEvent('download', { timeout: 60000 });
+  await page.keyboard.down('Control');
+  await tap('KeyP');
+  await page.keyboard.up('Control');
+  const file = await download;
+  const png = fs.readFileSync(await file.path());
+  if (file.suggestedFilename() !== 'attnviz-train.png' || png.subarray(1, 4).toString() !== 'PNG')
+    fail(`Ctrl+P downloaded ${file.suggestedFilename()} (${png.length} bytes), not the Train view's PNG`);
+  console.log(`Ctrl+P downloaded ${file.suggestedFilename()}, ${png.length} bytes`);
+  const theme = (await state()).theme;
+  await tap('KeyT');
+  await settle('T did not change the theme', (s) => s.theme !== theme);
+  const changed = (await state()).theme;
+  await sleep(1000); // IndexedDB's write is asynchronous
+  logs.length = 0;
+  await page.reload();
+  await until('no first frame after the reload', () => logs.some((l) => l.startsWith('attnviz: first frame after')));
+  if ((await state()).theme !== changed) fail(`the theme went back from ${changed} to ${(await state()).theme} after a reload`);
+  console.log(`the theme (${changed}) was kept across a reload`);
 
   if (errors.length) fail(`the page reported errors: ${JSON.stringify(errors)}`);
 
