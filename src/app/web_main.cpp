@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <emscripten.h>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace attnviz {
@@ -78,20 +79,26 @@ struct Page {
 
 } // namespace attnviz
 
-// For the browser test: the view, the applied perturbation, the frames drawn and the Train
-// view's step, as JSON.
+// For the browser test: the view, the applied perturbation, config and weights file, the
+// frames drawn, the Train view's step and the theme, as JSON.
 extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     static std::string text;
     if (!attnviz::the_run) return "{}";
-    const attnviz::AppState& s = attnviz::the_run->state;
-    const attnviz::TrainStatus& t = attnviz::train_view(attnviz::the_run->state).shown_status;
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "{\"view\": \"%s\", \"p\": %d, \"strength\": %.6g, \"frames\": %lld, \"train_step\": %lld, "
-                  "\"training\": %s, \"theme\": %d}",
-                  attnviz::to_string(s.view), s.applied_p, double(s.applied_strength), (long long)attnviz::frames_drawn,
-                  (long long)t.step, t.running ? "true" : "false", int(s.theme));
-    text = buf;
+    attnviz::AppState& s = attnviz::the_run->state;
+    const attnviz::TrainStatus& t = attnviz::train_view(s).shown_status;
+    nlohmann::json j;
+    j["view"] = attnviz::to_string(s.view);
+    j["p"] = s.applied_p;
+    j["strength"] = s.applied_strength;
+    j["n_embd"] = s.config.n_embd;
+    j["weights"] = s.weights ? s.weights->path : "";
+    j["weights_field"] = s.weights_field;
+    j["status"] = s.status;
+    j["frames"] = attnviz::frames_drawn;
+    j["train_step"] = t.step;
+    j["training"] = t.running;
+    j["theme"] = int(s.theme);
+    text = j.dump();
     return text.c_str();
 }
 

@@ -10,8 +10,9 @@
 //   5. the reference kernel's trace (every intermediate, x2, y2) must be the native
 //      build's JSON byte for byte, at the lesson's size and two larger ones;
 //   6. the Train view must train (Space) while the page keeps drawing;
-//   7. Ctrl+P must download the view as a PNG; a theme changed with T must still be there
-//      after the page is reloaded (the settings in the browser's storage).
+//   7. Ctrl+P must download the view as a PNG; a weights file given to the page's file
+//      picker must load with the side panel's Load weights… button; a theme changed with T
+//      must still be there after the page is reloaded (the settings in the browser's storage).
 // Exit status 0: passed; 1: failed (one line says what); 77: skipped (ctest SKIP_RETURN_CODE),
 // when the site or the browser is not there.
 //
@@ -186,6 +187,20 @@ try {
   if (file.suggestedFilename() !== 'attnviz-train.png' || png.subarray(1, 4).toString() !== 'PNG')
     fail(`Ctrl+P downloaded ${file.suggestedFilename()} (${png.length} bytes), not the Train view's PNG`);
   console.log(`Ctrl+P downloaded ${file.suggestedFilename()}, ${png.length} bytes`);
+  const weights = path.join(fs.mkdtempSync('/tmp/attnviz-web-'), 'seed5-c16.safetensors');
+  execFileSync(args.attnviz, ['save-weights', weights, '--seed', '5', '--n-embd', '16', '--n-head', '4']);
+  await tap('Digit1');
+  await settle('key 1 did not bring the shape walk back', (s) => s.view === 'walk');
+  await page.setInputFiles('#picker', weights);
+  await settle('the picked file did not reach the weights field', (s) => s.weights_field === path.basename(weights));
+  const load = await page.evaluate(() => Module.ccall('attnviz_web_widget', 'string', ['string'], ['Load weights…']));
+  if (!load) fail('the side panel drew no Load weights… button');
+  const [lx, ly, lw, lh] = load.split(' ').map(Number);
+  await page.mouse.click(lx + lw / 2, ly + lh / 2);
+  await settle('Load weights… did not load the picked file', (s) => s.weights === path.basename(weights) && s.n_embd === 16);
+  console.log(`the file picker's ${path.basename(weights)} loaded: n_embd ${(await state()).n_embd}`);
+  fs.rmSync(path.dirname(weights), { recursive: true });
+
   const theme = (await state()).theme;
   await tap('KeyT');
   await settle('T did not change the theme', (s) => s.theme !== theme);
