@@ -15,12 +15,14 @@
 #include "train_view_state.h"
 #include "web_platform.h"
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <emscripten.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 namespace attnviz {
 
@@ -131,22 +133,24 @@ extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_web_file_added(const char* name) {
     if (attnviz::the_run) attnviz::web_file_added(attnviz::the_run->state, name);
 }
 
-// The median of `repeat` forwards of the lesson's recipe at (C, H, T) with every
-// intermediate, as `attnviz bench` times it (kernel: 0 reference, 1 fast), in milliseconds.
-extern "C" EMSCRIPTEN_KEEPALIVE double attnviz_web_bench(int n_embd, int n_head, int seq_len, int kernel, int repeat) {
+// One forward of the lesson's recipe at (C, H, T) with every intermediate, as `attnviz
+// bench` times it (kernel: 0 reference, 1 fast), in milliseconds: the median of `repeat`
+// timings of `inner` forwards each (the browser's clock is coarse: 0.1 ms without isolation).
+extern "C" EMSCRIPTEN_KEEPALIVE double attnviz_web_bench(int n_embd, int n_head, int seq_len, int kernel, int repeat,
+                                                         int inner) {
     using namespace attnviz;
     Config c;
     c.n_embd = n_embd;
     c.n_head = n_head;
     c.seq_len = seq_len;
-    if (!validate(c).empty() || repeat < 1) return -1;
+    if (!validate(c).empty() || repeat < 1 || inner < 1) return -1;
     const Experiment e = make_experiment(c);
     Trace tr;
     std::vector<double> ms;
     for (int i = 0; i < repeat; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        forward(c, e.weights, e.x, kernel ? KernelKind::fast : KernelKind::reference, tr);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        for (int k = 0; k < inner; ++k) forward(c, e.weights, e.x, kernel ? KernelKind::fast : KernelKind::reference, tr);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / inner);
     }
     std::sort(ms.begin(), ms.end());
     return ms[ms.size() / 2];
