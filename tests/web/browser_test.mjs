@@ -177,7 +177,8 @@ try {
   const training = await state();
   await until('the Train view did not reach step 30 after Space', async () => (await state()).train_step >= 30, 120000);
   const trained = await state();
-  if (trained.frames < training.frames + 10) fail(`the page drew only ${trained.frames - training.frames} frames while training`);
+  // A page that trained without returning to the browser would draw no frame meanwhile.
+  if (trained.frames < training.frames + 3) fail(`the page drew only ${trained.frames - training.frames} frames while training`);
   await picture('train');
   console.log(`the Train view trained to step ${trained.train_step} in the page, drawing ${trained.frames - training.frames} frames meanwhile`);
   await tap('Space');
