@@ -56,24 +56,25 @@ set(CPACK_PACKAGE_NAME attnviz)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "attnviz maintainers <maintainers@users.noreply.a-seed-31850e02.example>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "visualizer that teaches causal multi-head self-attention")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
-attnviz runs a small causal self-attention module (the one of a transformer lesson,
-with PyTorch's random weights and inputs for a seed) and shows every step of its shape
-walk: the qkv split, each head's scores before and after the mask and the softmax, and
-which outputs move when one input position changes. It also trains tiny models whose heads
-become previous-token, duplicate and induction heads, and reads GPT-2 and nanoGPT weights.
-The command line prints the same numbers as JSON, .npy or .csv.")
+# The long description under the summary line; dpkg shows it as written (lines under 80 columns).
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "attnviz runs a small causal self-attention module, the one of a transformer
+lesson, with PyTorch's random weights and inputs for a seed, and shows every
+step of its shape walk: the qkv split, each head's scores before and after the
+mask and the softmax, and which outputs move when one input position changes.
+It also trains tiny models whose heads become previous-token, duplicate and
+induction heads, and reads GPT-2 and nanoGPT weights. Its command line prints
+the same numbers as JSON, .npy or .csv.")
 set(CPACK_DEBIAN_PACKAGE_SECTION education)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-# dpkg-shlibdeps finds the linked libraries (libglfw3, libgl1, libstb0, libstdc++6, libc6...);
-# what is opened at run time it cannot see: OpenBLAS's pthread build (src/core/blas.cpp;
-# without it the fast kernel falls back to Eigen's slower products) and the DejaVu fonts
-# (src/ui/theme.cpp; without them ImGui's built-in font, which lacks √ ∞ −). Mesa's drivers
-# come with libgl1 through libglx-mesa0.
+# dpkg-shlibdeps finds the linked libraries (libglfw3, libstb0, libgomp1, libstdc++6, libc6);
+# what is opened at run time it cannot see: libGL.so.1 (GLFW opens it for GLX; Mesa's drivers
+# come with it through libglx-mesa0), OpenBLAS's pthread build (src/core/blas.cpp; without it
+# the fast kernel falls back to Eigen's slower products) and the DejaVu fonts (src/ui/theme.cpp;
+# without them ImGui's built-in font, which lacks √ ∞ −).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0-pthread, fonts-dejavu-core")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libgl1, libopenblas0-pthread, fonts-dejavu-core")
 include(CPack)
