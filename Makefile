@@ -73,6 +73,7 @@ soak: build
 # tests in build-package/, its icons and man page (cmake/packaging.cmake), then CPack's DEB
 # generator. Prints the .deb's path; scripts/package-check installs it on a fresh Debian 12.
 package:
+	@if [ "$(SANITIZE)" = 1 ]; then echo "make package builds the release package; run it without SANITIZE=1" >&2; exit 2; fi
 	@ATTNVIZ_EXTRA_PACKAGES="dpkg-dev help2man librsvg2-bin" scripts/install-deps
 	@cmake -S . -B build-package -DCMAKE_BUILD_TYPE=Release -DATTNVIZ_PORTABLE=ON -DATTNVIZ_PACKAGE=ON \
 	  -DBUILD_TESTING=OFF $(CMAKE_ARGS) >build-package.configure.log 2>&1 || { cat build-package.configure.log; exit 1; }
