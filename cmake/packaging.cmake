@@ -8,6 +8,9 @@
 # configures (src/render/CMakeLists.txt), the fonts come from fonts-dejavu-core and OpenBLAS is
 # loaded with dlopen, so both are declared as dependencies below rather than copied.
 option(ATTNVIZ_PACKAGE "Generate the icons and the man page and configure CPack (make package)" OFF)
+if(NOT TARGET attnviz OR EMSCRIPTEN)  # the web build installs nothing
+  return()
+endif()
 include(GNUInstallDirs)
 
 set(ATTNVIZ_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
