@@ -1,6 +1,7 @@
 # Thin wrapper over CMake. The two commands a new user needs:
 #   make run    install what is missing, build Release into build/, open the lesson's example
 #   make test   install what is missing, build, run every test with ctest
+#   make package  the Debian package build-package/attnviz_VERSION_amd64.deb (see below)
 # Options: PORTABLE=1 (baseline x86-64 instead of -march=native), SANITIZE=1 (ASan+UBSan,
 # built in build-sanitize/), WERROR=1 (warnings are errors, as in CI), ARGS="..." (passed
 # to attnviz by make run).
@@ -27,7 +28,7 @@ ifeq ($(SANITIZE),1)
   BUILD_TYPE := RelWithDebInfo
 endif
 
-.PHONY: all deps build run test bench fuzz soak clean
+.PHONY: all deps build run test bench fuzz soak package clean
 all: build
 
 deps:
@@ -68,5 +69,18 @@ fuzz:
 soak: build
 	ctest --test-dir $(BUILD) -L soak --output-on-failure
 
+# The Debian package for lab machines: a portable (baseline x86-64) Release build without the
+# tests in build-package/, its icons and man page (cmake/packaging.cmake), then CPack's DEB
+# generator. Prints the .deb's path; scripts/package-check installs it on a fresh Debian 12.
+package:
+	@if [ "$(SANITIZE)" = 1 ]; then echo "make package builds the release package; run it without SANITIZE=1" >&2; exit 2; fi
+	@ATTNVIZ_EXTRA_PACKAGES="dpkg-dev help2man librsvg2-bin" scripts/install-deps
+	@cmake -S . -B build-package -DCMAKE_BUILD_TYPE=Release -DATTNVIZ_PORTABLE=ON -DATTNVIZ_PACKAGE=ON \
+	  -DBUILD_TESTING=OFF $(CMAKE_ARGS) >build-package.configure.log 2>&1 || { cat build-package.configure.log; exit 1; }
+	@cmake --build build-package -j $(JOBS)
+	@rm -f build-package/attnviz_*.deb
+	@cd build-package && cpack -G DEB >cpack.log 2>&1 || { cat cpack.log; exit 1; }
+	@ls build-package/attnviz_*.deb
+
 clean:
-	rm -rf build build-portable build-sanitize build-sanitize-portable build-fuzz *.configure.log
+	rm -rf build build-portable build-sanitize build-sanitize-portable build-fuzz build-package *.configure.log
