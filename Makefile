@@ -54,14 +54,14 @@ bench: build
 	/usr/bin/python3 scripts/bench.py --bin ./$(BUILD)/attnviz $(BENCH_ARGS)
 
 # libFuzzer (clang 14): builds only the fuzz targets (safetensors reader, config parsing,
-# session files, trained-model reader, GPT-2's tokenizer) in build-fuzz/ and runs each for
+# session files, trained-model reader, GPT-2's tokenizer, whole GPT models) in build-fuzz/ and runs each for
 # FUZZ_SECONDS over a copy of fuzz/corpus/<target>/; prints executions and crashes.
 FUZZ_SECONDS ?= 60
 fuzz:
 	@ATTNVIZ_EXTRA_PACKAGES="clang libclang-rt-14-dev" scripts/install-deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_FUZZ=ON \
 	  -DATTNVIZ_PORTABLE=ON >build-fuzz.configure.log 2>&1 || { cat build-fuzz.configure.log; exit 1; }
-	@cmake --build build-fuzz -j $(JOBS) --target fuzz_safetensors fuzz_config fuzz_session fuzz_model fuzz_bpe
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_safetensors fuzz_config fuzz_session fuzz_model fuzz_bpe fuzz_gpt
 	@fuzz/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
 
 # The full GUI soak: 20,000 scripted frames under xvfb-run (ctest label soak, tests/CMakeLists.txt);
