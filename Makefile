@@ -28,7 +28,7 @@ ifeq ($(SANITIZE),1)
   BUILD_TYPE := RelWithDebInfo
 endif
 
-.PHONY: all deps build run test bench fuzz soak package clean
+.PHONY: all deps build run test bench fuzz soak package clean web web-serve
 all: build
 
 deps:
@@ -82,5 +82,25 @@ package:
 	@cd build-package && cpack -G DEB >cpack.log 2>&1 || { cat cpack.log; exit 1; }
 	@ls build-package/attnviz_*.deb
 
+# The web page (README "In the browser"): Debian's emscripten and Dear ImGui's source
+# (scripts/web-deps), then build-web/site/, a static folder for any web server. The browser
+# test (tests/web, ctest label web) and its npm packages are set up here too, into build-web/.
+# NODE_PATH: emscripten's JavaScript tools need Debian's node modules (acorn) whichever node runs them.
+WEB_BUILD ?= build-web
+WEB_PORT  ?= 8080
+web: deps
+	@scripts/web-deps $(WEB_BUILD)
+	@NODE_PATH=/usr/share/nodejs emcmake cmake -S . -B $(WEB_BUILD) -DCMAKE_BUILD_TYPE=Release \
+	  -DEigen3_DIR=/usr/share/eigen3/cmake $(CMAKE_ARGS) >$(WEB_BUILD).configure.log 2>&1 \
+	  || { cat $(WEB_BUILD).configure.log; exit 1; }
+	@NODE_PATH=/usr/share/nodejs cmake --build $(WEB_BUILD) -j $(JOBS)
+	@tests/web/setup $(WEB_BUILD)
+	@echo "web: the site is in $(WEB_BUILD)/site/ (make web-serve shows it)"
+
+# Serves build-web/site/ on 127.0.0.1 (Ctrl+C stops it) and prints the address.
+web-serve:
+	@test -f $(WEB_BUILD)/site/index.html || { echo "web-serve: no $(WEB_BUILD)/site/ yet; run make web first" >&2; exit 2; }
+	@python3 web/serve.py $(WEB_BUILD)/site --port $(WEB_PORT)
+
 clean:
-	rm -rf build build-portable build-sanitize build-sanitize-portable build-fuzz build-package *.configure.log
+	rm -rf build build-web build-portable build-sanitize build-sanitize-portable build-fuzz build-package *.configure.log

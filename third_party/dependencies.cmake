@@ -1,5 +1,10 @@
 # CMake glue for the Debian packages the project uses. Nothing third-party is vendored:
 # Included from the top-level CMakeLists.txt so that the imported targets are visible everywhere.
+# The web build takes the same targets from web.cmake.
+if(EMSCRIPTEN)
+  include(${CMAKE_CURRENT_LIST_DIR}/web.cmake)
+  return()
+endif()
 # glad is generated here at build time, everything else comes from -dev packages.
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 find_package(OpenMP)

@@ -3,6 +3,7 @@
 // Each command checks its texts first (options.h), then computes with the core and prints.
 // Bad input ends in usage_error: one sentence on stderr, exit status 2.
 #include "commands.h"
+#include "lesson.h"
 #include "formats.h"
 #include "text_util.h"
 #include "model_commands.h"
@@ -95,34 +96,7 @@ void add_commands(CLI::App& app, Commands& cmds) {
 // [SECTION] lesson
 
 static int run_lesson() {
-    // The lesson's recipe: manual_seed(0); SelfAttention(8, 2); x = randn(1, 4, 8);
-    // x2[0, 2] = randn(8); y1 = attn(x), y2 = attn(x2).
-    Config c;
-    c.seed = 0;
-    c.n_embd = 8;
-    c.n_head = 2;
-    c.seq_len = 4;
-    const int p = 2;
-    Experiment e = make_experiment(c);
-    Trace tr;
-    forward(c, e.weights, e.x, KernelKind::reference, tr);
-    Mat y1 = tr.y; // (T, C)
-    forward(c, e.weights, perturbed_input(e, p, 1.f), KernelKind::reference, tr);
-    std::vector<float> diff = max_abs_diff_per_position(y1, tr.y); // (T)
-
-    // torch's max propagates NaN; so do these.
-    auto max_of = [&](int from, int to) {
-        float m = 0.f;
-        for (int t = from; t < to; ++t)
-            m = (std::isnan(diff[size_t(t)]) || diff[size_t(t)] > m) ? diff[size_t(t)] : m;
-        return m;
-    };
-    int64_t params = int64_t(e.weights.w_qkv.size() + e.weights.w_proj.size() + e.weights.b_qkv.size() +
-                             e.weights.b_proj.size());
-    std::printf("%s\n", python_tuple({1, y1.rows(), y1.cols()}).c_str());
-    std::printf("%lld\n", (long long)params);
-    std::printf("%s\n", python_float_repr(double(max_of(0, p))).c_str());
-    std::printf("%s\n", python_float_repr(python_round(double(max_of(p, c.seq_len)), 4)).c_str());
+    for (const std::string& line : lesson_lines()) std::printf("%s\n", line.c_str());
     return 0;
 }
 

@@ -57,15 +57,15 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
 
 } // namespace
 
-int run_window(const GuiOptions& o, const GuiPlan& plan, const GuiMode& mode) {
-    AppWindow window;
+int open_window(const GuiOptions& o, const GuiPlan& plan, OpenWindow& w) {
+    AppWindow& window = w.window;
     if (const int status = window.open({plan.width, plan.height, plan.headless, plan.debug_context}); status != 0)
         return status;
 
     // Settings (settings.h): the file's theme, text size and palette, unless an option says
     // otherwise for this run. Headless runs use a settings file only when --settings names one.
-    AppState s;
-    SettingsFile settings;
+    AppState& s = w.state;
+    SettingsFile& settings = w.settings;
     settings.path = !o.settings.empty() ? o.settings : plan.headless ? "" : default_settings_path();
     Settings saved;
     bool have_settings = false;
@@ -84,7 +84,13 @@ int run_window(const GuiOptions& o, const GuiPlan& plan, const GuiMode& mode) {
     s.screenshot_mode = !o.screenshot.empty();
     put_state_on_plan(s, plan);
     settings.written = settings_of(s);
-    GuiRun run{o, plan, window, s, settings};
+    return 0;
+}
+
+int run_window(const GuiOptions& o, const GuiPlan& plan, const GuiMode& mode) {
+    OpenWindow w;
+    if (const int status = open_window(o, plan, w); status != 0) return status;
+    GuiRun run{o, plan, w.window, w.state, w.settings};
     return mode(run);
 }
 

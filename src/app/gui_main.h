@@ -29,7 +29,16 @@ struct GuiRun {
 // A mode returns the process exit status.
 using GuiMode = std::function<int(GuiRun&)>;
 
-// Opens the window for `plan`, reads the settings, prepares the state and runs `mode`.
+// What open_window sets up; destroyed in reverse order, the window last.
+struct OpenWindow {
+    AppWindow window;
+    AppState state;
+    SettingsFile settings;
+};
+// Opens the window for `plan`, reads the settings and prepares the state. Returns 0, or 2
+// when the window cannot open. The web page keeps `w` for the page's life (web_main.cpp).
+int open_window(const GuiOptions& o, const GuiPlan& plan, OpenWindow& w);
+// open_window, then `mode`.
 // Returns the mode's status, or 2 when the window cannot open.
 int run_window(const GuiOptions& o, const GuiPlan& plan, const GuiMode& mode);
 

@@ -26,8 +26,10 @@
 #include "work_team.h"
 #include <algorithm>
 #include <chrono>
-#include <dlfcn.h>
 #include <cstdlib>
+#ifndef __EMSCRIPTEN__
+#include <dlfcn.h>
+#endif
 #include <cstring>
 #include <vector>
 
@@ -51,6 +53,10 @@ struct Blas {
     NameFn core_name = nullptr;
 };
 
+#ifdef __EMSCRIPTEN__
+// The web build (make web) has no shared libraries to load: Eigen's products, always.
+Blas load() { return Blas{}; }
+#else
 // OpenBLAS's name for the best kernel set this CPU runs, or nullptr to let OpenBLAS choose.
 const char* intel_core_type() {
     __builtin_cpu_init();
@@ -111,6 +117,7 @@ Blas load() {
     if (b.set_threads) b.set_threads(1);
     return b;
 }
+#endif // __EMSCRIPTEN__
 
 const Blas& blas() {
     static const Blas b = load();

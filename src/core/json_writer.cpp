@@ -15,8 +15,13 @@ int append_json_number(std::string& out, float v) {
     }
     // to_chars with a precision formats exactly as printf("%.9g") does, several times faster.
     char buf[32];
+#if defined(_LIBCPP_VERSION) && _LIBCPP_VERSION < 15000
+    // libc++ 14 (the web build's) has no to_chars with a precision: the same text, slower.
+    const int n = std::snprintf(buf, sizeof buf, "%.9g", double(v));
+#else
     auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 9);
     int n = int(res.ptr - buf);
+#endif
     out.append(buf, size_t(n));
     return n;
 }

@@ -14,8 +14,18 @@ std::string python_float_repr(double v) {
     // Shortest round-trip digits, as d.ddd e±X; then laid out the way Python's repr does:
     // positional when the decimal exponent is in [-5, 16), else d.ddde±XX.
     char buf[64];
+#if defined(_LIBCPP_VERSION) && _LIBCPP_VERSION < 15000
+    // libc++ 14 (the web build's) has no floating-point to_chars: the fewest digits that
+    // read back as v, each count correctly rounded by printf, which is what to_chars gives.
+    for (int digits = 0; digits <= 17; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*e", digits, v);
+        if (std::strtod(buf, nullptr) == v) break;
+    }
+    std::string sci(buf);
+#else
     auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
     std::string sci(buf, res.ptr);
+#endif
     std::string sign;
     if (sci[0] == '-') {
         sign = "-";

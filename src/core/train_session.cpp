@@ -1,5 +1,6 @@
 // train_session.cpp: see train_session.h.
 #include "train_session.h"
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -73,14 +74,48 @@ TrainSession::TrainSession(const TrainSettings& s, const Model& start, int64_t b
     start_worker();
 }
 
+#ifdef ATTNVIZ_TRAIN_IN_SLICES
+namespace {
+std::vector<TrainSession*>& live_sessions() {
+    static std::vector<TrainSession*> sessions;
+    return sessions;
+}
+} // namespace
+
+void pump_training(double budget_ms) {
+    const std::vector<TrainSession*> sessions = live_sessions();
+    for (size_t i = 0; i < sessions.size(); ++i) {
+        const double share = budget_ms / double(sessions.size());
+        sessions[i]->pump(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double, std::milli>(share)));
+    }
+}
+
+void TrainSession::pump(Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Clock::time_point due;
+    while ((status_.running || resume_ >= 0) && Clock::now() < deadline)
+        if (!work_once(lock, due)) break;
+}
+#endif
+
 void TrainSession::start_worker() {
     status_.budget = budget_;
     latest_ = std::make_shared<const Model>(run_.model);
     stepping_ = true; // the worker's first job is the snapshot of step 0
+#ifdef ATTNVIZ_TRAIN_IN_SLICES
+    first_snapshot();
+    live_sessions().push_back(this);
+#else
     thread_ = std::thread([this] { worker(); });
+#endif
 }
 
 TrainSession::~TrainSession() {
+#ifdef ATTNVIZ_TRAIN_IN_SLICES
+    std::vector<TrainSession*>& live = live_sessions();
+    live.erase(std::remove(live.begin(), live.end(), this), live.end());
+#endif
     {
         std::lock_guard<std::mutex> lock(mu_);
         quit_ = true;
@@ -153,6 +188,10 @@ bool TrainSession::resume_from(int64_t step) {
 
 void TrainSession::wait_idle() {
     std::unique_lock<std::mutex> lock(mu_);
+#ifdef ATTNVIZ_TRAIN_IN_SLICES
+    Clock::time_point due;
+    while (status_.running || resume_ >= 0) work_once(lock, due); // not due yet: it soon is
+#endif
     idle_.wait(lock, [&] { return !status_.running && resume_ < 0 && !stepping_; });
 }
 
@@ -184,6 +223,9 @@ std::shared_ptr<const Model> TrainSession::latest(int64_t* step) const {
 }
 
 TrainRun TrainSession::run_copy() {
+#ifdef ATTNVIZ_TRAIN_IN_SLICES
+    wait_idle();
+#endif
     std::unique_lock<std::mutex> lock(mu_);
     idle_.wait(lock, [&] { return !status_.running && resume_ < 0 && !stepping_; });
     return run_; // the worker cannot start a step while the lock is held
@@ -275,79 +317,84 @@ void TrainSession::restore_locked(int64_t step, std::unique_lock<std::mutex>& lo
     ++status_.version;
 }
 
-void TrainSession::worker() {
+void TrainSession::first_snapshot() {
     take_snapshot(0, true);
-    std::unique_lock<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stepping_ = false;
     ++status_.version;
     idle_.notify_all();
-    Clock::time_point last_start = Clock::now() - std::chrono::hours(1);
-    std::vector<Clock::time_point> recent; // step ends within the last second, for `measured`
+}
+
+void TrainSession::worker() {
+    first_snapshot();
+    std::unique_lock<std::mutex> lock(mu_);
     while (true) {
         wake_.wait(lock, [&] { return quit_ || status_.running || resume_ >= 0; });
         if (quit_) break;
-        if (resume_ >= 0) {
-            const int64_t at = resume_;
-            restore_locked(at, lock);
-            if (resume_ == at) resume_ = -1;
-            if (status_.target >= 0 && status_.target <= status_.step) status_.running = false, status_.target = -1;
-            if (!status_.running) idle_.notify_all();
-            continue;
-        }
-        if (status_.speed > 0) {
-            const auto due = last_start + std::chrono::duration_cast<Clock::duration>(
-                                              std::chrono::duration<double>(1.0 / status_.speed));
-            if (Clock::now() < due) {
-                wake_.wait_until(lock, due); // a pause, a new speed or quitting wakes it early
-                continue;
-            }
-        }
-        last_start = Clock::now();
-        const int64_t next = status_.step + 1;
-        const double speed = status_.speed;
-        stepping_ = true;
-        lock.unlock();
-        // One thread: the window's drawing (llvmpipe, on machines without a GPU) needs the
-        // other core more than a toy model's step needs two. The bits are the same either way.
-        const float loss = train_step(run_, 1);
-        const bool ok = std::isfinite(loss);
-        std::shared_ptr<const Model> now;
-        if (ok) {
-            run_.losses.clear(); // the session keeps the losses; the run's copy would only grow
-            now = std::make_shared<const Model>(run_.model);
-            // Only the worker writes `every`, so it may read it without the lock.
-            if (next % status_.every == 0)
-                take_snapshot(next, next % score_every == 0 || (speed > 0 && speed <= slow_speed));
-        }
-        lock.lock();
-        stepping_ = false;
-        if (ok) {
-            losses_.push_back(loss);
-            status_.step = next;
-            latest_ = std::move(now);
-            const Clock::time_point end = Clock::now();
-            recent.push_back(end);
-            while (recent.size() > 2 && end - recent.front() > std::chrono::seconds(1)) recent.erase(recent.begin());
-            const double span = std::chrono::duration<double>(recent.back() - recent.front()).count();
-            status_.measured = recent.size() > 1 && span > 0 ? double(recent.size() - 1) / span : 0;
-        } else {
-            char lr[32];
-            std::snprintf(lr, sizeof lr, "%g", settings_.lr);
-            status_.message = "Training diverged at step " + std::to_string(next) +
-                              " (the loss is not finite) and stopped; try a smaller learning rate than " + lr + ".";
-            status_.running = false;
-            status_.target = -1;
-        }
-        if (status_.target >= 0 && status_.step >= status_.target) {
-            status_.running = false;
-            status_.target = -1;
-        }
-        if (!status_.running) status_.measured = 0, recent.clear();
-        ++status_.version;
-        if (!status_.running) idle_.notify_all();
+        Clock::time_point due;
+        if (!work_once(lock, due)) wake_.wait_until(lock, due); // a pause, a new speed or quitting wakes it early
     }
     stepping_ = false;
     idle_.notify_all();
+}
+
+bool TrainSession::work_once(std::unique_lock<std::mutex>& lock, Clock::time_point& due) {
+    if (resume_ >= 0) {
+        const int64_t at = resume_;
+        restore_locked(at, lock);
+        if (resume_ == at) resume_ = -1;
+        if (status_.target >= 0 && status_.target <= status_.step) status_.running = false, status_.target = -1;
+        if (!status_.running) idle_.notify_all();
+        return true;
+    }
+    if (status_.speed > 0) {
+        due = last_start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / status_.speed));
+        if (Clock::now() < due) return false;
+    }
+    last_start_ = Clock::now();
+    const int64_t next = status_.step + 1;
+    const double speed = status_.speed;
+    stepping_ = true;
+    lock.unlock();
+    // One thread: the window's drawing (llvmpipe, on machines without a GPU) needs the
+    // other core more than a toy model's step needs two. The bits are the same either way.
+    const float loss = train_step(run_, 1);
+    const bool ok = std::isfinite(loss);
+    std::shared_ptr<const Model> now;
+    if (ok) {
+        run_.losses.clear(); // the session keeps the losses; the run's copy would only grow
+        now = std::make_shared<const Model>(run_.model);
+        // Only the worker writes `every`, so it may read it without the lock.
+        if (next % status_.every == 0)
+            take_snapshot(next, next % score_every == 0 || (speed > 0 && speed <= slow_speed));
+    }
+    lock.lock();
+    stepping_ = false;
+    if (ok) {
+        losses_.push_back(loss);
+        status_.step = next;
+        latest_ = std::move(now);
+        const Clock::time_point end = Clock::now();
+        recent_.push_back(end);
+        while (recent_.size() > 2 && end - recent_.front() > std::chrono::seconds(1)) recent_.erase(recent_.begin());
+        const double span = std::chrono::duration<double>(recent_.back() - recent_.front()).count();
+        status_.measured = recent_.size() > 1 && span > 0 ? double(recent_.size() - 1) / span : 0;
+    } else {
+        char lr[32];
+        std::snprintf(lr, sizeof lr, "%g", settings_.lr);
+        status_.message = "Training diverged at step " + std::to_string(next) +
+                          " (the loss is not finite) and stopped; try a smaller learning rate than " + lr + ".";
+        status_.running = false;
+        status_.target = -1;
+    }
+    if (status_.target >= 0 && status_.step >= status_.target) {
+        status_.running = false;
+        status_.target = -1;
+    }
+    if (!status_.running) status_.measured = 0, recent_.clear();
+    ++status_.version;
+    if (!status_.running) idle_.notify_all();
+    return true;
 }
 
 } // namespace attnviz

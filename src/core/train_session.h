@@ -7,6 +7,11 @@
 // worker publishes (status, losses, snapshots, the latest weights) through copies taken
 // under one mutex, held only to copy: the window never waits for a training step.
 //
+// Without threads (the web build without -pthread: ATTNVIZ_TRAIN_IN_SLICES) there is no
+// worker: the page's loop calls pump_training() once a frame, which does the worker's work
+// for a few milliseconds, a step (or a resume) at a time; wait_idle() does it to the end.
+// The steps and their bits are the same.
+//
 // Determinism. The worker does nothing but train_step in order, so pausing, single steps,
 // the speed and scrubbing never change a bit: the weights at step N are those of N calls of
 // train_step after start_training, which is what `attnviz train --steps N` writes.
@@ -19,6 +24,7 @@
 // steps between (train_step is deterministic), then drops everything after it.
 #pragma once
 #include "train.h"
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -27,6 +33,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+#define ATTNVIZ_TRAIN_IN_SLICES 1
+#endif
 
 namespace attnviz {
 
@@ -123,10 +133,21 @@ public:
     // The run as it is now (weights, Adam, generator); waits until the worker is idle.
     TrainRun run_copy();
 
+#ifdef ATTNVIZ_TRAIN_IN_SLICES
+    // The worker's work until `deadline` or until there is none (or the speed limit says
+    // wait); pump_training() calls it.
+    void pump(std::chrono::steady_clock::time_point deadline);
+#endif
+
 private:
     struct Full;
     void start_worker();
+    void first_snapshot();
     void worker();
+    // One piece of the worker's work, with the lock held (released meanwhile): a pending
+    // resume, or one step. False, having done nothing, when the speed limit says the next
+    // step is not due yet; `due` then says when it is.
+    bool work_once(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point& due);
     void take_snapshot(int64_t step, bool score); // worker only, lock not held
     void thin_locked();
     void restore_locked(int64_t step, std::unique_lock<std::mutex>& lock);
@@ -146,6 +167,13 @@ private:
     std::map<int64_t, std::shared_ptr<const Full>> full_; // by step
     std::shared_ptr<const Model> latest_;
     int64_t budget_;
+    std::chrono::steady_clock::time_point last_start_ = std::chrono::steady_clock::now() - std::chrono::hours(1);
+    std::vector<std::chrono::steady_clock::time_point> recent_; // step ends within the last second, for `measured`
 };
+
+#ifdef ATTNVIZ_TRAIN_IN_SLICES
+// Every live session's work for about `budget_ms` milliseconds in all, shared between them.
+void pump_training(double budget_ms);
+#endif
 
 } // namespace attnviz

@@ -112,6 +112,9 @@ void worker_main(Team* t, int id) {
 }
 
 int count_threads() {
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+    return 1; // the web build without threads: every piece runs on the calling thread
+#else
     int n = int(std::thread::hardware_concurrency());
 #ifdef __linux__
     cpu_set_t set;
@@ -123,6 +126,7 @@ int count_threads() {
         if (end != env && v > 0) n = int(std::min<long>(v, 64));
     }
     return std::clamp(n, 1, 64);
+#endif
 }
 
 // The team lives for the whole process (its workers sleep when idle); it is never

@@ -46,7 +46,7 @@ public:
     SerialEigen& operator=(const SerialEigen&) = delete;
 
 private:
-    int saved_ = 0;
+    [[maybe_unused]] int saved_ = 0; // unused without OpenMP (the web build)
 };
 
 } // namespace attnviz::detail

@@ -1,6 +1,6 @@
 // gl_debug.cpp: see gl_debug.h.
 #include "gl_debug.h"
-#include <glad/gl.h>
+#include "gl_api.h"
 #include <algorithm>
 
 namespace attnviz {

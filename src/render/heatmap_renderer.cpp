@@ -1,17 +1,22 @@
 // heatmap_renderer.cpp: see heatmap_renderer.h.
 #include "heatmap_renderer.h"
 #include "embedded_shaders.h"
-#include <glad/gl.h>
+#include "gl_api.h"
 #include <imgui.h>
 #include <chrono>
+#include <cstring>
 
 namespace attnviz {
 
 namespace {
 
+// The source's own "#version" line gives way to shader_prelude() (gl_api.h: WebGL 2 wants
+// "#version 300 es" and precisions).
 bool compile(GLenum kind, const char* source, const char* name, GLuint& out, std::string& error) {
     out = glCreateShader(kind);
-    glShaderSource(out, 1, &source, nullptr);
+    if (std::strncmp(source, "#version", 8) == 0 && std::strchr(source, '\n')) source = std::strchr(source, '\n') + 1;
+    const char* parts[2] = {shader_prelude(), source};
+    glShaderSource(out, 2, parts, nullptr);
     glCompileShader(out);
     GLint ok = 0;
     glGetShaderiv(out, GL_COMPILE_STATUS, &ok);

@@ -1,6 +1,6 @@
 // imgui_backend.cpp: see imgui_backend.h.
 #include "imgui_backend.h"
-#include <glad/gl.h>
+#include "gl_api.h"
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
@@ -10,7 +10,8 @@ namespace attnviz {
 
 bool init_imgui_backend(GLFWwindow* window) {
     if (!ImGui_ImplGlfw_InitForOpenGL(window, true)) return false;
-    return ImGui_ImplOpenGL3_Init("#version 330 core");
+    // ImGui's shaders take the version line alone; it adds its own precision for ES.
+    return ImGui_ImplOpenGL3_Init(shader_version());
 }
 
 void shutdown_imgui_backend() {

@@ -1,7 +1,7 @@
 // screenshot.cpp: see screenshot.h.
 #include "screenshot.h"
 #include "text_util.h"
-#include <glad/gl.h>
+#include "gl_api.h"
 #include <stb/stb_image_write.h> // implementation already in libstb.so
 #include <cstring>
 

@@ -1,6 +1,6 @@
 // texture.cpp: see texture.h.
 #include "texture.h"
-#include <glad/gl.h>
+#include "gl_api.h"
 #include <algorithm>
 #include <cstddef>
 
