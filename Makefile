@@ -1,6 +1,7 @@
 # Thin wrapper over CMake. The two commands a new user needs:
 #   make run    install what is missing, build Release into build/, open the lesson's example
 #   make test   install what is missing, build, run every test with ctest
+#   make package  the Debian package build-package/attnviz_VERSION_amd64.deb (see below)
 # Options: PORTABLE=1 (baseline x86-64 instead of -march=native), SANITIZE=1 (ASan+UBSan,
 # built in build-sanitize/), WERROR=1 (warnings are errors, as in CI), ARGS="..." (passed
 # to attnviz by make run).
@@ -27,7 +28,7 @@ ifeq ($(SANITIZE),1)
   BUILD_TYPE := RelWithDebInfo
 endif
 
-.PHONY: all deps build run test bench fuzz soak clean web web-serve
+.PHONY: all deps build run test bench fuzz soak package clean web web-serve
 all: build
 
 deps:
@@ -53,20 +54,33 @@ bench: build
 	/usr/bin/python3 scripts/bench.py --bin ./$(BUILD)/attnviz $(BENCH_ARGS)
 
 # libFuzzer (clang 14): builds only the fuzz targets (safetensors reader, config parsing,
-# session files, trained-model reader, GPT-2's tokenizer) in build-fuzz/ and runs each for
+# session files, trained-model reader, GPT-2's tokenizer, whole GPT models) in build-fuzz/ and runs each for
 # FUZZ_SECONDS over a copy of fuzz/corpus/<target>/; prints executions and crashes.
 FUZZ_SECONDS ?= 60
 fuzz:
 	@ATTNVIZ_EXTRA_PACKAGES="clang libclang-rt-14-dev" scripts/install-deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_FUZZ=ON \
 	  -DATTNVIZ_PORTABLE=ON >build-fuzz.configure.log 2>&1 || { cat build-fuzz.configure.log; exit 1; }
-	@cmake --build build-fuzz -j $(JOBS) --target fuzz_safetensors fuzz_config fuzz_session fuzz_model fuzz_bpe
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_safetensors fuzz_config fuzz_session fuzz_model fuzz_bpe fuzz_gpt
 	@fuzz/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
 
 # The full GUI soak: 20,000 scripted frames under xvfb-run (ctest label soak, tests/CMakeLists.txt);
 # fails on any GL error, a refused valid edit or an accepted invalid one, or RSS growth over 5 MB.
 soak: build
 	ctest --test-dir $(BUILD) -L soak --output-on-failure
+
+# The Debian package for lab machines: a portable (baseline x86-64) Release build without the
+# tests in build-package/, its icons and man page (cmake/packaging.cmake), then CPack's DEB
+# generator. Prints the .deb's path; scripts/package-check installs it on a fresh Debian 12.
+package:
+	@if [ "$(SANITIZE)" = 1 ]; then echo "make package builds the release package; run it without SANITIZE=1" >&2; exit 2; fi
+	@ATTNVIZ_EXTRA_PACKAGES="dpkg-dev help2man librsvg2-bin" scripts/install-deps
+	@cmake -S . -B build-package -DCMAKE_BUILD_TYPE=Release -DATTNVIZ_PORTABLE=ON -DATTNVIZ_PACKAGE=ON \
+	  -DBUILD_TESTING=OFF $(CMAKE_ARGS) >build-package.configure.log 2>&1 || { cat build-package.configure.log; exit 1; }
+	@cmake --build build-package -j $(JOBS)
+	@rm -f build-package/attnviz_*.deb
+	@cd build-package && cpack -G DEB >cpack.log 2>&1 || { cat cpack.log; exit 1; }
+	@ls build-package/attnviz_*.deb
 
 # The web page (README "In the browser"): Debian's emscripten and Dear ImGui's source
 # (scripts/web-deps), then build-web/site/, a static folder for any web server. The browser
@@ -89,4 +103,4 @@ web-serve:
 	@python3 web/serve.py $(WEB_BUILD)/site --port $(WEB_PORT)
 
 clean:
-	rm -rf build build-web build-portable build-sanitize build-sanitize-portable build-fuzz *.configure.log
+	rm -rf build build-web build-portable build-sanitize build-sanitize-portable build-fuzz build-package *.configure.log

@@ -2,12 +2,13 @@
 # Run each libFuzzer target for FUZZ_SECONDS over a working copy of its seed corpus and
 # print executions and crashes. Used by `make fuzz`; expects the targets in $1/fuzz.
 #   fuzz/run-fuzzers.sh build-fuzz 60
+#   FUZZ_TARGETS=fuzz_gpt fuzz/run-fuzzers.sh build-fuzz 300     (one target)
 set -u
 build=${1:-build-fuzz}
 seconds=${2:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 total_crashes=0
-for target in fuzz_safetensors fuzz_config fuzz_session fuzz_model fuzz_bpe; do
+for target in ${FUZZ_TARGETS:-fuzz_safetensors fuzz_config fuzz_session fuzz_model fuzz_bpe fuzz_gpt}; do
   bin=$build/fuzz/$target
   work=$build/fuzz-work/$target
   crashes=$build/fuzz-crashes/$target

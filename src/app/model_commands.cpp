@@ -5,6 +5,7 @@
 // large model never holds every layer's raw scores at once.
 #include "model_commands.h"
 #include "bpe_tokenizer.h"
+#include "gpt_causality.h"
 #include "gpt_io.h"
 #include "gpt_model.h"
 #include "json_writer.h"
@@ -268,14 +269,12 @@ int run_model_trace(const TraceArgs& a) {
         gpt_update(run.model, p, id, run.kernel, changed);
         w.key("perturbed_position"); w.value_int(p);
         w.key("replacement"); w.value_int(id);
-        const std::vector<float> d = max_abs_diff_per_position(tr.logits, changed.logits);
-        w.key("max_abs_diff_per_position"); w.array(d.data(), {int64_t(d.size())});
-        w.key("max_abs_diff_resid_post_per_layer");
+        const GptCausality d = gpt_causality(tr, changed, p, id);
+        w.key("max_abs_diff_per_position");
+        w.array(d.logits_max_abs.data(), {int64_t(d.logits_max_abs.size())});
+        w.key("max_abs_diff_per_layer");
         w.begin_array();
-        for (size_t l = 0; l < tr.blocks.size(); ++l) {
-            const std::vector<float> r = max_abs_diff_per_position(tr.blocks[l].resid_post, changed.blocks[l].resid_post);
-            w.array(r.data(), {int64_t(r.size())});
-        }
+        for (const std::vector<float>& r : d.resid_max_abs) w.array(r.data(), {int64_t(r.size())});
         w.end_array();
     }
     w.end_object();

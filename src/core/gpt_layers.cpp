@@ -34,7 +34,22 @@ void layernorm_forward(float* out, const float* inp, const LayerNormWeights& ln,
     }
 }
 
-void gelu_forward(float* out, const float* inp, int64_t n, Gelu form) {
+void gelu_forward(float* out, const float* inp, int64_t n, Gelu form, KernelKind kernel) {
+    if (form == Gelu::tanh && kernel == KernelKind::fast) {
+        // The same expression on arrays: 38 M values at GPT-2 small, T = 1024, where the
+        // library's scalar tanhf was a sixth of the forward.
+        const float k = float(std::sqrt(2.0 / M_PI));
+        constexpr int64_t chunk = 1 << 14;
+        const int64_t pieces = (n + chunk - 1) / chunk;
+        const int threads = n >= (int64_t(1) << 20) ? work_team_threads() : 1;
+        run_pieces(int(pieces), threads, [&](int piece) {
+            const int64_t i0 = int64_t(piece) * chunk, m = std::min(chunk, n - i0);
+            Eigen::Map<const Eigen::ArrayXf> x(inp + i0, m);
+            Eigen::Map<Eigen::ArrayXf> y(out + i0, m);
+            y = 0.5f * x * (1.f + (k * (x + 0.044715f * (x * x * x))).tanh());
+        });
+        return;
+    }
     if (form == Gelu::tanh) {
         // 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
         const float k = float(std::sqrt(2.0 / M_PI));

@@ -18,7 +18,10 @@ void layernorm_forward(float* out, const float* inp, const LayerNormWeights& ln,
 
 // out = gelu(inp), n values: tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as
 // Hugging Face's gelu_new writes it, or erf form x 0.5 (1 + erf(x / sqrt 2)) as nn.GELU().
-void gelu_forward(float* out, const float* inp, int64_t n, Gelu form);
+// The reference kernel calls the C library's tanh and erf per value; the fast one Eigen's
+// vectorised tanh (a rational approximation within a few ulp) on the work team, for the
+// tanh form (the erf form keeps the library's erf).
+void gelu_forward(float* out, const float* inp, int64_t n, Gelu form, KernelKind kernel = KernelKind::reference);
 
 // out (M, OC) rows r0.. = inp (M, IC) W^T + b, W (OC, IC) as nn.Linear stores it. The
 // reference kernel sums each output sequentially from 0 and adds the bias after the sum

@@ -109,7 +109,7 @@ void mlp_rows(const Block& b, Gelu gelu, int r0, KernelKind kernel, BlockTrace& 
     Mat fc(T, 4 * C); // (T, 4C), only rows r0.. are written and read
     linear_forward(fc.data(), bt.ln_2.data(), b.w_fc, b.b_fc, r0, T, kernel);
     float* f = fc.data() + int64_t(r0) * 4 * C;
-    gelu_forward(f, f, int64_t(T - r0) * 4 * C, gelu);
+    gelu_forward(f, f, int64_t(T - r0) * 4 * C, gelu, kernel);
     linear_forward(bt.mlp.data(), fc.data(), b.w_mlp_proj, b.b_mlp_proj, r0, T, kernel);
     residual_forward(bt.resid_post.data(), bt.resid_mid.data(), bt.mlp.data(), r0, T, C);
 }
@@ -211,7 +211,15 @@ void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kern
         BlockTrace& bt = out.blocks[l];
         // x = x + attn(ln_1(x)): the lesson's attention on the normalised stream
         layernorm_forward(ln1.data(), in.data(), b.ln_1, 0, T, C);
-        forward(ac, b.attn, ln1, kernel, a);
+        if (lean && kernel == KernelKind::fast) {
+            // A lean trace keeps no raw scores: the update's blocks of rows against the
+            // keys they see, without the T x T raw scores (a masked half) a full trace keeps.
+            prepare_trace(ac, kernel, ln1, a);
+            for (Mat& r : a.raw_scores) r.resize(0, 0);
+            fast_attention_from(b.attn, 0, false, a);
+        } else {
+            forward(ac, b.attn, ln1, kernel, a);
+        }
         bt.resid_mid.resize(T, C);
         residual_forward(bt.resid_mid.data(), in.data(), a.y.data(), 0, T, C);
         // x = x + mlp(ln_2(x))

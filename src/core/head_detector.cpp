@@ -1,5 +1,6 @@
 // head_detector.cpp: see head_detector.h.
 #include "head_detector.h"
+#include "gpt_model.h"
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -94,23 +95,43 @@ HeadScores detect_on_text(const std::vector<SequenceAttention>& seqs) {
     return out;
 }
 
-std::vector<std::vector<float>> detect_induction_on_repeats(const std::vector<SequenceAttention>& seqs, int start,
-                                                            int repeat) {
-    check(seqs);
-    const int L = layers_of(seqs), H = heads_of(seqs);
+namespace {
+
+// One sequence's induction stripe: per layer and head, a[i, i - R + 1] for the second copy's
+// queries i = start + R .. start + 2R - 2 that the sequence holds.
+using Stripe = std::vector<std::vector<std::vector<float>>>; // [layer][head][query]
+Stripe stripe_of(const SequenceAttention& q, int start, int repeat) {
+    Stripe out(q.layers.size());
+    const int N = int(q.tokens->size());
+    for (size_t l = 0; l < q.layers.size(); ++l)
+        for (const Mat& a : *q.layers[l]) {
+            std::vector<float> v;
+            for (int i = start + repeat; i < std::min(N, start + 2 * repeat - 1); ++i) v.push_back(a(i, i - repeat + 1));
+            out[l].push_back(std::move(v));
+        }
+    return out;
+}
+
+// The mean over every (query, sequence) pair: query by query, then sequence by sequence, as
+// the recipe stacks a[:, hd, i, i - R + 1]; NaN where there is none.
+std::vector<std::vector<float>> pool_stripes(const std::vector<Stripe>& stripes, int L, int H) {
     std::vector<std::vector<float>> out;
     for (int l = 0; l < L; ++l) {
         std::vector<float> ind(size_t(H), std::numeric_limits<float>::quiet_NaN());
         for (int h = 0; h < H; ++h) {
             double s = 0;
             int64_t n = 0;
-            // Query by query, then sequence by sequence, as the recipe stacks a[:, hd, i, i - R + 1].
-            for (int i = start + repeat; i < start + 2 * repeat - 1; ++i)
-                for (const SequenceAttention& q : seqs) {
-                    if (i >= int(q.tokens->size())) continue;
-                    s += (*q.layers[size_t(l)])[size_t(h)](i, i - repeat + 1);
+            for (size_t i = 0;; ++i) {
+                bool any = false;
+                for (const Stripe& st : stripes) {
+                    const std::vector<float>& v = st[size_t(l)][size_t(h)];
+                    if (i >= v.size()) continue;
+                    s += v[i];
                     ++n;
+                    any = true;
                 }
+                if (!any) break;
+            }
             if (n > 0) ind[size_t(h)] = float(s / double(n));
         }
         out.push_back(ind);
@@ -118,22 +139,37 @@ std::vector<std::vector<float>> detect_induction_on_repeats(const std::vector<Se
     return out;
 }
 
-bool starts_with_bos(const ModelConfig&) { return true; } // every toy task reads BOS first
+} // namespace
 
-std::vector<std::vector<int>> repeated_sequences(const ModelConfig& c, TorchGenerator& g, int count, int length,
+std::vector<std::vector<float>> detect_induction_on_repeats(const std::vector<SequenceAttention>& seqs, int start,
+                                                            int repeat) {
+    check(seqs);
+    std::vector<Stripe> stripes;
+    for (const SequenceAttention& q : seqs) stripes.push_back(stripe_of(q, start, repeat));
+    return pool_stripes(stripes, layers_of(seqs), heads_of(seqs));
+}
+
+int bos_token(const ModelConfig& c) {
+    if (c.arch == Arch::toy) return c.bos(); // every toy task reads BOS first
+    return c.vocab == gpt2_vocab_size || c.vocab == nanogpt_gpt2_vocab_size ? gpt2_endoftext : -1;
+}
+
+bool starts_with_bos(const ModelConfig& c) { return bos_token(c) >= 0; }
+
+std::vector<std::vector<int>> repeated_sequences(int vocab, int bos, TorchGenerator& g, int count, int length,
                                                  int repeat) {
-    const int bos = starts_with_bos(c) ? 1 : 0;
-    const int rest = length - bos - 2 * repeat;
+    const int s0 = bos >= 0 ? 1 : 0;
+    const int rest = length - s0 - 2 * repeat;
     if (count < 1 || repeat < 1 || rest < 0)
-        throw std::invalid_argument("a repeated sequence of " + std::to_string(length) + " tokens cannot hold two copies of " +
-                                    std::to_string(repeat));
+        throw std::invalid_argument("a repeated sequence of " + std::to_string(length) + " tokens cannot hold " +
+                                    (s0 ? "a BOS and " : "") + "two copies of " + std::to_string(repeat));
     std::vector<int64_t> r(size_t(count) * size_t(repeat)), filler(size_t(count) * size_t(rest));
-    g.randint(r.data(), int64_t(r.size()), 0, c.vocab);
-    if (rest > 0) g.randint(filler.data(), int64_t(filler.size()), 0, c.vocab);
+    g.randint(r.data(), int64_t(r.size()), 0, vocab);
+    if (rest > 0) g.randint(filler.data(), int64_t(filler.size()), 0, vocab);
     std::vector<std::vector<int>> out(static_cast<size_t>(count));
     for (int b = 0; b < count; ++b) {
         std::vector<int>& row = out[size_t(b)];
-        if (bos) row.push_back(c.bos());
+        if (s0) row.push_back(bos);
         for (int copy = 0; copy < 2; ++copy)
             for (int t = 0; t < repeat; ++t) row.push_back(int(r[size_t(b) * size_t(repeat) + size_t(t)]));
         for (int t = 0; t < rest; ++t) row.push_back(int(filler[size_t(b) * size_t(rest) + size_t(t)]));
@@ -141,26 +177,43 @@ std::vector<std::vector<int>> repeated_sequences(const ModelConfig& c, TorchGene
     return out;
 }
 
-void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out, int count, uint64_t seed) {
+std::vector<std::vector<int>> repeated_sequences(const ModelConfig& c, TorchGenerator& g, int count, int length,
+                                                 int repeat) {
+    return repeated_sequences(c.vocab, bos_token(c), g, count, length, repeat);
+}
+
+void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out, int count, uint64_t seed,
+                             std::optional<int> bos) {
     const ModelConfig& c = m.config;
+    const int first = bos ? *bos : bos_token(c);
+    // Token ids the model's embedding has: a toy model's BOS is its last row.
+    const int ids = c.arch == Arch::toy ? c.vocab + 1 : c.vocab;
+    if (first < -1 || first >= ids)
+        throw std::invalid_argument("BOS " + std::to_string(first) + " is not a token of the model's " +
+                                    std::to_string(ids) + "; give an id below " + std::to_string(ids) + " or -1 for none");
+    const int s0 = first >= 0 ? 1 : 0;
     // The recipe's probe on a toy model; on a long context (GPT-2's 1024) copies of
     // detector_max_repeat tokens, so that the probe stays a few short forwards.
     const int repeat = std::min(c.seq_len / 3, detector_max_repeat);
-    const int length = repeat == c.seq_len / 3 ? c.n_tokens() : (starts_with_bos(c) ? 1 : 0) + 2 * repeat;
+    const int length = repeat == c.seq_len / 3 ? c.n_tokens() : s0 + 2 * repeat;
     out.repeat_induction.clear();
     out.repeat_count = count;
     out.repeat_len = repeat;
     out.repeat_seed = seed;
+    out.repeat_bos = first;
     if (repeat < 2) return; // no query of the second copy has a known next token
     TorchGenerator g(seed);
-    const std::vector<std::vector<int>> seqs = repeated_sequences(c, g, count, length, repeat);
-    std::vector<ModelTrace> traces(seqs.size());
-    std::vector<SequenceAttention> att;
-    for (size_t b = 0; b < seqs.size(); ++b) {
-        model_forward(m, seqs[b], kernel, traces[b]);
-        att.push_back(attention_of(traces[b]));
+    const std::vector<std::vector<int>> seqs = repeated_sequences(c.vocab, first, g, count, length, repeat);
+    // One forward at a time, keeping only its stripe: GPT-2's logits alone are 20 MB a sequence.
+    std::vector<Stripe> stripes;
+    ModelTrace tr;
+    for (const std::vector<int>& seq : seqs) {
+        // A GPT's lean trace keeps every layer's attention weights, all the detector reads.
+        if (c.arch == Arch::gpt) gpt_forward(m, seq, kernel, true, tr);
+        else model_forward(m, seq, kernel, tr);
+        stripes.push_back(stripe_of(attention_of(tr), s0, repeat));
     }
-    out.repeat_induction = detect_induction_on_repeats(att, starts_with_bos(c) ? 1 : 0, repeat);
+    out.repeat_induction = pool_stripes(stripes, c.n_layer, c.n_head);
 }
 
 std::vector<HeadRole> head_roles(const HeadDetection& d, float threshold) {

@@ -9,6 +9,13 @@
 //               mean mass on the keys j + 1 just after those occurrences; on a repeated
 //               sequence [s0 .. s0+R) = [s0+R .. s0+2R): the mean of a[i, i-R+1] over the
 //               second copy's queries i whose next token is known, i = s0+R .. s0+2R-2
+//               (s0 = 1 after a BOS, 0 without one)
+//
+// The repeated sequences start with the model's BOS when it has one (bos_token): the toy
+// models' own, and for GPT-2's vocabulary <|endoftext|> (50256), which TransformerLens's
+// to_tokens puts first (its head_detector and induction examples run on [BOS, r, r]). A
+// GPT whose vocabulary has no BOS (a nanoGPT model on characters, the test models) reads
+// r, r, filler from position 0.
 //
 // Means are over every (sequence, query) pair together, as the recipe pools its batch, so
 // the detector on the recipe's probe batch gives head_scores' numbers (the test checks it).
@@ -17,6 +24,7 @@
 #include "rng.h"
 #include "train.h"
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace attnviz {
@@ -38,13 +46,22 @@ HeadScores detect_on_text(const std::vector<SequenceAttention>& seqs);
 std::vector<std::vector<float>> detect_induction_on_repeats(const std::vector<SequenceAttention>& seqs, int start,
                                                             int repeat);
 
-// Whether a model's sequences start with a BOS token (the toy models do; a GPT-2 file reads
-// text as it comes). The one place the detector asks.
-bool starts_with_bos(const ModelConfig& c);
+// The token a model's sequences start with, or -1 for none: the toy models' BOS (V); for a
+// GPT model with GPT-2's vocabulary (50257 ids, or nanoGPT's 50304, padded to a multiple of
+// 64) <|endoftext|> = 50256, GPT-2's bos_token; none for any other GPT vocabulary. The one
+// place the detector asks.
+constexpr int gpt2_vocab_size = 50257;
+constexpr int nanogpt_gpt2_vocab_size = 50304;
+constexpr int gpt2_endoftext = 50256;
+int bos_token(const ModelConfig& c);
+bool starts_with_bos(const ModelConfig& c); // bos_token(c) >= 0
 
-// `count` sequences of `length` tokens: BOS first when the model has one, then r, r, filler,
+// `count` sequences of `length` tokens: `bos` first when it is >= 0, then r, r, filler,
 // with r = randint(0, V, (count, repeat)) and filler = randint(0, V, (count, rest)) drawn
 // from `g` in that order, as the recipe draws its induction probe. repeat * 2 must fit.
+std::vector<std::vector<int>> repeated_sequences(int vocab, int bos, TorchGenerator& g, int count, int length,
+                                                 int repeat);
+// The same with the model's vocabulary and bos_token(c).
 std::vector<std::vector<int>> repeated_sequences(const ModelConfig& c, TorchGenerator& g, int count, int length,
                                                  int repeat);
 
@@ -55,17 +72,22 @@ struct HeadDetection {
     std::vector<std::vector<float>> repeat_induction; // [layer][head]; empty: not measured
     int repeat_count = 0, repeat_len = 0;          // sequences and the copy's length R
     uint64_t repeat_seed = 0;
+    int repeat_bos = -1;                           // the token they start with; -1: none
 };
 
-// The repeated probe the app uses: `count` sequences of the model's whole length (T + 1 with
-// BOS), R = T // 3 as the recipe's probe, from torch.Generator().manual_seed(seed); when
-// T // 3 is over detector_max_repeat, R = detector_max_repeat and the sequences are the two
-// copies alone. Runs the model on each (model_forward, `kernel`).
+// The repeated probe the app uses: `count` sequences of the model's whole length (the toy
+// models' T + 1 with BOS, a GPT's block size), R = T // 3 as the recipe's probe, from
+// torch.Generator().manual_seed(seed); when T // 3 is over detector_max_repeat,
+// R = detector_max_repeat and the sequences are the BOS (if any) and the two copies alone.
+// `bos`: the first token, -1 for none; by default bos_token(m.config) (a caller that knows
+// the model's tokenizer may give its BOS id instead). Runs the model on each (model_forward,
+// or gpt_forward for a GPT, with `kernel`). A bos outside the vocabulary throws
+// std::invalid_argument.
 constexpr int detector_repeat_count = 32;
 constexpr int detector_max_repeat = 48;
 constexpr uint64_t detector_repeat_seed = 1234;
 void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out, int count = detector_repeat_count,
-                             uint64_t seed = detector_repeat_seed);
+                             uint64_t seed = detector_repeat_seed, std::optional<int> bos = std::nullopt);
 
 // Heads whose score passes `threshold` (the Train view's 0.6), strongest score first, for
 // the grid's highlights: kind 0 previous-token, 1 duplicate, 2 induction (the repeated

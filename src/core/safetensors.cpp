@@ -1,28 +1,26 @@
-// safetensors.cpp: see safetensors.h. Every check happens before the allocation or read
+// safetensors.cpp: see safetensors.h. The format itself: dtypes, the header's checks and
+// decoding a tensor's bytes. Reading files (whole or mapped) is in safetensors_files.cpp,
+// writing them in safetensors_write.cpp. Every check happens before the allocation or read
 // it protects; every error is one sentence that starts with the file's name.
 #include "safetensors.h"
-#include "atomic_file.h"
+#include "safetensors_detail.h"
 #include "text_util.h"
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace attnviz {
 
 using nlohmann::json;
+using detail::bytes_text;
 
 // ---------------------------------------------------------------------------------------
 // [SECTION] small helpers
 // ---------------------------------------------------------------------------------------
 
-static std::string bytes_text(uint64_t n) {
+std::string detail::bytes_text(uint64_t n) {
     std::ostringstream o;
     if (n >= (uint64_t(1) << 30)) {
         o.precision(3);
@@ -322,208 +320,6 @@ bool decode_tensor_into(const SafetensorsFile& file, const TensorInfo& t, const 
             out[i] = half ? f16_to_f32(h) : bf16_to_f32(h);
         }
     }
-    return true;
-}
-
-// ---------------------------------------------------------------------------------------
-// [SECTION] files
-// ---------------------------------------------------------------------------------------
-
-// An open file descriptor, closed on every path out.
-struct Fd {
-    int fd = -1;
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
-// Read exactly n bytes at offset, retrying short reads and EINTR.
-static bool read_at(int fd, uint64_t offset, uint8_t* dst, uint64_t n) {
-    while (n > 0) {
-        size_t chunk = size_t(std::min<uint64_t>(n, uint64_t(1) << 30));
-        ssize_t got = ::pread(fd, dst, chunk, off_t(offset));
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return false;
-        dst += got;
-        offset += uint64_t(got);
-        n -= uint64_t(got);
-    }
-    return true;
-}
-
-// Open a path for reading after checking it is a regular file of a sensible size.
-static bool open_checked(const std::string& path, Fd& f, uint64_t& size, std::string& error) {
-    if (path.empty()) return fail(error, "''", "no file name given; give the path of a .safetensors weights file");
-    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
-    f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (f.fd < 0) {
-        int e = errno;
-        if (e == ENOENT) return fail(error, path, "no such file; check the path");
-        if (e == ENOTDIR) return fail(error, path, "a part of this path is not a directory; check the path");
-        if (e == EACCES) return fail(error, path, "permission denied; make the file readable or copy it somewhere readable");
-        return fail(error, path, std::string("cannot open the file (") + std::strerror(e) + ")");
-    }
-    struct stat st {};
-    if (::fstat(f.fd, &st) != 0) return fail(error, path, std::string("cannot inspect the file (") + std::strerror(errno) + ")");
-    if (S_ISDIR(st.st_mode))
-        return fail(error, path, "this is a directory, not a weights file; give the path of a .safetensors file");
-    if (!S_ISREG(st.st_mode))
-        return fail(error, path, "this is not a regular file (a device, FIFO or socket); give the path of a .safetensors file");
-    size = uint64_t(st.st_size);
-    if (size > max_safetensors_file_bytes)
-        return fail(error, path,
-                    "the file is " + bytes_text(size) + ", more than the " + bytes_text(max_safetensors_file_bytes) +
-                        " a weights file may be; save only the attention layer you want to see");
-    return true;
-}
-
-bool read_safetensors_header(const std::string& path, SafetensorsFile& out, std::string& error) {
-    out = SafetensorsFile{};
-    out.name = path;
-    Fd f;
-    uint64_t size = 0;
-    if (!open_checked(path, f, size, error)) return false;
-    uint8_t first8[8] = {};
-    if (size >= 8 && !read_at(f.fd, 0, first8, 8))
-        return fail(error, path, std::string("cannot read the file (") + std::strerror(errno) + ")");
-    uint64_t n = 0;
-    if (!parse_header_length(first8, size, path, n, error)) return false;
-    std::string header(size_t(n), '\0'); // n <= max_safetensors_header_bytes and <= size - 8
-    if (n > 0 && !read_at(f.fd, 8, (uint8_t*)&header[0], n))
-        return fail(error, path, "the file could not be read to the end of its header; it may have changed while reading");
-    return parse_header(header.data(), n, size, path, out, error);
-}
-
-bool read_tensor(const SafetensorsFile& file, const TensorInfo& t, std::vector<float>& out, std::string& error) {
-    if (!dtype_supported(t.dtype)) {
-        std::vector<float> none;
-        return decode_tensor(file, t, nullptr, none, error); // the dtype sentence
-    }
-    Fd f;
-    uint64_t size = 0;
-    if (!open_checked(file.name, f, size, error)) return false;
-    if (t.end < t.begin || t.end > file.data_bytes || file.data_start() + file.data_bytes != size)
-        return fail(error, file.name, "the file changed since its header was read; load it again");
-    std::vector<uint8_t> raw(size_t(t.end - t.begin)); // within the file, which is <= 4 GiB
-    if (!raw.empty() && !read_at(f.fd, file.data_start() + t.begin, raw.data(), raw.size()))
-        return fail(error, file.name, "tensor " + quote(t.name) + " could not be read; the file may have changed while reading");
-    return decode_tensor(file, t, raw.data(), out, error);
-}
-
-// ---------------------------------------------------------------------------------------
-// [SECTION] writer
-// ---------------------------------------------------------------------------------------
-
-bool write_safetensors(const std::string& path, const std::vector<TensorOut>& tensors,
-                       const std::vector<std::pair<std::string, std::string>>& metadata, std::string& error) {
-    if (path.empty()) return fail(error, "''", "no file name given; give a path like weights.safetensors");
-
-    // Header as safetensors writes it: __metadata__ first, then the tensors sorted by name
-    // (all F32, so that is also the reference writer's data order), each entry's keys in
-    // the order dtype, shape, data_offsets.
-    std::vector<const TensorOut*> order;
-    for (const TensorOut& t : tensors) order.push_back(&t);
-    std::sort(order.begin(), order.end(), [](const TensorOut* a, const TensorOut* b) { return a->name < b->name; });
-    nlohmann::ordered_json header = nlohmann::ordered_json::object();
-    if (!metadata.empty()) {
-        std::vector<std::pair<std::string, std::string>> sorted = metadata;
-        std::sort(sorted.begin(), sorted.end());
-        nlohmann::ordered_json m = nlohmann::ordered_json::object();
-        for (const auto& kv : sorted) m[kv.first] = kv.second;
-        header["__metadata__"] = m;
-    }
-    uint64_t offset = 0;
-    for (size_t i = 0; i < order.size(); ++i) {
-        const TensorOut& t = *order[i];
-        if (t.name.empty() || t.name == "__metadata__")
-            return fail(error, path, "cannot write a tensor named " + quote(t.name));
-        if (i > 0 && order[i - 1]->name == t.name)
-            return fail(error, path, "two tensors are named " + quote(t.name));
-        uint64_t numel = 1;
-        for (uint64_t d : t.shape)
-            if (__builtin_mul_overflow(numel, d, &numel)) return fail(error, path, "tensor " + quote(t.name) + " is too large");
-        if (numel > 0 && t.data == nullptr) return fail(error, path, "tensor " + quote(t.name) + " has no data");
-        nlohmann::ordered_json entry = nlohmann::ordered_json::object();
-        entry["dtype"] = "F32";
-        entry["shape"] = t.shape;
-        entry["data_offsets"] = {offset, offset + 4 * numel};
-        header[t.name] = entry;
-        offset += 4 * numel;
-    }
-    std::string text = header.dump();
-    text.append((8 - text.size() % 8) % 8, ' ');
-
-    // Readers never see half a file, and a failed write leaves the old one as it was.
-    AtomicFile f(path);
-    if (!f.open(error)) return false;
-    uint8_t len[8];
-    for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(text.size()) >> (8 * i));
-    f.write(len, 8);
-    f.write(text);
-    std::vector<uint8_t> buffer;
-    for (const TensorOut* t : order) {
-        uint64_t numel = 1;
-        for (uint64_t d : t->shape) numel *= d;
-        const uint64_t chunk = 1 << 16;
-        for (uint64_t i = 0; i < numel; i += chunk) {
-            uint64_t m = std::min(chunk, numel - i);
-            buffer.resize(size_t(4 * m));
-            for (uint64_t k = 0; k < m; ++k) {
-                uint32_t bits;
-                std::memcpy(&bits, &t->data[i + k], 4);
-                for (int b = 0; b < 4; ++b) buffer[4 * k + b] = uint8_t(bits >> (8 * b));
-            }
-            if (!f.write(buffer.data(), buffer.size())) break; // commit reports why
-        }
-    }
-    return f.commit(error);
-}
-
-// ---------------------------------------------------------------------------------------
-// [SECTION] mapped files
-// ---------------------------------------------------------------------------------------
-
-bool MappedSafetensors::open(const std::string& path, std::string& error) {
-    close();
-    Fd f;
-    uint64_t size = 0;
-    if (!open_checked(path, f, size, error)) return false;
-    if (size < 8) {
-        uint64_t n = 0;
-        const uint8_t zeros[8] = {};
-        if (!parse_header_length(zeros, size, path, n, error)) return false;
-    }
-    void* p = ::mmap(nullptr, size_t(size), PROT_READ, MAP_PRIVATE, f.fd, 0);
-    if (p == MAP_FAILED) return fail(error, path, std::string("cannot map the file (") + std::strerror(errno) + ")");
-    bytes_ = static_cast<const uint8_t*>(p);
-    size_ = size_t(size);
-    // The weights are read once, front to back.
-    ::madvise(p, size_, MADV_SEQUENTIAL);
-    if (!parse_safetensors(bytes_, size_, path, file_, error)) {
-        close();
-        return false;
-    }
-    return true;
-}
-
-void MappedSafetensors::close() {
-    if (bytes_) ::munmap(const_cast<uint8_t*>(bytes_), size_);
-    bytes_ = nullptr;
-    size_ = 0;
-}
-
-bool MappedSafetensors::decode(const TensorInfo& t, float* out, std::string& error) const {
-    if (!bytes_) return fail(error, file_.name, "the file is not open; open it first");
-    if (t.end < t.begin || t.end > file_.data_bytes)
-        return fail(error, file_.name, "tensor " + quote(t.name) + " lies outside the file's data");
-    const uint8_t* raw = bytes_ + file_.data_start() + t.begin;
-    if (!decode_tensor_into(file_, t, raw, out, error)) return false;
-    // Each tensor is read once: hand its whole pages back now, so that the file's pages and
-    // the model's floats are not both in memory at the end of a load.
-    const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-    const uintptr_t lo = (reinterpret_cast<uintptr_t>(raw) + page - 1) & ~(page - 1);
-    const uintptr_t hi = (reinterpret_cast<uintptr_t>(raw) + (t.end - t.begin)) & ~(page - 1);
-    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
     return true;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 extern char** environ;
 
@@ -42,11 +43,9 @@ static std::string temp_file_path(const char* stem) {
     return name.data();
 }
 
-static RunResult run_once(const std::vector<std::string>& args, const char* stdout_path) {
+RunResult run_program(std::vector<std::string> argv_text, const char* stdout_path) {
     RunResult r;
     std::string out_path = temp_file_path("attnviz-cli-out"), err_path = temp_file_path("attnviz-cli-err");
-    std::vector<std::string> argv_text = {ATTNVIZ_BIN};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : argv_text) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -57,7 +56,7 @@ static RunResult run_once(const std::vector<std::string>& args, const char* stdo
     posix_spawn_file_actions_addopen(&actions, 1, stdout_path ? stdout_path : out_path.c_str(), O_WRONLY | O_TRUNC, 0);
     posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_TRUNC, 0);
     pid_t pid = 0;
-    int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     if (rc == 0) {
         int wstatus = 0;
@@ -69,6 +68,12 @@ static RunResult run_once(const std::vector<std::string>& args, const char* stdo
     std::remove(out_path.c_str());
     std::remove(err_path.c_str());
     return r;
+}
+
+static RunResult run_once(const std::vector<std::string>& args, const char* stdout_path) {
+    std::vector<std::string> argv_text = {ATTNVIZ_BIN};
+    argv_text.insert(argv_text.end(), args.begin(), args.end());
+    return run_program(std::move(argv_text), stdout_path);
 }
 
 RunResult run_attnviz(const std::vector<std::string>& args, const char* stdout_path) {

@@ -17,6 +17,9 @@ struct RunResult {
 // to `stdout_path` when given (e.g. /dev/full; `out` is then empty).
 RunResult run_attnviz(const std::vector<std::string>& args, const char* stdout_path = nullptr);
 
+// The same for any program: argv[0] is looked up on PATH unless it holds a slash.
+RunResult run_program(std::vector<std::string> argv, const char* stdout_path = nullptr);
+
 // Runs ATTNVIZ_BIN with `args` and parses its stdout as JSON, expecting exit status 0 and
 // nothing on stderr (gtest failures otherwise; a discarded value when stdout is not JSON).
 inline nlohmann::json run_json(const std::vector<std::string>& args) {

@@ -89,8 +89,11 @@ TEST(GptTrace, PerturbChangesNothingBeforeP) {
         ASSERT_EQ(d.size(), 12u);
         for (int t = 0; t < 4; ++t) EXPECT_EQ(d[size_t(t)].get<float>(), 0.f) << kernel << " " << t;
         EXPECT_GT(d[4].get<float>(), 0.f);
-        ASSERT_EQ(j["max_abs_diff_resid_post_per_layer"].size(), 2u);
-        for (const json& layer : j["max_abs_diff_resid_post_per_layer"]) {
+        // L x T: one row of resid_post's max |Δ| per layer.
+        ASSERT_TRUE(j.contains("max_abs_diff_per_layer")) << kernel;
+        ASSERT_EQ(j["max_abs_diff_per_layer"].size(), 2u);
+        for (const json& layer : j["max_abs_diff_per_layer"]) {
+            ASSERT_EQ(layer.size(), 12u);
             for (int t = 0; t < 4; ++t) EXPECT_EQ(layer[size_t(t)].get<float>(), 0.f);
             EXPECT_GT(layer[4].get<float>(), 0.f);
         }

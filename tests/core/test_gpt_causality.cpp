@@ -1,11 +1,12 @@
 // test_gpt_causality.cpp: causality through a whole GPT. Changing token p leaves every
 // layer's rows before p exactly as they were, and the update from p on (gpt_update) gives
-// what a full forward on the new tokens gives.
+// what a full forward on the new tokens gives; gpt_causality's per-layer differences.
 // GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics wherever Eigen's
 // products inline them; the values are defined, so the warning is silenced here.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include "gpt_causality.h"
 #include "gpt_test_util.h"
 
 namespace attnviz::test {
@@ -121,6 +122,74 @@ TEST(GptCausalityLarge, UpdateRefusesABadPositionOrToken) {
     EXPECT_THROW(gpt_update(m, -1, 1, KernelKind::fast, tr), std::invalid_argument);
     EXPECT_THROW(gpt_update(m, 1, 1000, KernelKind::fast, tr), std::invalid_argument);
     EXPECT_EQ(tr.tokens, (std::vector<int>{1, 2, 3}));
+}
+
+// gpt_causality on the tiny model: every layer's entries before p are exactly 0.0, every
+// layer moves at p, and each entry is the row's max |Δ| computed here with Eigen.
+TEST(GptCausalityDiffs, ZeroBeforePInEveryLayerAndTheRowMaximaFromP) {
+    const Model m = load_fixture_model(gpt_data("gpt2"));
+    const std::vector<int> tokens = fixture_tokens(gpt_data("gpt2_forward.safetensors"));
+    const int T = int(tokens.size()), L = m.config.n_layer;
+    for (KernelKind kernel : {KernelKind::reference, KernelKind::fast}) {
+        for (int p : {0, 5, T - 1}) {
+            ModelTrace base;
+            gpt_forward(m, tokens, kernel, true, base);
+            const int id = (tokens[size_t(p)] + 7) % m.config.vocab;
+            ModelTrace updated = base;
+            gpt_update(m, p, id, kernel, updated);
+            const auto d = gpt_causality(base, updated, p, id);
+            EXPECT_EQ(d.p, p);
+            EXPECT_EQ(d.new_token, id);
+            ASSERT_EQ(d.logits_max_abs.size(), size_t(T));
+            ASSERT_EQ(d.resid_max_abs.size(), size_t(L));
+            for (int l = 0; l < L; ++l) {
+                const std::vector<float>& r = d.resid_max_abs[size_t(l)];
+                ASSERT_EQ(r.size(), size_t(T));
+                for (int t = 0; t < p; ++t) EXPECT_EQ(r[size_t(t)], 0.0f) << "layer " << l << " position " << t;
+                EXPECT_GT(r[size_t(p)], 0.0f) << "layer " << l;
+                for (int t = p; t < T; ++t) {
+                    const Mat& a = base.blocks[size_t(l)].resid_post;
+                    const Mat& b = updated.blocks[size_t(l)].resid_post;
+                    EXPECT_EQ(r[size_t(t)], (a.row(t) - b.row(t)).cwiseAbs().maxCoeff()) << l << " " << t;
+                }
+            }
+            for (int t = 0; t < p; ++t) EXPECT_EQ(d.logits_max_abs[size_t(t)], 0.0f) << t;
+            EXPECT_GT(d.logits_max_abs[size_t(p)], 0.0f);
+            // A full forward on the changed tokens gives the same zeros before p.
+            std::vector<int> changed = tokens;
+            changed[size_t(p)] = id;
+            ModelTrace full;
+            gpt_forward(m, changed, kernel, false, full);
+            const auto f = gpt_causality(base, full, p, id);
+            for (int l = 0; l < L; ++l)
+                for (int t = 0; t < p; ++t) EXPECT_EQ(f.resid_max_abs[size_t(l)][size_t(t)], 0.0f) << l << " " << t;
+        }
+    }
+}
+
+TEST(GptCausalityDiffs, RefusesTracesThatDoNotDifferOnlyAtP) {
+    const Model m = load_fixture_model(gpt_data("gpt2"));
+    ModelTrace base, changed, other, shorter;
+    gpt_forward(m, {1, 2, 3, 4}, KernelKind::reference, true, base);
+    gpt_forward(m, {1, 9, 3, 4}, KernelKind::reference, true, changed);
+    gpt_forward(m, {1, 9, 3, 5}, KernelKind::reference, true, other);
+    gpt_forward(m, {1, 9, 3}, KernelKind::reference, true, shorter);
+    EXPECT_NO_THROW(gpt_causality(base, changed, 1, 9));
+    EXPECT_THROW(gpt_causality(base, changed, -1, 9), std::invalid_argument);
+    EXPECT_THROW(gpt_causality(base, changed, 4, 9), std::invalid_argument);
+    EXPECT_THROW(gpt_causality(base, changed, 1, 8), std::invalid_argument);       // not changed's token
+    EXPECT_THROW(gpt_causality(base, changed, 1, 1000), std::invalid_argument);    // outside the vocabulary
+    EXPECT_THROW(gpt_causality(base, other, 1, 9), std::invalid_argument);         // also differs at 3
+    EXPECT_THROW(gpt_causality(base, shorter, 1, 9), std::invalid_argument);       // another length
+    ModelTrace one_layer = changed;
+    one_layer.blocks.pop_back();
+    EXPECT_THROW(gpt_causality(base, one_layer, 1, 9), std::invalid_argument);
+    EXPECT_THROW(gpt_causality(ModelTrace{}, changed, 1, 9), std::invalid_argument);
+    try {
+        gpt_causality(base, other, 1, 9);
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("position 3"), std::string::npos) << e.what();
+    }
 }
 
 } // namespace

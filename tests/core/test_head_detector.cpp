@@ -1,10 +1,13 @@
 // test_head_detector.cpp: the head detector against the training recipe's head_scores on its
 // own probe batch, on hand-made attention patterns whose scores are known, and the softmax
 // and top-k of the next-token predictions.
+#include "gpt_test_util.h"
 #include "head_detector.h"
 #include "model_io.h"
 #include "train_test_util.h"
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace attnviz::test {
 namespace {
@@ -238,6 +241,82 @@ TEST(NextToken, SoftmaxAndTopK) {
     EXPECT_EQ(top[3].token, 5);
     EXPECT_EQ(top[4].token, 0);
     EXPECT_EQ(top_k(p, 50).size(), p.size());
+}
+
+// The repeated probe on a GPT against torch (scripts/gen_detector_reference.py, its own
+// model code and generator): without a BOS on the nanoGPT file, whose vocabulary of 1000 has
+// none, and with one (999 standing in for GPT-2's <|endoftext|>) on the GPT-2 layout.
+nlohmann::json detector_reference() {
+    std::ifstream in(gpt_data("detector_reference.json"));
+    return nlohmann::json::parse(in);
+}
+
+void expect_reference_scores(const HeadDetection& d, const nlohmann::json& ref, float tol, const char* what) {
+    ASSERT_EQ(d.repeat_induction.size(), ref.at("induction").size()) << what;
+    for (size_t l = 0; l < d.repeat_induction.size(); ++l) {
+        ASSERT_EQ(d.repeat_induction[l].size(), ref.at("induction")[l].size()) << what;
+        for (size_t h = 0; h < d.repeat_induction[l].size(); ++h)
+            EXPECT_NEAR(d.repeat_induction[l][h], ref.at("induction")[l][h].get<double>(), tol)
+                << what << " layer " << l << " head " << h;
+    }
+}
+
+TEST(HeadDetectorGpt, RepeatedProbeWithoutBosMatchesTorch) {
+    const nlohmann::json ref = detector_reference().at("nanogpt_no_bos");
+    const Model m = load_fixture_model(gpt_data(ref.at("file").get<std::string>()));
+    EXPECT_EQ(bos_token(m.config), -1);
+    EXPECT_FALSE(starts_with_bos(m.config));
+    // The sequences are torch's: r, r, filler from position 0.
+    TorchGenerator g(detector_repeat_seed);
+    const auto seqs = repeated_sequences(m.config, g, detector_repeat_count, m.config.seq_len, m.config.seq_len / 3);
+    EXPECT_EQ(seqs[0], ref.at("first_sequence").get<std::vector<int>>());
+    for (KernelKind kernel : {KernelKind::reference, KernelKind::fast}) {
+        HeadDetection d;
+        detect_repeat_induction(m, kernel, d);
+        EXPECT_EQ(d.repeat_bos, -1);
+        EXPECT_EQ(d.repeat_len, ref.at("repeat").get<int>());
+        EXPECT_EQ(d.repeat_count, ref.at("count").get<int>());
+        expect_reference_scores(d, ref, 1e-6f, kernel == KernelKind::reference ? "reference" : "fast");
+    }
+}
+
+TEST(HeadDetectorGpt, RepeatedProbeAfterABosMatchesTorch) {
+    const nlohmann::json ref = detector_reference().at("gpt2_bos");
+    const Model m = load_fixture_model(gpt_data(ref.at("file").get<std::string>()));
+    const int bos = ref.at("bos").get<int>();
+    TorchGenerator g(detector_repeat_seed);
+    const auto seqs = repeated_sequences(m.config.vocab, bos, g, detector_repeat_count, m.config.seq_len,
+                                         m.config.seq_len / 3);
+    EXPECT_EQ(seqs[0], ref.at("first_sequence").get<std::vector<int>>());
+    HeadDetection d;
+    detect_repeat_induction(m, KernelKind::reference, d, detector_repeat_count, detector_repeat_seed, bos);
+    EXPECT_EQ(d.repeat_bos, bos);
+    expect_reference_scores(d, ref, 1e-6f, "with BOS");
+    EXPECT_THROW(detect_repeat_induction(m, KernelKind::reference, d, 2, 1, m.config.vocab), std::invalid_argument);
+    EXPECT_THROW(detect_repeat_induction(m, KernelKind::reference, d, 2, 1, -2), std::invalid_argument);
+}
+
+TEST(HeadDetectorGpt, Gpt2VocabulariesStartWithEndOfText) {
+    ModelConfig c;
+    c.arch = Arch::gpt;
+    c.seq_len = 1024;
+    for (int vocab : {gpt2_vocab_size, nanogpt_gpt2_vocab_size}) {
+        c.vocab = vocab;
+        EXPECT_EQ(bos_token(c), 50256) << vocab;
+        TorchGenerator g(1);
+        const auto seqs = repeated_sequences(c, g, 2, 1 + 2 * detector_max_repeat, detector_max_repeat);
+        for (const auto& s : seqs) {
+            ASSERT_EQ(s.size(), size_t(1 + 2 * detector_max_repeat));
+            EXPECT_EQ(s[0], 50256);
+            for (int t = 0; t < detector_max_repeat; ++t) EXPECT_EQ(s[size_t(1 + t)], s[size_t(1 + detector_max_repeat + t)]);
+        }
+    }
+    for (int vocab : {65, 1000, 50256, 50258}) {
+        c.vocab = vocab;
+        EXPECT_EQ(bos_token(c), -1) << vocab;
+    }
+    ModelConfig toy; // a toy task's BOS is its last id
+    EXPECT_EQ(bos_token(toy), toy.vocab);
 }
 
 } // namespace
