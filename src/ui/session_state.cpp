@@ -43,7 +43,7 @@ Session to_session(const AppState& s) {
         st.probe = probe_text(ts.model, t.probe).substr(2);
         st.speed_index = t.speed_index;
     }
-    if (s.trained) {
+    if (s.trained && !s.trained->gpt()) { // a GPT model is opened again from its own files, not kept
         SessionModel& sm = ss.model;
         sm.present = true;
         sm.letters = sequence_text(s.trained->model->config, s.trained->tokens);
