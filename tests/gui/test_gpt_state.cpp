@@ -13,6 +13,7 @@
 #include "gpt_model.h"
 #include "gpt_test_dir.h"
 #include "head_detector.h"
+#include "inputs.h"
 #include "state_test_support.h"
 #include <cmath>
 #include <gtest/gtest.h>
@@ -215,4 +216,19 @@ TEST(GptState, AModelOverTheWindowsCapIsRefusedAndTheLessonKept) {
     std::string error;
     EXPECT_FALSE(open_model_path(s, "/nonexistent/gpt2", error));
     EXPECT_NE(s.error.find("Kept what is shown"), std::string::npos) << s.error;
+}
+
+TEST(GptState, TheWeightsFieldOpensAGpt2DirectoryWholeAndOpenModelAFile) {
+    AppState s = lesson_state();
+    std::string error;
+    ASSERT_TRUE(load_weights_file(s, tiny_gpt_dir(true), 0, error)) << error;
+    recompute(s);
+    ASSERT_TRUE(s.trained && s.trained->gpt()) << s.error;
+    EXPECT_EQ(s.trained->model->config.n_layer, 2);
+    EXPECT_TRUE(s.trained->tokenizer);
+    AppState t = lesson_state();
+    ASSERT_TRUE(open_model_path(t, tiny_gpt_dir(false) + "/model.safetensors", error)) << error;
+    recompute(t);
+    ASSERT_TRUE(t.trained && t.trained->gpt()) << t.error;
+    EXPECT_FALSE(t.trained->tokenizer);
 }
