@@ -122,11 +122,9 @@ void gpt_walk_step(const AppState& s, int step, WalkStep& st) {
     if (step == 0) {
         st.title = "x = ln_1(residual stream) of " + layer;
         st.spans = {{3, "block.ln_1(x)"}};
-        st.why = (l == 0 ? "Layer 0's residual stream is the embeddings wte[token] + wpe[position]"
-                         : "The residual stream after layer " + std::to_string(l - 1) +
-                               " is the embeddings plus every earlier layer's attention and MLP output") +
-                 "; ln_1 normalizes each row (mean 0, variance 1, then its weight and bias): that is x here, one "
-                 "row per token.";
+        st.why = (l == 0 ? std::string("The embeddings wte[token] + wpe[position]")
+                         : "The residual stream after layer " + std::to_string(l - 1)) +
+                 ", each row normalized by ln_1 (mean 0, variance 1, weight and bias): x, one row per token.";
     }
     if (step == walk_last_step) {
         st.spans.push_back({3, "x + block.attn("});
