@@ -14,6 +14,7 @@
 #include "gpt_test_dir.h"
 #include "head_detector.h"
 #include "inputs.h"
+#include "session_state.h"
 #include "state_test_support.h"
 #include <cmath>
 #include <gtest/gtest.h>
@@ -231,4 +232,15 @@ TEST(GptState, TheWeightsFieldOpensAGpt2DirectoryWholeAndOpenModelAFile) {
     recompute(t);
     ASSERT_TRUE(t.trained && t.trained->gpt()) << t.error;
     EXPECT_FALSE(t.trained->tokenizer);
+}
+
+TEST(GptState, ASessionIsSavedWithoutTheGptModelAndSaysSo) {
+    AppState s = gpt_state(gpt_input(true, sentence));
+    const std::string path = temp_dir() + "/gpt_session.json";
+    save_session_file(s, path);
+    EXPECT_NE(s.status.find("without the GPT model"), std::string::npos) << s.status;
+    Session ss;
+    std::string error;
+    ASSERT_TRUE(read_session(path, ss, error)) << error;
+    EXPECT_FALSE(ss.model.present);
 }
