@@ -96,7 +96,8 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     bool before_mask = true;
     if (c.seq_len > 16 && nh == 1) {
         float need = 0;
-        for (const RowItem& it : score_rows(s, ui, 0, 1)[0].items)
+        const std::vector<Row> one = score_rows(s, ui, 0, 1); // kept: the loop reads its items
+        for (const RowItem& it : one[0].items)
             need += it.op.empty() ? std::max(matrix_min_width(ui, it.spec), 8 * readable_cell(ui)) + ui.row_label_w +
                                         3 * ui.fonts->small->FontSize
                                   : text_size(ui.fonts->small, it.note).x + std::round(16 * ui.scale);
