@@ -11,6 +11,7 @@ namespace attnviz {
 void add_gui_options(CLI::App& app, GuiOptions& o) {
     add_config_options(app, o.config, true, true);
     add_input_options(app, o.config);
+    add_model_file_options(app, o.config);
     app.add_option("--view", o.view, "walk (default), qkv, scores, causality, check, train or model")->type_name("VIEW");
     app.add_option("--task", o.task, "the Train view's task: prev, dup, both (default) or induction; --seed, --n-embd and --n-head are then its own")
         ->type_name("TASK");
@@ -105,6 +106,74 @@ bool trained_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     return true;
 }
 
+// --model: a toy model goes the --weights way above; a GPT-2 directory or nanoGPT file is
+// read whole (gpt_io.h) with its tokenizer, on --text or --tokens; --layer is the layer
+// every view shows, --perturb P (with --replace ID) the token the causality view replaces.
+bool model_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
+    const ConfigOptions& c = o.config;
+    const std::string path = *c.model;
+    if (c.weights) {
+        error = "--weights " + quote_path(*c.weights) + " and --model " + quote_path(path) +
+                " both give the model; give one of them";
+        return false;
+    }
+    if (is_trained_model_file(path)) {
+        if (c.tokens || c.replace) {
+            error = std::string(c.tokens ? "--tokens" : "--replace") + " is for a GPT model; " + quote_path(path) +
+                    " is a toy model that reads letters: give them with --text";
+            return false;
+        }
+        GuiOptions toy = o;
+        toy.config.weights = path;
+        toy.config.model.reset();
+        return trained_plan(toy, plan, error);
+    }
+    auto refuse = [&](const std::string& what) {
+        error = what + " does not apply to a --model, whose sizes and weights come from its file; leave it out";
+        return false;
+    };
+    if (c.seed != "0") return refuse("--seed " + quote(c.seed, 40));
+    if (c.n_embd) return refuse("--n-embd " + quote(*c.n_embd, 40));
+    if (c.seq_len) return refuse("--seq-len " + quote(*c.seq_len, 40) + " (T is the number of tokens)");
+    if (c.mask != "causal") return refuse("--mask " + quote(c.mask, 40));
+    if (c.scale != "head-dim") return refuse("--scale " + quote(c.scale, 40));
+    std::optional<int> n_head;
+    int64_t v = 0;
+    if (c.n_head) {
+        if (!parse_int(*c.n_head, "--n-head", 1, max_n_head, v, error)) return false;
+        n_head = int(v);
+    }
+    if (c.text && c.text->empty()) {
+        error = "--text is empty; give at least one character of text, or leave out --text for a default sentence";
+        return false;
+    }
+    if (!read_gpt_input(path, n_head, c.text.value_or(""), c.tokens.value_or(""), plan.trained, error)) return false;
+    const Model& m = *plan.trained->model;
+    const int T = int(plan.trained->tokens.size());
+    if (std::string why = check_model_input(*plan.trained, gui_memory_cap); !why.empty()) {
+        error = "--model " + quote_path(path) + ": " + why + " (the window's limit)";
+        return false;
+    }
+    if (c.layer) {
+        if (!parse_int(*c.layer, "--layer", 0, m.config.n_layer - 1, v, error)) return false;
+        plan.layer = int(v);
+    }
+    if (!c.perturb.empty()) {
+        if (!parse_int(c.perturb, "--perturb", 0, T - 1, v, error)) return false;
+        plan.perturb = int(v);
+    }
+    if (c.replace) {
+        if (c.perturb.empty()) {
+            error = "--replace " + quote(*c.replace, 40) + " needs --perturb P, the position whose token it replaces";
+            return false;
+        }
+        if (!parse_int(*c.replace, "--replace", 0, m.config.vocab - 1, v, error)) return false;
+        plan.replace_token = int(v);
+    }
+    plan.config = block_config(m.config, T);
+    return true;
+}
+
 } // namespace
 
 // --task and its options: the Train view's run, checked as `attnviz train` checks them.
@@ -163,8 +232,13 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         return false;
     }
     if (!make_train_plan(o, plan, error)) return false;
-    const bool trained = o.config.weights && is_trained_model_file(*o.config.weights);
-    if (trained && !trained_plan(o, plan, error)) return false;
+    if ((o.config.tokens || o.config.replace) && !o.config.model) {
+        error = std::string(o.config.tokens ? "--tokens" : "--replace") + " needs --model, a GPT-2 directory or nanoGPT file";
+        return false;
+    }
+    const bool trained = o.config.model || (o.config.weights && is_trained_model_file(*o.config.weights));
+    if (o.config.model && !model_plan(o, plan, error)) return false;
+    if (!o.config.model && trained && !trained_plan(o, plan, error)) return false;
     if (!trained) {
         ConfigOptions lesson = o.config;
         if (!o.task.empty()) { // the run's options, not the lesson's

@@ -7,6 +7,8 @@
 //   attnviz ... --screenshot FILE.png [--size WxH] [--layout-out FILE.json] [--keys K,...]
 //   attnviz --open FILE [--screenshot ...] [--save-session FILE]
 //   attnviz --weights TRAINED.safetensors [--text "a b c a b d"] [--layer L] [--perturb P] ...
+//   attnviz --model GPT2_DIR|NANOGPT.safetensors|TRAINED.safetensors [--text "..." | --tokens 1,2,3]
+//           [--n-head H] [--layer L] [--perturb P [--replace ID]] ...
 //   attnviz --view train [--task T --seed S --n-embd C --n-head H --n-layer L --lr X --batch B]
 //           [--train-steps N] [--screenshot ...]
 #pragma once

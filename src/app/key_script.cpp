@@ -24,6 +24,8 @@ bool key_of(const std::string& n, KeyPress& k) {
     if (n == "-") return k.key = GLFW_KEY_MINUS, k.ch = '-', true;
     if (n == "[") return k.key = GLFW_KEY_LEFT_BRACKET, k.ch = '[', true;
     if (n == "]") return k.key = GLFW_KEY_RIGHT_BRACKET, k.ch = ']', true;
+    if (n == "." || n == "period") return k.key = GLFW_KEY_PERIOD, k.ch = '.', true; // the next layer
+    if (n == "comma") return k.key = GLFW_KEY_COMMA, k.ch = ',', true;
     if (n == "?") return k.key = GLFW_KEY_SLASH, k.shift = true, k.ch = '?', true;
     if (n == "left") return k.key = GLFW_KEY_LEFT, true;
     if (n == "right") return k.key = GLFW_KEY_RIGHT, true;
@@ -59,7 +61,7 @@ bool parse_key_script(const std::string& text, std::vector<KeyPress>& out, std::
         else if (n.rfind("shift+", 0) == 0 && n.size() > 6) k.shift = true, n = n.substr(6);
         else if (n.rfind("alt+", 0) == 0 && n.size() > 4) k.alt = true, n = n.substr(4);
         if (!key_of(n, k)) {
-            error = "--keys: " + quote(k.name) + " is not a key; use letters, digits, f1 to f12, left, right, up, down, esc, =, -, [, ], ? "
+            error = "--keys: " + quote(k.name) + " is not a key; use letters, digits, f1 to f12, left, right, up, down, esc, =, -, [, ], ?, ., comma "
                     "with an optional ctrl+, shift+ or alt+, separated by commas";
             return false;
         }

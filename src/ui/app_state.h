@@ -8,7 +8,9 @@
 // the few numbers panels print that the trace does not hold (the check view's sharpness
 // table, the causality view's summary of dy), so that panels only draw.
 #pragma once
+#include "bpe_tokenizer.h"
 #include "experiment.h"
+#include "gpt_causality.h"
 #include "head_detector.h"
 #include "heatmap_renderer.h"
 #include "model.h"
@@ -17,6 +19,7 @@
 #include "weights_io.h"
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -144,13 +147,21 @@ struct DySummary {
     int zeros_before = 0;
 };
 
-// A trained model (model.h) shown in every view instead of the lesson's module: the Train
-// view's "Open in the views", or --weights with a file `attnviz train` wrote. Shared and
+// A model (model.h) shown in every view instead of the lesson's module: a toy model (the
+// Train view's "Open in the views", or --weights / --model with a file `attnviz train`
+// wrote) or a whole GPT-2 / nanoGPT model (--model, the side panel's Open model). Shared and
 // immutable, like WeightsFile, so the staged and the applied state can hold the same model.
 struct TrainedInput {
     std::shared_ptr<const Model> model;
-    std::vector<int> tokens; // the sequence the views run it on, BOS (= vocab) first
+    std::vector<int> tokens; // the sequence the views run it on: toy, BOS (= vocab) first; GPT, the ids
     std::string source;      // for the side panel: "Train view, step 1000" or the file's path
+    // GPT only: GPT-2's tokenizer found beside the model (nullptr: none, ids are typed), the
+    // sentence saying why there is none, and the text the ids came from ("" when typed as ids).
+    std::shared_ptr<const BpeTokenizer> tokenizer;
+    std::string tokenizer_note;
+    std::string text;
+    std::string layout;      // GPT: "GPT-2 (Hugging Face)" or "nanoGPT"
+    bool gpt() const { return model && model->config.arch == Arch::gpt; }
 };
 
 struct AppState {
@@ -235,7 +246,10 @@ struct AppState {
     ModelTrace model_perturbed;       // every block, with position p blended (when applied_p >= 0)
     std::vector<float> dy_out;        // (T) max |Δ| of the last block's output h + attn(h)
     DySummary dy_out_summary;         // of dy_out, around applied_p
-    std::vector<std::string> trained_words; // "^", "a", ...: the position labels
+    std::vector<std::string> trained_words; // "^", "a", ... or GPT's "The", "·cat": the position labels
+    GptCausality causality;           // GPT: max |Δ| per layer and position of the token change at p (empty: none)
+    DySummary resid_summary;          // GPT: of max over layers of causality.resid_max_abs, around applied_p
+    std::string replace_field;        // GPT: the causality view's replacement, a word or an id
     std::string sequence_field;       // the side panel's letters (BOS left out)
 
     // The Model view (model_view*.cpp): every layer's heads, the head detector and the
@@ -312,6 +326,41 @@ bool read_trained_input(const std::string& path, const std::string& text, std::s
                         std::string& error);
 // "Back to the lesson" (the side panel's button and the key L while a model is shown).
 void back_to_lesson(AppState& s);
+
+// ---- A GPT-2 or nanoGPT model in the views (gpt_state.cpp)
+
+// A token as every axis labels it: GPT-2's "Ġcat" as "·cat" (each space a middle dot, so a
+// leading space shows), a newline as \n, a tab as \t, other control bytes and bytes that
+// are not UTF-8 on their own as \xNN; "#464" without a tokenizer.
+std::string gpt_token_label(const BpeTokenizer* tok, int id);
+// The shown model's token: a toy model's letter, a GPT model's label; the id otherwise.
+std::string model_token_label(const AppState& s, int token);
+// The first position a perturbation may change: 1 for a toy model (0 is BOS), else 0.
+int first_replaceable(const AppState& s);
+// Bytes the window holds for a GPT model on T tokens: its weights, the unperturbed and the
+// changed trace (lean when large), the shown layer's traces and textures, the grid's.
+int64_t gpt_window_bytes(const Model& m, int T);
+// The text through the model's tokenizer, or, without one, ids ("464, 3797" or "464 3797");
+// false with one sentence for an empty or over-long input, or an id outside the vocabulary.
+bool parse_gpt_input(const TrainedInput& in, const std::string& text, std::vector<int>& ids, std::string& error);
+// The side panel's field for the tokens shown: the text, or the ids.
+std::string gpt_sequence_text(const TrainedInput& in);
+// Reads a GPT-2 directory or nanoGPT file (gpt_io.h) and its tokenizer beside it, on `text`
+// (through the tokenizer) or `ids` (typed ids; at most one of the two), else a default
+// sentence (or default ids without a tokenizer). False with one sentence on failure.
+bool read_gpt_input(const std::string& path, std::optional<int> n_head, const std::string& text,
+                    const std::string& ids, std::shared_ptr<const TrainedInput>& out, std::string& error);
+// The causality view's replacement for a GPT model: a word that is one token through the
+// tokenizer (" dog"), or an id; empty: the next id. Turns the replacement on. A refused one
+// keeps the current with one sentence in `error` and s.error.
+bool set_replacement_text(AppState& s, const std::string& text, std::string& error);
+// "" when the model and its tokens can be shown within `cap` bytes (gui_memory_cap), else
+// one sentence naming the value and what to do instead.
+std::string check_model_input(const TrainedInput& in, int64_t cap);
+// Opens any model file or directory in the views: a toy model attnviz train wrote, a GPT-2
+// directory or a nanoGPT file; staged like request_trained_model (layer 0). On failure
+// nothing is staged and `error` (and s.error) is one sentence.
+bool open_model_path(AppState& s, const std::string& path, std::string& error);
 
 // Largest |value| for a family, honouring s.shared_ranges; never 0.
 float range_of(const AppState& s, const RangeSet& r, int head);

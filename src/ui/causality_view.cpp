@@ -255,6 +255,10 @@ std::string verdict(const AppState& s) {
 } // namespace
 
 void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    if (s.trained && s.trained->gpt()) {
+        draw_gpt_causality_view(s, ui, p0, p1);
+        return;
+    }
     ViewWindow& win = s.windows[int(View::causality)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
@@ -340,12 +344,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     // (draw_rows); for them what must fit is the labels and a few such cells, say 8 x 8.
     const ImVec2 room(width, rows_bottom - y - bar_h);
     const float fit = fit_cell(ui, rows, room, 56 * ui.scale);
-    std::vector<Row> window_rows = rows;
-    for (Row& r : window_rows)
-        for (RowItem& it : r.items) {
-            it.spec.rows = std::min(it.spec.rows, 8);
-            it.spec.cols = std::min(it.spec.cols, 8);
-        }
+    const std::vector<Row> window_rows = windowed_rows(rows, 8);
     const bool windowed = fit < std::round(7 * ui.scale);
     const bool with_matrices =
         fit >= 12 * ui.scale || (windowed && fit_cell(ui, window_rows, room, 56 * ui.scale) >= 12 * ui.scale);

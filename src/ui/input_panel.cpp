@@ -51,8 +51,9 @@ void draw_words_section(AppState& s, UiContext& ui) {
 void draw_weights_section(AppState& s, UiContext& ui) {
     input_section(ui, "Weights");
     if (s.trained) {
-        wrapped_dim("the trained model's own (above); a file here replaces it: the lesson's layout, or another "
-                    "model attnviz train wrote");
+        wrapped_dim(std::string(s.trained->gpt() ? "the GPT model's own (above)" : "the trained model's own (above)") +
+                    "; a file here replaces it: the lesson's layout, a model attnviz train wrote, or with Open "
+                    "model a whole GPT-2 directory or nanoGPT file");
     } else if (s.weights) {
         // The file's name (the whole path on hover), then its scheme, layer, sizes and names.
         const std::string& path = s.weights->path;
@@ -89,6 +90,14 @@ void draw_weights_section(AppState& s, UiContext& ui) {
     if (ImGui::Button("Unload", ImVec2(std::max(1.f, row - load_w), 0))) unload_weights(s);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back to the seeded weights of this config.");
     ImGui::EndDisabled();
+    if (ImGui::Button("Open model (every layer)", ImVec2(-1, 0))) {
+        std::string error;
+        open_model_path(s, s.weights_field, error);
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The path above as a whole model in every view: a GPT-2 directory (model.safetensors, "
+                          "config.json, its tokenizer) or a nanoGPT .safetensors file, all its layers and its "
+                          "tokenizer; or a model attnviz train wrote.");
 }
 
 void draw_export_section(AppState& s, UiContext& ui) {

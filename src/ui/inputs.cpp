@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <filesystem>
 #include <imgui.h>
 
 namespace attnviz {
@@ -86,6 +87,10 @@ bool load_weights_file(AppState& s, const std::string& path, int layer, std::str
     };
     if (path.empty()) return refuse("no weights file given; type the path of a .safetensors file");
     if (layer < 0) return refuse("layer " + std::to_string(layer) + " is not a layer; give 0 or more");
+    // A GPT-2 directory (with its model.safetensors): the whole model, in every view (a single
+    // GPT file keeps giving one attention block here; Open model shows it whole).
+    if (std::error_code ec; std::filesystem::is_regular_file(std::filesystem::path(path) / "model.safetensors", ec))
+        return open_model_path(s, path, error);
     // A model attnviz train wrote: shown whole, on its letters, in every view.
     if (is_trained_model_file(path)) {
         if (!open_trained_file(s, path, "", error)) return false;

@@ -19,16 +19,22 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
     j["perturb"] = {{"p", s.applied_p}, {"strength", s.applied_strength}};
     // A trained model in the views: which one, the block shown and its positions' letters.
     if (s.trained)
-        j["trained"] = {{"task", to_string(s.trained->model->config.task)},
+        j["trained"] = {{"task", s.trained->gpt() ? "gpt" : to_string(s.trained->model->config.task)},
                         {"n_layer", s.trained->model->config.n_layer},
                         {"layer", s.layer},
                         {"tokens", s.trained_words},
                         {"toward", s.applied_replace_token}};
+    // A GPT model's token change at p: max |Δ resid_post| per layer and position, max |Δ logits|.
+    if (s.trained && !s.causality.resid_max_abs.empty())
+        j["causality"] = {{"p", s.causality.p},
+                          {"new_token", s.causality.new_token},
+                          {"resid_post", s.causality.resid_max_abs},
+                          {"logits", s.causality.logits_max_abs}};
     nlohmann::json items = nlohmann::json::array();
     for (const LayoutItem& it : s.layout) {
         nlohmann::json o = {{"kind", it.kind}, {"name", it.name}, {"head", it.head}, {"x", it.x}, {"y", it.y},
                             {"w", it.w},       {"h", it.h}};
-        if (it.kind == "heatmap")
+        if (it.kind == "heatmap" || it.kind == "table") // a table: the causality view's layer x position numbers
             o.update({{"rows", it.rows}, {"cols", it.cols}, {"row0", it.row0}, {"col0", it.col0},
                       {"nrows", it.nrows}, {"ncols", it.ncols}});
         // The Model view: a head's pattern and its table row (layer, and the detector's role

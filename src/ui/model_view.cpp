@@ -11,6 +11,7 @@
 #include "format.h"
 #include "inputs.h"
 #include "model_view.h"
+#include "text_util.h"
 #include "views.h"
 #include <algorithm>
 #include <cctype>
@@ -94,7 +95,9 @@ MaskShade mask_shade(const Config& c) {
 std::string tick(const std::vector<std::string>& words, int t) {
     if (size_t(t) >= words.size()) return std::to_string(t);
     const std::string& w = words[size_t(t)];
-    return w.size() <= 3 ? w : w.substr(0, 3);
+    size_t at = 0; // three characters, never half of one ("·ca" of GPT-2's "·cat")
+    for (int k = 0; k < 3 && at < w.size(); ++k) at += std::max<size_t>(1, utf8_sequence_length(w, at));
+    return w.substr(0, std::min(at, w.size()));
 }
 
 // One head's pattern at `a`, `side` pixels square, with its frame, tag, ticks and tooltip.

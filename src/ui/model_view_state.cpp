@@ -7,6 +7,9 @@
 // the sequence the grid draws. The lesson's module: its one block as the other views show
 // it (perturbation included), its positions told apart by the words when given (a repeated
 // word is a repeated token), else all distinct, so that it has previous-token scores only.
+// A GPT model: as a trained one, through the whole GPT forward, its predictions from the
+// logits over its whole vocabulary (decoded as text by the view).
+#include "gpt_model.h"
 #include "model_io.h"
 #include "state_internal.h"
 #include <algorithm>
@@ -32,15 +35,52 @@ std::vector<int> lesson_tokens(const AppState& s) {
     return tok;
 }
 
+const Mat& prediction_logits(const AppState& s) {
+    return s.trained && s.trained->gpt() ? s.model_base.logits : s.model_base.logits_next;
+}
+
 bool has_predictions(const AppState& s) {
-    return s.trained && s.trained->model->config.has_lm_head() && s.model_base.logits_next.rows() > 0;
+    return s.trained && (s.trained->gpt() || s.trained->model->config.has_lm_head()) && prediction_logits(s).rows() > 0;
 }
 
 void predict_at(AppState& s, int pos) {
-    const Mat& logits = s.model_base.logits_next;
+    const Mat& logits = prediction_logits(s);
     if (pos < 0 || pos >= logits.rows() || !s.predictions[size_t(pos)].empty()) return;
     const std::vector<float> p = softmax_logits(logits.data() + int64_t(pos) * logits.cols(), int(logits.cols()));
     s.predictions[size_t(pos)] = top_k(p, prediction_count);
+}
+
+// detect_repeat_induction's probe through the whole GPT forward. A BOS the probe puts first
+// is GPT-2's <|endoftext|>, its last id. A large model reads fewer sequences (at most about
+// 2e10 multiply-adds in all, at least 2), so that the probe stays a few seconds; each keeps
+// only its attention weights while the others run.
+void gpt_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out) {
+    const ModelConfig& c = m.config;
+    const int bos = starts_with_bos(c) ? 1 : 0;
+    const int repeat = std::min(c.seq_len / 3, detector_max_repeat);
+    const int length = std::min(c.seq_len, bos + 2 * repeat);
+    double params = double(m.wte.size());
+    for (const Block& b : m.h) params += double(b.attn.w_qkv.size() + b.attn.w_proj.size() + b.w_fc.size() + b.w_mlp_proj.size());
+    const int count = std::clamp(int(2e10 / (double(length) * params)), 2, detector_repeat_count);
+    out.repeat_induction.clear();
+    out.repeat_count = count;
+    out.repeat_len = repeat;
+    out.repeat_seed = detector_repeat_seed;
+    if (repeat < 2) return; // no query of the second copy has a known next token
+    TorchGenerator g(detector_repeat_seed);
+    std::vector<std::vector<int>> seqs = repeated_sequences(c, g, count, length, repeat);
+    std::vector<ModelTrace> traces(seqs.size());
+    std::vector<SequenceAttention> att;
+    for (size_t b = 0; b < seqs.size(); ++b) {
+        for (int& t : seqs[b]) t = std::min(t, c.vocab - 1);
+        gpt_forward(m, seqs[b], kernel, true, traces[b]);
+        ModelTrace& tr = traces[b];
+        tr.logits.resize(0, 0);
+        tr.blocks.clear();
+        for (Trace& l : tr.layers) l.k.clear(), l.v.clear();
+        att.push_back(attention_of(tr));
+    }
+    out.repeat_induction = detect_induction_on_repeats(att, bos, repeat);
 }
 
 } // namespace
@@ -54,11 +94,12 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed) {
             const std::shared_ptr<const Model> m = s.trained->model;
             s.detection.text = detect_on_text({attention_of(s.model_base)});
             if (s.detected_model != m) {
-                detect_repeat_induction(*m, s.kernel, s.detection);
+                if (s.trained->gpt()) gpt_repeat_induction(*m, s.kernel, s.detection);
+                else detect_repeat_induction(*m, s.kernel, s.detection);
                 s.detected_model = m;
             }
             s.grid_upload = true; // model_base's buffers may have moved
-            s.predictions.assign(size_t(s.model_base.logits_next.rows()), {});
+            s.predictions.assign(size_t(prediction_logits(s).rows()), {});
         }
     } else if (config_changed || perturb_changed || s.detected_model || s.detection.text.prev_token.empty()) {
         const std::vector<int> tok = lesson_tokens(s);
@@ -76,7 +117,7 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed) {
     s.predict_pos = std::clamp(s.predict_pos, -1, N - 1);
     if (s.predict_hover >= N) s.predict_hover = -1;
     if (!has_predictions(s)) return;
-    const Mat& logits = s.model_base.logits_next;
+    const Mat& logits = prediction_logits(s);
     if (int64_t(logits.rows()) * logits.cols() < all_predictions_below) {
         for (int pos = 0; pos < int(logits.rows()); ++pos) predict_at(s, pos);
     } else {

@@ -49,7 +49,7 @@ int shown_prediction_pos(const AppState& s) {
 
 namespace {
 
-bool has_lm(const AppState& s) { return s.trained && s.trained->model->config.has_lm_head(); }
+bool has_lm(const AppState& s) { return s.trained && (s.trained->gpt() || s.trained->model->config.has_lm_head()); }
 
 } // namespace
 
@@ -60,10 +60,9 @@ std::string prediction_line(const AppState& s) {
     std::string out = "next token after " + std::to_string(pos) + (size_t(pos) < words.size() ? " “" + words[size_t(pos)] + "”" : "") +
                       " (hover a query row):";
     if (size_t(pos) >= s.predictions.size() || s.predictions[size_t(pos)].empty()) return out + " computing…";
-    const ModelConfig& c = s.trained->model->config;
     bool first = true;
     for (const TokenProb& tp : s.predictions[size_t(pos)]) {
-        out += (first ? "  " : "  ·  ") + token_name(c, tp.token) + " " + format_value(tp.prob, 3);
+        out += (first ? "  " : "  ·  ") + model_token_label(s, tp.token) + " " + format_value(tp.prob, 3);
         first = false;
     }
     return out;
@@ -183,7 +182,6 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
-    const ModelConfig& c = s.trained->model->config;
     const int N = s.config.seq_len;
     const int pos = std::clamp(shown_prediction_pos(s), 0, N - 1);
     const std::vector<std::string>& words = position_words(s);
@@ -207,7 +205,7 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
         std::string line;
         if (top)
             for (const TokenProb& tp : *top) {
-                const std::string more = (line.empty() ? "" : "  ·  ") + token_name(c, tp.token) + " " + format_value(tp.prob, 3);
+                const std::string more = (line.empty() ? "" : "  ·  ") + model_token_label(s, tp.token) + " " + format_value(tp.prob, 3);
                 if (text_size(f, line + more).x > width) break;
                 line += more;
             }
@@ -215,18 +213,20 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
         return ImGui::GetTextLineHeightWithSpacing() + (y - p0.y);
     }
     std::string context;
-    for (int t = std::max(0, pos - 11); t <= pos && size_t(t) < words.size(); ++t) context += (context.empty() ? "" : " ") + words[size_t(t)];
+    // A GPT model's labels carry their own spaces (·); a toy model's letters are spaced.
+    const std::string sep = s.trained->gpt() ? "" : " ";
+    for (int t = std::max(0, pos - 11); t <= pos && size_t(t) < words.size(); ++t) context += (context.empty() ? "" : sep) + words[size_t(t)];
     if (pos > 11) context = "… " + context;
     dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, fit_text(f, context + "  →  ?", width).c_str());
     y += ImGui::GetTextLineHeightWithSpacing();
-    const float name_w = text_size(f, "WWWW").x, num_w = text_size(f, "0.000").x + std::round(8 * ui.scale);
+    const float name_w = text_size(f, s.trained->gpt() ? "·WWWWWW" : "WWWW").x, num_w = text_size(f, "0.000").x + std::round(8 * ui.scale);
     const float row_h = f->FontSize + std::round(6 * ui.scale);
     if (!top || top->empty()) {
         dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, "computing…");
         return 5 * row_h;
     }
     for (const TokenProb& tp : *top) {
-        const std::string name = token_name(c, tp.token);
+        const std::string name = fit_text(f, model_token_label(s, tp.token), name_w - std::round(4 * ui.scale));
         dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text, name.c_str());
         const float x0 = p0.x + name_w, x1 = p0.x + width - num_w;
         const float v = std::isnan(tp.prob) ? 0.f : std::clamp(tp.prob, 0.f, 1.f);

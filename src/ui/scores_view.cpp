@@ -13,7 +13,9 @@ namespace attnviz {
 
 namespace {
 
-std::vector<Row> score_rows(AppState& s, UiContext& ui, int h0, int nh) {
+// `before`: with the panel of the scores before the mask (left out when a long sequence's
+// window of cells would not fit three panels across).
+std::vector<Row> score_rows(AppState& s, UiContext& ui, int h0, int nh, bool before_mask = true) {
     std::vector<Row> rows;
     const int H = s.trace.H;
     const int last = std::min(H, h0 + nh) - 1;
@@ -39,6 +41,7 @@ std::vector<Row> score_rows(AppState& s, UiContext& ui, int h0, int nh) {
         op2.op = "→";
         op2.note = "softmax";
         r.items = {before, op1, after, op2, probs};
+        if (!before_mask) r.items = {after, op2, probs};
         rows.push_back(std::move(r));
     }
     return rows;
@@ -81,10 +84,28 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const ImVec2 area(width, p1.y - y - bar_h - legend_h);
     int nh = std::min(H, 4);
     while (nh > 1 && fit_cell(ui, score_rows(s, ui, 0, nh), area, 72 * ui.scale) < 30 * ui.scale) --nh;
-    if (c.seq_len > 16) nh = std::min(H, 2);
+    // A long sequence is drawn as a window of readable cells: two heads, when a window of 8 x 8
+    // cells of both fits (large text in a short window leaves room for one).
+    if (c.seq_len > 16) {
+        nh = std::min(H, 2);
+        if (nh > 1 && fit_cell(ui, windowed_rows(score_rows(s, ui, 0, nh), 8), area, 72 * ui.scale) < 12 * ui.scale) nh = 1;
+    }
+    // One head of a long sequence in large text: its three panels, each a window of 8 readable
+    // cells with its labels and title, may not fit across; then the scores after the mask
+    // and the weights are shown, and the line under the title still says what the mask does.
+    bool before_mask = true;
+    if (c.seq_len > 16 && nh == 1) {
+        float need = 0;
+        const std::vector<Row> one = score_rows(s, ui, 0, 1); // kept: the loop reads its items
+        for (const RowItem& it : one[0].items)
+            need += it.op.empty() ? std::max(matrix_min_width(ui, it.spec), 8 * readable_cell(ui)) + ui.row_label_w +
+                                        3 * ui.fonts->small->FontSize
+                                  : text_size(ui.fonts->small, it.note).x + std::round(16 * ui.scale);
+        before_mask = need <= width;
+    }
     win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
     // Keys follow queries unless the user moved them apart: the diagonal stays in view.
-    std::vector<Row> rows = score_rows(s, ui, win.head0, nh);
+    std::vector<Row> rows = score_rows(s, ui, win.head0, nh, before_mask);
     RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, p1.y - legend_h), 72 * ui.scale);
     draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
     if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));

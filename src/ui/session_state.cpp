@@ -43,7 +43,7 @@ Session to_session(const AppState& s) {
         st.probe = probe_text(ts.model, t.probe).substr(2);
         st.speed_index = t.speed_index;
     }
-    if (s.trained) {
+    if (s.trained && !s.trained->gpt()) { // a GPT model is opened again from its own files, not kept
         SessionModel& sm = ss.model;
         sm.present = true;
         sm.letters = sequence_text(s.trained->model->config, s.trained->tokens);
@@ -177,7 +177,11 @@ bool write_session_files(const std::string& path, const AppState& s, std::string
 
 void save_session_file(AppState& s, const std::string& path) {
     std::string error;
-    if (write_session_files(path, s, error)) s.status = "Saved the session to " + escaped(path) + ".";
+    if (write_session_files(path, s, error))
+        s.status = "Saved the session to " + escaped(path) +
+                   (s.trained && s.trained->gpt() ? " (without the GPT model, which opens again from its own files "
+                                                    "with --model)."
+                                                  : ".");
     else s.status = "Not saved: " + error;
 }
 

@@ -33,6 +33,17 @@ KernelKind resolve_kernel(const AppState& s, const Config& c, KernelChoice k);
 bool apply_trained(AppState& s);
 void apply_trained_perturbation(AppState& s);
 void leave_trained(AppState& s);
+// Layer s.layer of the unperturbed forward in `base` and `trace` (a GPT model's recomputed
+// whole by gpt_layer_trace), with the perturbation's results cleared.
+void show_model_layer(AppState& s);
+
+// A GPT model's part of that path (gpt_state.cpp): "" when it can be shown within `cap`,
+// else one sentence; the forward into s.model_base (lean when large, the kernel chosen as
+// the command line chooses it); token p replaced by the chosen one (gpt_update, rows from p
+// on) with every layer's changes measured in s.causality.
+std::string check_gpt(const TrainedInput& in, int64_t cap);
+void gpt_forward_state(AppState& s);
+void apply_gpt_perturbation(AppState& s);
 
 // The Model view's numbers (model_view_state.cpp): after a change (a new config, model or
 // sequence; for the lesson's module a perturbation too) the head detector on what is shown

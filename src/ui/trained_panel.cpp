@@ -49,6 +49,10 @@ const char* task_sentence(Task t) {
 std::string block_sentence(const AppState& s) {
     if (!s.trained) return "";
     const int L = s.trained->model->config.n_layer, l = s.layer;
+    if (s.trained->gpt())
+        return "x = ln_1(residual stream) of layer " + std::to_string(l) + ", the stream being " +
+               (l == 0 ? std::string("the embeddings wte + wpe") : "layer " + std::to_string(l - 1) + "'s resid_post") +
+               "; then + attn, + mlp(ln_2) " + (l + 1 < L ? "into layer " + std::to_string(l + 1) : std::string("into ln_f and the logits")) + ".";
     const std::string input = l == 0 ? "x = wte[token] + wpe[position], the embeddings"
                                      : "x = h + attn(h) of block " + std::to_string(l - 1) + ", the residual stream";
     const std::string output = l + 1 < L ? "its h + attn(h) is block " + std::to_string(l + 1) + "'s input"
@@ -56,30 +60,18 @@ std::string block_sentence(const AppState& s) {
     return "block " + std::to_string(l) + " of " + std::to_string(L) + ": input " + input + "; " + output + ".";
 }
 
-void draw_trained_section(AppState& s, UiContext& ui) {
-    const TrainedInput& in = *s.trained;
-    const ModelConfig& c = in.model->config;
-    ImGui::Spacing();
-    ImGui::PushFont(ui.fonts->body);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "Trained model");
-    ImGui::PopFont();
-    ImGui::Separator();
-    wrapped(std::string("task ") + to_string(c.task) + ": " + task_sentence(c.task));
-    dim_wrapped("vocabulary " + vocabulary_text(c) + " (" + std::to_string(c.vocab) +
-                " letters); ^ is BOS, always first");
-    dim_wrapped("L = " + std::to_string(c.n_layer) + (c.n_layer == 1 ? " block" : " blocks") + ", H = " +
-                std::to_string(c.n_head) + ", C = " + std::to_string(c.n_embd) + ", head_dim = " +
-                std::to_string(c.head_dim()) + "; up to " + std::to_string(c.seq_len) + " letters after BOS");
-    dim_wrapped("parameters " + format_count(param_count(c)));
-    {
-        const size_t slash = in.source.find_last_of('/');
-        dim_wrapped("from " + (slash == std::string::npos ? in.source : in.source.substr(slash + 1)));
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", in.source.c_str());
-    }
+namespace {
 
-    // The sequence, as letters; BOS is put first by attnviz.
+void source_line(const std::string& source) {
+    const size_t slash = source.find_last_of('/', source.size() > 1 ? source.size() - 2 : 0);
+    dim_wrapped("from " + (slash == std::string::npos ? source : source.substr(slash + 1)));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", source.c_str());
+}
+
+// The text (or ids) field and its Apply button; `hint` in the empty field, `tip` on hover.
+void sequence_field(AppState& s, const char* label, const char* hint, const std::string& tip) {
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("letters");
+    ImGui::TextUnformatted(label);
     ImGui::SameLine();
     const float apply_w = ImGui::CalcTextSize("Apply").x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SetNextItemWidth(-(apply_w + ImGui::GetStyle().ItemSpacing.x));
@@ -87,23 +79,73 @@ void draw_trained_section(AppState& s, UiContext& ui) {
         ImGui::SetKeyboardFocusHere(0);
         s.focus_panel = false;
     }
-    const bool enter = ImGui::InputTextWithHint("##sequence", "a b c a b d", &s.sequence_field,
-                                                ImGuiInputTextFlags_EnterReturnsTrue);
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("The sequence the model reads, one letter of its vocabulary per position (%s); ^ (BOS) is "
-                          "put first. Enter applies.",
-                          vocabulary_text(c).c_str());
+    const bool enter = ImGui::InputTextWithHint("##sequence", hint, &s.sequence_field, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip.c_str());
     ImGui::SameLine();
     if (ImGui::Button("Apply##sequence") || enter) {
         std::string error;
         set_trained_sequence(s, s.sequence_field, error);
     }
+}
+
+// A GPT-2 or nanoGPT model: its file, sizes and tokenizer, and the text it reads.
+void draw_gpt_header(AppState& s) {
+    const TrainedInput& in = *s.trained;
+    const ModelConfig& c = in.model->config;
+    wrapped(in.layout + ": L = " + std::to_string(c.n_layer) + " layers, H = " + std::to_string(c.n_head) + ", C = " +
+            std::to_string(c.n_embd) + ", head_dim = " + std::to_string(c.head_dim()));
+    dim_wrapped("vocabulary " + format_count(c.vocab) + ", block size " + std::to_string(c.seq_len) + ", GELU " +
+                to_string(c.gelu) + (c.bias ? ", with biases" : ", no biases"));
+    source_line(in.source);
+    if (in.tokenizer) {
+        dim_wrapped("tokenizer: GPT-2's byte-level BPE beside the model; a leading space shows as ·, a newline as \\n");
+        sequence_field(s, "text", "The cat sat on the mat.",
+                       "The text the model reads, through its tokenizer (up to " + std::to_string(c.seq_len) +
+                           " tokens). Enter applies.");
+    } else {
+        dim_wrapped(in.tokenizer_note + "; type token ids");
+        sequence_field(s, "ids", "464, 3797, 3332",
+                       "The token ids the model reads, 0 to " + std::to_string(c.vocab - 1) + ", separated by commas or "
+                       "spaces. Enter applies.");
+    }
+    std::string ids;
+    for (size_t t = 0; t < in.tokens.size() && t < 16; ++t) ids += (t ? ", " : "") + std::to_string(in.tokens[t]);
+    if (in.tokens.size() > 16) ids += ", …";
+    dim_wrapped(std::to_string(s.config.seq_len) + (s.config.seq_len == 1 ? " token: " : " tokens: ") + ids);
+}
+
+} // namespace
+
+void draw_trained_section(AppState& s, UiContext& ui) {
+    const TrainedInput& in = *s.trained;
+    const ModelConfig& c = in.model->config;
+    ImGui::Spacing();
+    ImGui::PushFont(ui.fonts->body);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", in.gpt() ? "GPT model" : "Trained model");
+    ImGui::PopFont();
+    ImGui::Separator();
+    if (in.gpt()) {
+        draw_gpt_header(s);
+    } else {
+    wrapped(std::string("task ") + to_string(c.task) + ": " + task_sentence(c.task));
+    dim_wrapped("vocabulary " + vocabulary_text(c) + " (" + std::to_string(c.vocab) +
+                " letters); ^ is BOS, always first");
+    dim_wrapped("L = " + std::to_string(c.n_layer) + (c.n_layer == 1 ? " block" : " blocks") + ", H = " +
+                std::to_string(c.n_head) + ", C = " + std::to_string(c.n_embd) + ", head_dim = " +
+                std::to_string(c.head_dim()) + "; up to " + std::to_string(c.seq_len) + " letters after BOS");
+    dim_wrapped("parameters " + format_count(param_count(c)));
+    source_line(in.source);
+    // The sequence, as letters; BOS is put first by attnviz.
+    sequence_field(s, "letters", "a b c a b d",
+                   "The sequence the model reads, one letter of its vocabulary per position (" + vocabulary_text(c) +
+                       "); ^ (BOS) is put first. Enter applies.");
     dim_wrapped(std::to_string(s.config.seq_len) + " positions: ^ and " + std::to_string(s.config.seq_len - 1) +
                 " letters");
+    }
 
     if (c.n_layer >= 2) {
         ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted("block");
+        ImGui::TextUnformatted(in.gpt() ? "layer" : "block");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(-1);
         const std::string now = "layer " + std::to_string(s.layer) + " of " + std::to_string(c.n_layer);
@@ -112,7 +154,7 @@ void draw_trained_section(AppState& s, UiContext& ui) {
                 if (ImGui::Selectable(("layer " + std::to_string(l)).c_str(), l == s.layer)) request_layer(s, l);
             ImGui::EndCombo();
         }
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The block every view shows (keys , and .).");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The %s every view shows (keys , and .).", in.gpt() ? "layer" : "block");
     }
     ImGui::Spacing();
     if (ImGui::Button("Back to the lesson  L", ImVec2(-1, 0))) reset_to_lesson(s);
@@ -125,20 +167,29 @@ float draw_layer_strip(AppState& s, UiContext& ui, ImVec2 p0, float width) {
     ImGui::PushID("layer_strip");
     ImGui::BeginDisabled(s.layer <= 0);
     if (ImGui::ArrowButton("##layer_prev", ImGuiDir_Left)) request_layer(s, s.layer - 1);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Previous block (,)");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Previous layer (,)");
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::BeginDisabled(s.layer + 1 >= L);
     if (ImGui::ArrowButton("##layer_next", ImGuiDir_Right)) request_layer(s, s.layer + 1);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Next block (.)");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Next layer (.)");
     ImGui::EndDisabled();
     ImGui::SameLine();
-    ImGui::AlignTextToFramePadding();
+    // Every layer in a list (GPT-2 has 12), its title in the accent colour.
     const std::string title = "layer " + std::to_string(s.layer) + " of " + std::to_string(L);
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize(title.c_str()).x + ImGui::GetFrameHeight() +
+                            2 * ImGui::GetStyle().FramePadding.x);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
-    ImGui::TextUnformatted(title.c_str());
+    const bool open = ImGui::BeginCombo("##layer_strip_pick", title.c_str());
     ImGui::PopStyleColor();
+    if (open) {
+        for (int l = 0; l < L; ++l)
+            if (ImGui::Selectable(("layer " + std::to_string(l)).c_str(), l == s.layer)) request_layer(s, l);
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The layer every view shows (keys , and .).");
     ImGui::SameLine();
+    ImGui::AlignTextToFramePadding();
     const float x = ImGui::GetCursorScreenPos().x;
     const std::string line = fit_text(ui.fonts->body, block_sentence(s), p0.x + width - x);
     ImGui::TextDisabled("%s", line.c_str());

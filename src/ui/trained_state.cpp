@@ -11,6 +11,8 @@
 // on the reference kernel 0.23 ms (both, N = 9) to 0.61 ms (induction, two blocks, N = 25)
 // per move, measured on a 2-core Xeon under load 9, well inside one frame.
 #include "app_state.h"
+#include "gpt_io.h"
+#include "gpt_model.h"
 #include "model_io.h"
 #include "state_internal.h"
 #include "text_input.h"
@@ -39,6 +41,7 @@ bool shape_is(const Mat& m, int rows, int cols) { return m.rows() == rows && m.c
 // "" when the model and its tokens can be shown within `cap`; else one sentence.
 std::string check_trained(const TrainedInput& in, int64_t cap) {
     if (!in.model) return "there is no model to show";
+    if (in.gpt()) return check_gpt(in, cap);
     const Model& m = *in.model;
     const ModelConfig& c = m.config;
     if (std::string why = validate(c); !why.empty()) return "the trained model cannot be shown: " + why;
@@ -63,10 +66,17 @@ std::string check_trained(const TrainedInput& in, int64_t cap) {
     return "";
 }
 
+} // namespace
+
+std::string check_model_input(const TrainedInput& in, int64_t cap) { return check_trained(in, cap); }
+
+namespace state_detail {
+
 // Block `layer`'s trace in every view, unperturbed; the slider is applied after.
-void show_layer(AppState& s) {
+void show_model_layer(AppState& s) {
     const Model& m = *s.trained->model;
-    s.base = s.model_base.layers[size_t(s.layer)];
+    if (s.trained->gpt()) gpt_layer_trace(m, s.model_base, s.layer, s.kernel, s.base);
+    else s.base = s.model_base.layers[size_t(s.layer)];
     s.trace = s.base;
     s.has_base = true;
     s.experiment = Experiment{};
@@ -81,11 +91,9 @@ void show_layer(AppState& s) {
     s.applied_strength = 0;
     s.applied_replace_token = -1;
     s.model_perturbed = ModelTrace{};
+    s.causality = GptCausality{};
+    s.resid_summary = DySummary{};
 }
-
-} // namespace
-
-namespace state_detail {
 
 bool apply_trained(AppState& s) {
     const std::shared_ptr<const TrainedInput> in = s.edit_trained;
@@ -110,19 +118,25 @@ bool apply_trained(AppState& s) {
     const Model& m = *in->model;
     const int N = int(in->tokens.size());
     const Config c = trained_config(m.config, N);
+    // Another layer of the model and tokens shown: the forward is kept, the layer recomputed.
+    const bool same_run = s.ready && s.trained == in && s.kernel_choice == s.edit_kernel_choice;
     s.error = fixed;
     s.trained = in;
     s.config = c;
     s.edit = c;
     s.kernel_choice = s.edit_kernel_choice;
-    s.kernel = resolve_kernel(s, c, s.kernel_choice);
     s.layer = s.edit_layer = std::clamp(s.edit_layer, 0, m.config.n_layer - 1);
-    model_forward(m, in->tokens, s.kernel, s.model_base);
+    if (in->gpt()) {
+        if (!same_run) gpt_forward_state(s);
+    } else {
+        s.kernel = resolve_kernel(s, c, s.kernel_choice);
+        if (!same_run) model_forward(m, in->tokens, s.kernel, s.model_base);
+    }
     s.trained_words.clear();
-    for (int t : in->tokens) s.trained_words.push_back(token_name(m.config, t));
-    s.sequence_field = sequence_text(m.config, in->tokens);
-    show_layer(s);
-    s.p = std::clamp(s.p, 1, N - 1);
+    for (int t : in->tokens) s.trained_words.push_back(model_token_label(s, t));
+    s.sequence_field = in->gpt() ? gpt_sequence_text(*in) : sequence_text(m.config, in->tokens);
+    show_model_layer(s);
+    s.p = std::clamp(s.p, first_replaceable(s), N - 1);
     s.perturb_dirty = s.strength != 0;
     s.ranges = Ranges{};
     grow_ranges(s.ranges, s.trace, &s.experiment.weights);
@@ -134,7 +148,8 @@ bool apply_trained(AppState& s) {
     s.upload.full = true;
     s.base_upload = true;
     s.ready = true;
-    s.status = "Showing the " + std::string(to_string(m.config.task)) + " model (" + in->source + "), block " +
+    const std::string what = in->gpt() ? in->layout + " model" : "the " + std::string(to_string(m.config.task)) + " model";
+    s.status = "Showing " + what + " (" + in->source + "), " + (in->gpt() ? "layer " : "block ") +
                std::to_string(s.layer) + " of " + std::to_string(m.config.n_layer) + ", on " + std::to_string(N) +
                " tokens with the " + to_string(s.kernel) + " kernel.";
     return true;
@@ -143,12 +158,16 @@ bool apply_trained(AppState& s) {
 void apply_trained_perturbation(AppState& s) {
     const Model& m = *s.trained->model;
     const int N = s.config.seq_len;
-    // Position 0 is BOS, which every sequence starts with and a perturbation never replaces.
-    const int p = std::clamp(s.p, 1, N - 1);
-    s.p = p;
-    if (s.strength == 0.f) {
-        show_layer(s);
+    // A toy model's position 0 is BOS, which every sequence starts with and a perturbation
+    // never replaces; a GPT model's tokens are replaced whole (gpt_state.cpp).
+    const int p = s.trained->gpt() ? s.p : std::clamp(s.p, 1, N - 1);
+    if (s.trained->gpt()) {
+        apply_gpt_perturbation(s);
+    } else if (s.strength == 0.f) {
+        s.p = p;
+        show_model_layer(s);
     } else {
+        s.p = p;
         const int token = replacement_token(s, p);
         // The lesson's blend (experiment.h), from row p of h0 toward the letter's embedding.
         Experiment blend;
@@ -180,6 +199,7 @@ void leave_trained(AppState& s) {
     s.dy_out_summary = DySummary{};
     s.layer = s.edit_layer = 0;
     s.applied_replace_token = -1;
+    s.causality = GptCausality{};
 }
 
 } // namespace state_detail
@@ -272,10 +292,13 @@ bool set_trained_sequence(AppState& s, const std::string& text, std::string& err
         return false;
     }
     auto in = std::make_shared<TrainedInput>(*now);
-    if (!parse_trained_sequence(now->model->config, text, in->tokens, error)) {
+    const bool ok = now->gpt() ? parse_gpt_input(*now, text, in->tokens, error)
+                               : parse_trained_sequence(now->model->config, text, in->tokens, error);
+    if (!ok) {
         s.error = "Kept the sequence: " + error + ".";
         return false;
     }
+    in->text = now->gpt() && now->tokenizer ? text : "";
     request_trained_model(s, std::move(in));
     return true;
 }
@@ -293,9 +316,11 @@ bool read_trained_input(const std::string& path, const std::string& text, std::s
     return true;
 }
 
-bool open_trained_file(AppState& s, const std::string& path, const std::string& text, std::string& error) {
-    std::shared_ptr<const TrainedInput> in;
-    if (!read_trained_input(path, text, in, error)) {
+namespace {
+
+// A model read (or refused with `error`) for the views: staged on layer 0, or the sentence shown.
+bool stage_read(AppState& s, bool read, std::shared_ptr<const TrainedInput> in, const std::string& error) {
+    if (!read) {
         s.status = "Kept what is shown: " + error + ".";
         s.error = s.status;
         return false;
@@ -303,6 +328,23 @@ bool open_trained_file(AppState& s, const std::string& path, const std::string& 
     s.edit_layer = 0;
     request_trained_model(s, std::move(in));
     return true;
+}
+
+} // namespace
+
+bool open_trained_file(AppState& s, const std::string& path, const std::string& text, std::string& error) {
+    std::shared_ptr<const TrainedInput> in;
+    const bool read = read_trained_input(path, text, in, error);
+    return stage_read(s, read, std::move(in), error);
+}
+
+bool open_model_path(AppState& s, const std::string& path, std::string& error) {
+    std::shared_ptr<const TrainedInput> in;
+    bool read = false;
+    if (path.empty()) error = "no model given; type the path of a GPT-2 directory or a .safetensors model file";
+    else if (is_trained_model_file(path)) read = read_trained_input(path, "", in, error);
+    else read = read_gpt_input(path, std::nullopt, "", "", in, error);
+    return stage_read(s, read, std::move(in), error);
 }
 
 } // namespace attnviz

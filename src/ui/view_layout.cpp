@@ -223,4 +223,13 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
     return out;
 }
 
+std::vector<Row> windowed_rows(std::vector<Row> rows, int n) {
+    for (Row& r : rows)
+        for (RowItem& it : r.items) {
+            it.spec.rows = std::min(it.spec.rows, n);
+            it.spec.cols = std::min(it.spec.cols, n);
+        }
+    return rows;
+}
+
 } // namespace attnviz

@@ -37,6 +37,10 @@ float fit_cell(const UiContext& ui, const std::vector<Row>& rows, ImVec2 size, f
 RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& rows, ImVec2 p0, ImVec2 p1,
                      float max_cell);
 
+// `rows` with every matrix cut to its first n x n cells: what must fit when the matrices too
+// big for readable cells are drawn as a window of them.
+std::vector<Row> windowed_rows(std::vector<Row> rows, int n);
+
 // The smallest cell the views use before they switch to a window of cells.
 float readable_cell(const UiContext& ui);
 

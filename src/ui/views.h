@@ -23,6 +23,9 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+// The causality view for a GPT model (gpt_causality_view.cpp): replace the token at p, read
+// max |Δ resid_post| per layer and position and max |Δ logits| per position.
+void draw_gpt_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 // The Train view (train_view.h): a toy model trained live, its loss, its heads on a probe.
 void draw_train_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);

@@ -102,11 +102,49 @@ constexpr int model_line_count = 4;
 const char* const embeddings_code = "self.wte(tok) + self.wpe(torch.arange(tok.shape[1]))";
 const char* const residual_code = "x + block(x)";
 
+// nanoGPT's GPT.forward and Block.forward, as printed: the block's attention reads ln_1 of
+// the residual stream, and the MLP follows it.
+const char* const gpt_lines[] = {
+    "def forward(self, tok):  # GPT",
+    "    x = self.wte(tok) + self.wpe(torch.arange(tok.shape[1]))",
+    "    for block in self.h:",
+    "        x = x + block.attn(block.ln_1(x))",
+    "        x = x + block.mlp(block.ln_2(x))",
+};
+constexpr int gpt_line_count = 5;
+
+bool gpt(const AppState& s) { return s.trained && s.trained->gpt(); }
+
+// A GPT layer's first and last step: where x comes from, and where the output goes.
+void gpt_walk_step(const AppState& s, int step, WalkStep& st) {
+    const int L = s.trained->model->config.n_layer, l = s.layer;
+    const std::string layer = "layer " + std::to_string(l);
+    if (step == 0) {
+        st.title = "x = ln_1(residual stream) of " + layer;
+        st.spans = {{3, "block.ln_1(x)"}};
+        st.why = (l == 0 ? std::string("The embeddings wte[token] + wpe[position]")
+                         : "The residual stream after layer " + std::to_string(l - 1)) +
+                 ", each row normalized by ln_1 (mean 0, variance 1, weight and bias): x, one row per token.";
+    }
+    if (step == walk_last_step) {
+        st.spans.push_back({3, "x + block.attn("});
+        st.spans.push_back({4, "x + block.mlp(block.ln_2(x))"});
+        st.why += " Then the residual x + attn(ln_1(x)), and the MLP x + mlp(ln_2(x)): " +
+                  (l + 1 < L ? "layer " + std::to_string(l + 1) + "'s residual stream."
+                             : std::string("ln_f and the logits over the vocabulary (wte, tied)."));
+    }
+}
+
 } // namespace
 
 std::vector<std::string> code_lines(const AppState& s) {
     std::vector<std::string> lines = lesson_code_lines(s.config);
     if (!s.trained) return lines;
+    if (gpt(s)) {
+        lines[0] = "def forward(self, x):  # block.attn: CausalSelfAttention";
+        lines.insert(lines.begin(), gpt_lines, gpt_lines + gpt_line_count);
+        return lines;
+    }
     lines[0] = "def forward(self, x):  # block(x): SelfAttention";
     lines.insert(lines.begin(), model_lines, model_lines + model_line_count);
     return lines;
@@ -115,6 +153,11 @@ std::vector<std::string> code_lines(const AppState& s) {
 WalkStep walk_step(const AppState& s, int step) {
     WalkStep st = lesson_walk_step(step, s.config, !s.tokens.empty());
     if (!s.trained) return st;
+    if (gpt(s)) {
+        for (Span& sp : st.spans) sp.line += gpt_line_count;
+        gpt_walk_step(s, step, st);
+        return st;
+    }
     for (Span& sp : st.spans) sp.line += model_line_count;
     const int L = s.trained->model->config.n_layer, l = s.layer;
     const std::string block = "block " + std::to_string(l);

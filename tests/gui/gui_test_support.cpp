@@ -1,5 +1,6 @@
 // gui_test_support.cpp: see gui_test_support.h.
 #include "gui_test_support.h"
+#include <gtest/gtest.h>
 #include "sanitizers/lsan_tracer.h"
 #include <cstdio>
 #include <cstdlib>
@@ -158,5 +159,15 @@ bool is_masked_grey(Rgb c) {
 bool is_nan_dark(Rgb c) { return c.r <= 30 && c.g <= 30 && c.b <= 30; }
 bool is_outline_yellow(Rgb c) { return std::abs(c.r - 240) <= 12 && std::abs(c.g - 228) <= 12 && std::abs(c.b - 66) <= 20; }
 bool is_bar_colour(Rgb c) { return std::abs(c.r - 213) <= 10 && std::abs(c.g - 94) <= 10 && c.b <= 12; }
+
+// Every item of the shot inside its window.
+void expect_inside(const Shot& s, const std::string& what) {
+    const double W = s.layout["width"], H = s.layout["height"];
+    for (const nlohmann::json& it : s.layout["items"]) {
+        const double x = it["x"], y = it["y"], w = it["w"], h = it["h"];
+        EXPECT_TRUE(x >= 0 && y >= 0 && x + w <= W + 0.5 && y + h <= H + 0.5)
+            << what << ": " << it["kind"] << " " << it["name"] << " at " << x << ", " << y << " size " << w << " x " << h;
+    }
+}
 
 } // namespace attnviz_gui_test

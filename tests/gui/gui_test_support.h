@@ -48,6 +48,9 @@ struct Shot {
 // attnviz --screenshot DIR/name.png --layout-out DIR/name.json args...
 Shot take_shot(const std::string& name, const std::vector<std::string>& args);
 
+// A failed expectation for each drawn item of the shot that is not inside its window.
+void expect_inside(const Shot& s, const std::string& what);
+
 // Screen pixel inside cell (row, col) of a heatmap item, at fractions (fx, fy) of the cell;
 // false when the cell is not in the item's window.
 bool cell_point(const nlohmann::json& heatmap, int row, int col, double fx, double fy, int& x, int& y);

@@ -47,16 +47,6 @@ std::map<std::pair<int, int>, std::string> shot_roles(const Shot& s) {
     return out;
 }
 
-// Every item of the shot inside its window.
-void expect_inside(const Shot& s, const std::string& what) {
-    const double W = s.layout["width"], H = s.layout["height"];
-    for (const nlohmann::json& it : s.layout["items"]) {
-        const double x = it["x"], y = it["y"], w = it["w"], h = it["h"];
-        EXPECT_TRUE(x >= 0 && y >= 0 && x + w <= W + 0.5 && y + h <= H + 0.5)
-            << what << ": " << it["kind"] << " " << it["name"] << " at " << x << ", " << y << " size " << w << " x " << h;
-    }
-}
-
 } // namespace
 
 TEST(ModelWindow, GridHasEveryHeadAndTheDetectorsHighlights) {
