@@ -50,37 +50,16 @@ void predict_at(AppState& s, int pos) {
     s.predictions[size_t(pos)] = top_k(p, prediction_count);
 }
 
-// detect_repeat_induction's probe through the whole GPT forward. A BOS the probe puts first
-// is GPT-2's <|endoftext|>, its last id. A large model reads fewer sequences (at most about
-// 2e10 multiply-adds in all, at least 2), so that the probe stays a few seconds; each keeps
-// only its attention weights while the others run.
-void gpt_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out) {
+// How many repeated sequences the detector's probe reads (detect_repeat_induction): all
+// detector_repeat_count of them on a small model; a large one reads fewer (at most about 2e10
+// multiply-adds in all, at least 2), so that the probe stays a few seconds.
+int repeat_probe_count(const Model& m) {
     const ModelConfig& c = m.config;
-    const int bos = starts_with_bos(c) ? 1 : 0;
     const int repeat = std::min(c.seq_len / 3, detector_max_repeat);
-    const int length = std::min(c.seq_len, bos + 2 * repeat);
+    const int length = (starts_with_bos(c) ? 1 : 0) + 2 * std::max(repeat, 1);
     double params = double(m.wte.size());
     for (const Block& b : m.h) params += double(b.attn.w_qkv.size() + b.attn.w_proj.size() + b.w_fc.size() + b.w_mlp_proj.size());
-    const int count = std::clamp(int(2e10 / (double(length) * params)), 2, detector_repeat_count);
-    out.repeat_induction.clear();
-    out.repeat_count = count;
-    out.repeat_len = repeat;
-    out.repeat_seed = detector_repeat_seed;
-    if (repeat < 2) return; // no query of the second copy has a known next token
-    TorchGenerator g(detector_repeat_seed);
-    std::vector<std::vector<int>> seqs = repeated_sequences(c, g, count, length, repeat);
-    std::vector<ModelTrace> traces(seqs.size());
-    std::vector<SequenceAttention> att;
-    for (size_t b = 0; b < seqs.size(); ++b) {
-        for (int& t : seqs[b]) t = std::min(t, c.vocab - 1);
-        gpt_forward(m, seqs[b], kernel, true, traces[b]);
-        ModelTrace& tr = traces[b];
-        tr.logits.resize(0, 0);
-        tr.blocks.clear();
-        for (Trace& l : tr.layers) l.k.clear(), l.v.clear();
-        att.push_back(attention_of(tr));
-    }
-    out.repeat_induction = detect_induction_on_repeats(att, bos, repeat);
+    return std::clamp(int(2e10 / (double(length) * params)), 2, detector_repeat_count);
 }
 
 } // namespace
@@ -94,8 +73,7 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed) {
             const std::shared_ptr<const Model> m = s.trained->model;
             s.detection.text = detect_on_text({attention_of(s.model_base)});
             if (s.detected_model != m) {
-                if (s.trained->gpt()) gpt_repeat_induction(*m, s.kernel, s.detection);
-                else detect_repeat_induction(*m, s.kernel, s.detection);
+                detect_repeat_induction(*m, s.kernel, s.detection, repeat_probe_count(*m));
                 s.detected_model = m;
             }
             s.grid_upload = true; // model_base's buffers may have moved

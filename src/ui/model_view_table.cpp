@@ -87,7 +87,8 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
     std::string what = "prev, dup, ind: on the sequence shown (—: no query there has an earlier copy of its token); ";
     if (!d.repeat_induction.empty())
         what += "ind (rep.): on " + std::to_string(d.repeat_count) + " random sequences " +
-                (s.trained && starts_with_bos(s.trained->model->config) ? "^ r r filler" : "r r filler") + ", r of " +
+                std::string(d.repeat_bos < 0 ? "r r filler"
+                            : s.trained && s.trained->gpt() ? "<|endoftext|> r r filler" : "^ r r filler") + ", r of " +
                 std::to_string(d.repeat_len) + " tokens (seed " + std::to_string(d.repeat_seed) + ").";
     else
         what += "ind (rep.) needs a model with a vocabulary (n/a).";
