@@ -112,11 +112,8 @@ float draw_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int& t0, int&
     const int fit = std::max(1, int((p1.x - p0.x - label_w) / cell_w));
     t0 = std::clamp(t0, 0, std::max(0, T - fit));
     const int n = std::min(fit, T - t0);
-    float top_value = 0;
-    for (const std::vector<float>& row : c.resid_max_abs)
-        for (float v : row) top_value = std::isfinite(v) ? std::max(top_value, v) : top_value;
-    float top_logits = 0;
-    for (float v : c.logits_max_abs) top_logits = std::isfinite(v) ? std::max(top_logits, v) : top_logits;
+    // The colour scales: the largest finite change of any layer, and of the logits (recompute()'s summaries).
+    const float top_value = s.resid_summary.top, top_logits = s.dy_out_summary.top;
     const float x0 = p0.x + label_w;
     // Column heads: the position and its token.
     for (int i = 0; i < n; ++i) {

@@ -253,6 +253,9 @@ void apply_gpt_perturbation(AppState& s) {
             for (int t = 0; t < T; ++t)
                 any[size_t(t)] = std::isnan(row[size_t(t)]) ? row[size_t(t)] : std::max(any[size_t(t)], row[size_t(t)]);
         s.resid_summary = summarize(any, p);
+        s.resid_summary.top = 0; // the largest finite change of any layer, also where another layer's is NaN
+        for (const std::vector<float>& row : s.causality.resid_max_abs)
+            for (float v : row) s.resid_summary.top = std::isfinite(v) ? std::max(s.resid_summary.top, v) : s.resid_summary.top;
         s.applied_p = p;
         s.applied_strength = s.strength;
         s.applied_replace_token = token;
