@@ -205,8 +205,9 @@ bool parse_session(const std::string& text, const std::string& path, Session& ou
         Reader mr{mj, name, error};
         int64_t layer = 0, replace = -1;
         if (!mr.get_string("letters", m.letters) || !mr.get_string("source", m.source) ||
-            !mr.get_int("layer", 0, 63, layer) || !mr.get_int("replace_token", -1, 255, replace))
-            return false;
+            !mr.get_int("layer", 0, 63, layer) || !mr.get_int("replace_token", -1, 255, replace) ||
+            !mr.get_string("ablate", m.ablate) || !mr.get_string("ablate_mode", m.ablate_mode))
+            return false; // "ablate" and "ablate_mode" are optional: sessions saved before them open unablated
         m.layer = int(layer);
         m.replace_token = int(replace);
         m.weights_path = model_weights_path(path);
@@ -280,6 +281,7 @@ std::string session_to_json(const Session& s) {
     if (s.model.present) {
         const SessionModel& m = s.model;
         j["model"] = {{"letters", m.letters}, {"layer", m.layer}, {"replace_token", m.replace_token}, {"source", m.source}};
+        if (!m.ablate.empty()) j["model"]["ablate"] = m.ablate, j["model"]["ablate_mode"] = m.ablate_mode;
     }
     return j.dump(2) + "\n";
 }

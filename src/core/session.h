@@ -41,6 +41,8 @@ struct SessionModel {
     int layer = 0;            // the block every view shows
     int replace_token = -1;   // the letter the perturbed position blends toward; -1: the next
     std::string source;       // what the side panel says it came from
+    std::string ablate;       // the ablated heads, "0.1,1.0" as --ablate takes them; "" for none
+    std::string ablate_mode = "zero"; // "zero" or "mean" (ablation.h)
     std::string weights_path; // set by read_session: the file beside the session
 };
 // NAME.model.safetensors for NAME.json (or NAME).
