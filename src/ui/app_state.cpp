@@ -3,6 +3,7 @@
 #include "text_util.h"
 #include "inputs.h"
 #include "state_internal.h"
+#include "train_view_state.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -400,12 +401,22 @@ void recompute(AppState& s) {
         if (s.edit_trained) apply_trained(s);
         else apply_config(s);
     }
+    // Heads ablated or restored (ablation_state.cpp): the shown model's run again, from the
+    // first layer that changed, with the perturbation applied to it afterwards.
+    bool ablation_changed = false;
+    if (s.ablation_dirty) {
+        s.ablation_dirty = false;
+        ablation_changed = apply_ablation_edit(s);
+    }
     if (s.perturb_dirty && s.ready) {
         s.perturb_dirty = false;
         if (s.trained) apply_trained_perturbation(s);
         else apply_perturbation(s);
     }
-    update_model_view(s, config_changed, perturb_changed); // the Model view's detector and predictions (model_view_state.cpp)
+    update_model_view(s, config_changed, perturb_changed, ablation_changed); // the Model view's detector and predictions (model_view_state.cpp)
+    // Question 4's demonstration, once its run is trained (check_ablation.cpp).
+    if (s.train && s.train->ablation_demo.trained() && !s.train->ablation_demo.computed)
+        compute_ablation_demo(s.train->ablation_demo);
 }
 
 float range_of(const AppState& s, const RangeSet& r, int head) {

@@ -8,6 +8,7 @@
 // the few numbers panels print that the trace does not hold (the check view's sharpness
 // table, the causality view's summary of dy), so that panels only draw.
 #pragma once
+#include "ablation.h"
 #include "bpe_tokenizer.h"
 #include "experiment.h"
 #include "gpt_causality.h"
@@ -18,6 +19,7 @@
 #include "trace_textures.h"
 #include "weights_io.h"
 #include <array>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -164,6 +166,33 @@ struct TrainedInput {
     bool gpt() const { return model && model->config.arch == Arch::gpt; }
 };
 
+// The Model view's head ablation (ablation.h): one run's summaries, as recompute() keeps
+// them for the clean model (no head ablated) and for the ablated one.
+struct RunSummary {
+    TaskMetrics task;            // toy: loss and accuracies on the accuracy probe (seed 4321)
+    double loss = NAN;           // GPT: the next-token loss on the text
+    std::vector<TokenProb> top;  // GPT: the top 5 at the DLA's position
+    HeadDetection detection;     // the head detector (text and repeated sequences)
+    LogitAttribution dla;        // at the position onto the clean run's top-1 token there
+    bool has_dla = false;
+};
+// Before (clean) and after (ablated), and what the clean numbers belong to: they are kept
+// until the model, its tokens or the kernel change.
+struct AblationNumbers {
+    RunSummary clean;
+    RunSummary ablated;          // valid while AppState::ablation is not empty
+    int pos = -1;                // the DLA's and the top 5's position: the predictions' picker
+    int token = -1;              // the clean run's top-1 token there (the DLA's logit)
+    std::shared_ptr<const Model> clean_model; // whose clean numbers these are (nullptr: none)
+    std::vector<int> clean_tokens;
+    KernelKind clean_kernel = KernelKind::reference;
+    bool clean_repeat = false;   // clean.detection.repeat_induction is the clean_model's
+    // What ablated.detection.repeat_induction was measured with (it needs no text unless the
+    // means do): the model and the ablation, or nullptr.
+    std::shared_ptr<const Model> repeat_model;
+    Ablation repeat_ablation;
+};
+
 struct AppState {
     // The run in use, and what the controls show (applied on the next recompute).
     Config config;
@@ -200,7 +229,7 @@ struct AppState {
     Theme theme = Theme::dark;
     float font_scale = 1;
     bool screenshot_mode = false; // no frame-time text
-    bool answer_shown[3] = {false, false, false}; // the check view's revealed answers
+    bool answer_shown[4] = {false, false, false, false}; // the check view's revealed answers
     std::string session_path = "attnviz-session.json"; // the side panel's Save / Open field
     PaletteKind palette = PaletteKind::standard;
     PanelMode side_panel = PanelMode::automatic;
@@ -261,6 +290,17 @@ struct AppState {
     std::vector<std::vector<TokenProb>> predictions; // per position, the top 5 (empty: not computed)
     bool grid_upload = false;                 // every block's weights textures must be sent again
     int model_layer0 = 0, model_head0 = 0;    // the grid's first layer and head when it pages
+    // The head under the cursor in the grid or the table last frame (the key A ablates it).
+    int hover_layer = -1, hover_head = -1;
+
+    // Head ablation (ablation.h, ablation_state.cpp): the applied one, which every view shows
+    // while a model is (model_base is the ablated run), and the one asked for (applied by the
+    // next recompute; a refused one is put back with one sentence in `error`).
+    Ablation ablation;                 // applied; in mean mode with its means
+    Ablation edit_ablation;            // asked for: heads and mode
+    bool ablation_dirty = false;
+    ModelTrace model_clean;            // the clean run while heads are ablated (empty otherwise)
+    AblationNumbers ablation_numbers;  // before / after, for the Model view
 
     // The Train view (train_view_state.h): its run on a worker thread, its settings and
     // history. Made on first use; shared so that AppState stays copyable.
@@ -296,6 +336,21 @@ void reset_to_lesson(AppState& s);
 void request_trained_model(AppState& s, std::shared_ptr<const TrainedInput> in);
 // Does what the dirty flags ask; see the top of this file.
 void recompute(AppState& s);
+
+// ---- Head ablation (ablation_state.cpp)
+
+// Asks for these heads to be ablated (empty: none) with `mode`; the next recompute applies
+// it to the shown model, or refuses it with one sentence in `error` (a head the model does
+// not have, the lesson's module, no room for the clean run beside the ablated one).
+void request_ablation(AppState& s, std::vector<HeadRef> heads, AblationMode mode);
+// One head in or out of the asked-for ablation (the grid's mark, the table's box, the key A).
+void toggle_ablation(AppState& s, int layer, int head);
+// Every head back ("Restore all", Shift+A).
+void restore_all_heads(AppState& s);
+// The head is ablated in what is shown, or asked to be.
+bool head_ablated(const AppState& s, int layer, int head);
+// "L0 h1, L1 h2" for the heads of an ablation ("" for none).
+std::string ablated_heads_text(const Ablation& a);
 
 // ---- A trained model in the views (trained_state.cpp)
 

@@ -226,6 +226,8 @@ std::string check_gpt(const TrainedInput& in, int64_t cap) {
     return "";
 }
 
+int64_t gpt_trace_bytes(const Model& m, int T) { return model_trace_bytes(m.config, T); }
+
 void gpt_forward_state(AppState& s) {
     const Model& m = *s.trained->model;
     const int T = int(s.trained->tokens.size());
@@ -243,9 +245,9 @@ void apply_gpt_perturbation(AppState& s) {
     } else {
         const int token = replacement_token(s, p);
         s.model_perturbed = s.model_base;
-        gpt_update(m, p, token, s.kernel, s.model_perturbed);
+        gpt_update(m, p, token, s.kernel, s.model_perturbed, shown_ablation(s)); // the ablated model's causality
         s.causality = gpt_causality(s.model_base, s.model_perturbed, p, token);
-        gpt_layer_trace(m, s.model_perturbed, s.layer, s.kernel, s.trace);
+        gpt_layer_trace(m, s.model_perturbed, s.layer, s.kernel, s.trace, shown_ablation(s));
         s.dy = max_abs_diff_per_position(s.trace.y, s.base_y);
         s.dy_out = s.causality.logits_max_abs;
         std::vector<float> any(size_t(T), 0.f); // per position, the largest change over the layers

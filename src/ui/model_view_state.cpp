@@ -50,6 +50,10 @@ void predict_at(AppState& s, int pos) {
     s.predictions[size_t(pos)] = top_k(p, prediction_count);
 }
 
+} // namespace
+
+namespace state_detail {
+
 // How many repeated sequences the detector's probe reads (detect_repeat_induction): all
 // detector_repeat_count of them on a small model; a large one reads fewer (at most about 2e10
 // multiply-adds in all, at least 2), so that the probe stays a few seconds.
@@ -62,23 +66,18 @@ int repeat_probe_count(const Model& m) {
     return std::clamp(int(2e10 / (double(length) * params)), 2, detector_repeat_count);
 }
 
-} // namespace
-
-namespace state_detail {
-
-void update_model_view(AppState& s, bool config_changed, bool perturb_changed) {
+void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed) {
     if (!s.ready) return;
     if (s.trained) {
-        if (config_changed) {
-            const std::shared_ptr<const Model> m = s.trained->model;
-            s.detection.text = detect_on_text({attention_of(s.model_base)});
-            if (s.detected_model != m) {
-                detect_repeat_induction(*m, s.kernel, s.detection, repeat_probe_count(*m));
-                s.detected_model = m;
-            }
+        // The detector's numbers are ablation_state.cpp's, of the run shown (ablated or clean).
+        if (config_changed || ablation_changed) {
+            const AblationNumbers& n = s.ablation_numbers;
+            s.detection = s.ablation.empty() ? n.clean.detection : n.ablated.detection;
+            s.detected_model = s.trained->model;
             s.grid_upload = true; // model_base's buffers may have moved
             s.predictions.assign(size_t(prediction_logits(s).rows()), {});
         }
+        update_ablation_position(s);
     } else if (config_changed || perturb_changed || s.detected_model || s.detection.text.prev_token.empty()) {
         const std::vector<int> tok = lesson_tokens(s);
         SequenceAttention a;

@@ -50,6 +50,8 @@ Session to_session(const AppState& s) {
         sm.layer = s.layer;
         sm.replace_token = s.replace_token;
         sm.source = s.trained->source;
+        for (const HeadRef& h : s.ablation.heads) sm.ablate += (sm.ablate.empty() ? "" : ",") + to_string(h);
+        sm.ablate_mode = to_string(s.ablation.mode);
     }
     return ss;
 }
@@ -128,10 +130,18 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     if (!ss.weights_path.empty() && !read_session_weights(ss.weights_path, ss.layer, ss.config, weights, error))
         return false;
     std::shared_ptr<const TrainedInput> trained;
+    std::vector<HeadRef> ablate;
+    AblationMode ablate_mode = AblationMode::zero;
     if (ss.model.present) {
         std::shared_ptr<const TrainedInput> read;
         if (!read_trained_input(ss.model.weights_path, ss.model.letters, read, error)) {
             error = "the session's model: " + error;
+            return false;
+        }
+        std::string why;
+        if (!parse_ablation_mode(ss.model.ablate_mode, ablate_mode, why) ||
+            (!ss.model.ablate.empty() && !parse_heads(ss.model.ablate, read->model->config, ablate, why))) {
+            error = "the session's ablation: " + why;
             return false;
         }
         auto in = std::make_shared<TrainedInput>(*read);
@@ -146,6 +156,7 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
                               ? ss.model.replace_token
                               : -1;
         request_trained_model(s, std::move(trained));
+        request_ablation(s, ablate, ablate_mode); // applied after the model, by the same recompute
     }
     s.edit_tokens = ss.tokens;
     s.edit_weights = weights;

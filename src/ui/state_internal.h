@@ -42,6 +42,8 @@ void show_model_layer(AppState& s);
 // the command line chooses it); token p replaced by the chosen one (gpt_update, rows from p
 // on) with every layer's changes measured in s.causality.
 std::string check_gpt(const TrainedInput& in, int64_t cap);
+// Bytes of one ModelTrace of the model on T tokens (the clean copy an ablation keeps).
+int64_t gpt_trace_bytes(const Model& m, int T);
 void gpt_forward_state(AppState& s);
 void apply_gpt_perturbation(AppState& s);
 
@@ -49,6 +51,20 @@ void apply_gpt_perturbation(AppState& s);
 // sequence; for the lesson's module a perturbation too) the head detector on what is shown
 // and the grid's textures; every frame, the next-token predictions the picker or the cursor
 // asks for.
-void update_model_view(AppState& s, bool config_changed, bool perturb_changed);
+void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed = false);
+
+// Head ablation (ablation_state.cpp). After a new clean forward in s.model_base (a new
+// model, tokens or kernel): the clean numbers kept (or reused), and s.ablation's heads that
+// the model still has applied to it. After an edit: s.edit_ablation checked and applied, or
+// refused with one sentence and put back. Both leave model_base as the ablated run (clean
+// in model_clean) and the "after" numbers computed; the shown layer is redone by the caller
+// (apply_trained) or by apply_ablation_edit itself. update_ablation_position: the DLA and the
+// top 5 at the predictions' position, when it moved.
+// How many repeated sequences the detector's probe reads for model m (model_view_state.cpp).
+int repeat_probe_count(const Model& m);
+inline const Ablation* shown_ablation(const AppState& s) { return s.ablation.empty() ? nullptr : &s.ablation; }
+void ablation_after_run(AppState& s);
+bool apply_ablation_edit(AppState& s);
+void update_ablation_position(AppState& s);
 
 } // namespace attnviz::state_detail

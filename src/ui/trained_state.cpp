@@ -75,7 +75,7 @@ namespace state_detail {
 // Block `layer`'s trace in every view, unperturbed; the slider is applied after.
 void show_model_layer(AppState& s) {
     const Model& m = *s.trained->model;
-    if (s.trained->gpt()) gpt_layer_trace(m, s.model_base, s.layer, s.kernel, s.base);
+    if (s.trained->gpt()) gpt_layer_trace(m, s.model_base, s.layer, s.kernel, s.base, shown_ablation(s));
     else s.base = s.model_base.layers[size_t(s.layer)];
     s.trace = s.base;
     s.has_base = true;
@@ -132,6 +132,8 @@ bool apply_trained(AppState& s) {
         s.kernel = resolve_kernel(s, c, s.kernel_choice);
         if (!same_run) model_forward(m, in->tokens, s.kernel, s.model_base);
     }
+    // A new clean run: its numbers kept, and the heads still ablated applied to it.
+    if (!same_run) ablation_after_run(s);
     s.trained_words.clear();
     for (int t : in->tokens) s.trained_words.push_back(model_token_label(s, t));
     s.sequence_field = in->gpt() ? gpt_sequence_text(*in) : sequence_text(m.config, in->tokens);
@@ -175,7 +177,7 @@ void apply_trained_perturbation(AppState& s) {
         blend.replacement = m.wte.row(token) + m.wpe.row(p);
         Mat h0 = s.model_base.h0;
         h0.row(p) = perturbed_row(blend, p, s.strength);
-        model_blocks(m, h0, s.kernel, s.model_perturbed);
+        model_blocks(m, h0, s.kernel, s.model_perturbed, shown_ablation(s)); // the ablated model's causality
         s.trace = s.model_perturbed.layers[size_t(s.layer)];
         s.dy = max_abs_diff_per_position(s.trace.y, s.base_y);
         s.dy_out = max_abs_diff_per_position(s.model_perturbed.h_out, s.model_base.h_out);
@@ -200,6 +202,12 @@ void leave_trained(AppState& s) {
     s.layer = s.edit_layer = 0;
     s.applied_replace_token = -1;
     s.causality = GptCausality{};
+    // The lesson's module has no heads to ablate: the ablation goes with the model.
+    const AblationMode mode = s.ablation.mode;
+    s.ablation = s.edit_ablation = Ablation{};
+    s.ablation.mode = s.edit_ablation.mode = mode;
+    s.model_clean = ModelTrace{};
+    s.ablation_numbers = AblationNumbers{};
 }
 
 } // namespace state_detail
