@@ -42,6 +42,15 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
         if (it.kind == "grid_head" || it.kind == "detector_row") o.update({{"layer", it.position}, {"score", it.value}});
         if (it.kind == "grid_head") o.update({{"rows", it.rows}, {"cols", it.cols}});
         if (it.kind == "prediction") o.update({{"position", it.position}, {"value", it.value}});
+        // The head ablation: a head's mark and table box (1 when ablated), its DLA, and the
+        // Ablation box's numbers and top 5 (position: the rank).
+        const bool ablation_head = it.kind == "ablate_mark" || it.kind == "ablate_check" || it.kind == "dla_cell";
+        if (ablation_head) o["layer"] = it.position;
+        if (it.kind == "ablation_top") o["position"] = it.position;
+        if (ablation_head || it.kind == "ablation_number" || it.kind == "ablation_top") {
+            if (std::isnan(it.value)) o["value"] = "NaN";
+            else o["value"] = it.value;
+        }
         if (it.kind == "bar" || it.kind.rfind("check_", 0) == 0) {
             o["position"] = it.position;
             // JSON has no NaN: a NaN bar says so in words.

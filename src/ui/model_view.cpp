@@ -132,13 +132,48 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
         }
     }
     const float thick = std::max(2.f, std::round(3 * ui.scale));
+    const bool ablated = s.trained && head_ablated(s, layer, head);
+    if (ablated) {
+        // Ablated: its pattern is still what it computes, but nothing reads its output, so it
+        // is dimmed and crossed out, and its tag says so.
+        dl->AddRectFilled(a, b, (pal.background & 0x00FFFFFFu) | 0xB4000000u);
+        const float t = std::max(2.f, std::round(2.5f * ui.scale));
+        dl->AddLine(a, b, pal.warning, t);
+        dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), pal.warning, t);
+    }
     if (role) dl->AddRect(ImVec2(a.x - thick, a.y - thick), ImVec2(b.x + thick, b.y + thick), role_color(pal, role->kind), 0, 0, thick);
-    else dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.frame);
-    if (role) {
-        char tag[32];
-        std::snprintf(tag, sizeof tag, "%s %.2f", role_tag(role->kind), double(role->score));
+    else dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), ablated ? pal.warning : pal.frame);
+    if (role || ablated) {
+        char tag[48];
+        if (ablated) std::snprintf(tag, sizeof tag, "ablated");
+        else std::snprintf(tag, sizeof tag, "%s %.2f", role_tag(role->kind), double(role->score));
         const ImVec4 clip(a.x - thick, b.y, a.x + std::max(side, text_size(f, "ind 0.00").x) + thick, b.y + f->FontSize + 4);
-        dl->AddText(f, f->FontSize, ImVec2(a.x, b.y + thick), role_color(pal, role->kind), tag, nullptr, 0.f, &clip);
+        dl->AddText(f, f->FontSize, ImVec2(a.x, b.y + thick), ablated ? pal.warning : role_color(pal, role->kind), tag, nullptr, 0.f, &clip);
+    }
+    // The ablate mark in the top-right corner (the causal mask's corner, which holds no
+    // weight): a small box with a cross, filled while the head is ablated. It is submitted
+    // before the pattern's button, so that it takes the click.
+    bool mark_clicked = false, mark_hovered = false;
+    const float ms = std::round(std::min(std::max(f->FontSize, 12.f), side * 0.4f));
+    const ImVec2 m0(b.x - ms, a.y), m1(b.x, a.y + ms);
+    if (s.trained) {
+        ImGui::SetCursorScreenPos(m0);
+        ImGui::PushID(layer * 4096 + head);
+        mark_clicked = ImGui::InvisibleButton("##ablate", ImVec2(ms, ms));
+        mark_hovered = ImGui::IsItemHovered();
+        ImGui::PopID();
+        const ImU32 fill = ablated ? pal.warning : mark_hovered ? pal.hover : pal.panel;
+        dl->AddRectFilled(m0, m1, fill);
+        dl->AddRect(m0, m1, ablated ? pal.warning : pal.text_dim);
+        const float in = std::round(ms * 0.25f);
+        const ImU32 cross = ablated ? pal.background : pal.text;
+        dl->AddLine(ImVec2(m0.x + in, m0.y + in), ImVec2(m1.x - in, m1.y - in), cross, std::max(1.5f, ui.scale * 1.5f));
+        dl->AddLine(ImVec2(m0.x + in, m1.y - in), ImVec2(m1.x - in, m0.y + in), cross, std::max(1.5f, ui.scale * 1.5f));
+        if (mark_hovered) {
+            s.hover_layer = layer, s.hover_head = head;
+            ImGui::SetTooltip("%s layer %d, head %d (A)%s", ablated ? "Restore" : "Ablate", layer, head,
+                              ablated ? "" : ": its output becomes zero (or its mean), and the model runs again");
+        }
     }
     // The click target and the tooltip; the query row under the cursor asks for its predictions.
     ImGui::SetCursorScreenPos(a);
@@ -149,16 +184,31 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
         const ImVec2 m = ImGui::GetIO().MousePos;
         const int r = std::clamp(int((m.y - a.y) / cell), 0, N - 1), k = std::clamp(int((m.x - a.x) / cell), 0, N - 1);
         s.predict_hover = r;
+        s.hover_layer = layer, s.hover_head = head;
         const Mat* v = pattern_values(s, layer, head);
         const std::vector<std::string>& words = position_words(s);
         auto named = [&](int t) { return size_t(t) < words.size() ? std::to_string(t) + " (" + words[size_t(t)] + ")" : std::to_string(t); };
         std::string tip = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": query " + named(r) + " → key " +
                           named(k) + ": weight " + (v ? format_value((*v)(r, k), 3) : std::string("?"));
         if (role) tip += "\n" + std::string(role_words(role->kind)) + " head (" + format_value(role->score, 2) + ")";
-        tip += "\nClick to open it in the scores view.";
+        if (ablated) tip += "\nAblated: its output is replaced by " + std::string(s.ablation.mode == AblationMode::zero ? "zero" : "its mean") +
+                            ", so later layers no longer read it (the pattern is what it still computes).";
+        tip += "\nClick to open it in the scores view";
+        tip += s.trained ? "; A or the corner mark ablates / restores it." : ".";
         ImGui::SetTooltip("%s", tip.c_str());
     }
     if (clicked) open_in_scores(s, layer, head);
+    if (mark_clicked) toggle_ablation(s, layer, head);
+    if (ui.layout && s.trained) {
+        LayoutItem it;
+        it.kind = "ablate_mark";
+        it.name = ablated ? "ablated" : "";
+        it.head = head;
+        it.position = layer;
+        it.value = ablated ? 1.f : 0.f;
+        it.x = m0.x, it.y = m0.y, it.w = it.h = ms;
+        ui.layout->push_back(it);
+    }
     if (ui.layout) {
         LayoutItem it;
         it.kind = "grid_head";
@@ -301,6 +351,7 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     // predictions on two lines.
     const bool compact = p1.y - p0.y < 420 * ui.scale;
     s.predict_hover = -1; // set again below while the cursor is over a pattern
+    s.hover_layer = s.hover_head = -1; // and the head under it, for the key A
     float y = p0.y;
     std::string title = "Model: " + std::to_string(L) + (L == 1 ? " layer × " : " layers × ") + std::to_string(H) + " heads";
     if (text_size(hf, title + ", each head's weights on the sequence").x <= width) title += ", each head's weights on the sequence";
@@ -323,27 +374,47 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float legend_h = f->FontSize + std::round(10 * ui.scale);
     const float gap = std::round(16 * ui.scale);
     const float bottom = p1.y - legend_h;
-    // Two arrangements, whichever draws the patterns bigger: the table and the predictions
-    // in a column on the right, or side by side under the grid (a model of few layers).
-    const float side_w = std::round(std::clamp(width * 0.38f, std::min(width * 0.5f, 300 * ui.scale), 560 * ui.scale));
+    // Two arrangements, whichever draws the patterns bigger: the table, the ablation box and
+    // the predictions in a column on the right, or under the grid (a model of few layers):
+    // the table on the left, the box over the predictions on the right.
+    // A model's table has the ablate and DLA columns too: a little more room.
+    const float side_w = std::round(std::clamp(width * (s.trained ? 0.42f : 0.38f), std::min(width * 0.5f, 300 * ui.scale), 560 * ui.scale));
     const float pred_h = predictions_height(s, ui, compact);
     const float table_h = ImGui::GetTextLineHeightWithSpacing() * (compact ? 1.f : 3.f) +
                           ImGui::GetFrameHeight() * float(std::min(L * H, 12) + 1);
-    const float strip_h = std::min(std::max(table_h, pred_h * (compact ? 1.f : 1.2f)), (bottom - y) * 0.5f);
-    const float thumb_side = grid_thumb(s, ui, ImVec2(width - side_w - gap, bottom - y));
+    const float under_right_w = std::round((width - gap) * 0.45f);
+    const float box_under = ablation_box_height(s, ui, under_right_w, compact);
+    const float right_h = box_under + (pred_h > 0 ? gap + pred_h * (compact ? 1.f : 1.2f) : 0);
+    const float strip_h = std::min(std::max(table_h, right_h), (bottom - y) * 0.55f);
+    // Short windows: the predictions' two lines go under the grid, so that the table keeps
+    // its rows above the ablation box.
+    const float pred_left = compact && pred_h > 0 ? pred_h + gap : 0;
+    const float thumb_side = grid_thumb(s, ui, ImVec2(width - side_w - gap, bottom - y - pred_left));
     const float thumb_under = grid_thumb(s, ui, ImVec2(width, bottom - y - strip_h - gap));
     if (thumb_under > thumb_side * 1.15f) {
         const float sy = bottom - strip_h;
         draw_model_grid(s, ui, ImVec2(p0.x, y), ImVec2(p1.x, sy - gap));
-        const float table_w = pred_h > 0 ? std::round((width - gap) * 0.55f) : width;
+        const float table_w = width - under_right_w - gap;
         draw_detector_table(s, ui, ImVec2(p0.x, sy), ImVec2(p0.x + table_w, bottom), compact);
-        if (pred_h > 0) draw_predictions(s, ui, ImVec2(p0.x + table_w + gap, sy), width - table_w - gap, compact);
+        const float rx = p0.x + table_w + gap;
+        draw_ablation_box(s, ui, ImVec2(rx, sy), ImVec2(p1.x, sy + box_under), compact);
+        if (pred_h > 0) draw_predictions(s, ui, ImVec2(rx, bottom - pred_h), under_right_w, compact);
     } else {
-        const ImVec2 grid1(p1.x - side_w - gap, bottom);
+        const ImVec2 grid1(p1.x - side_w - gap, bottom - pred_left);
         draw_model_grid(s, ui, ImVec2(p0.x, y), grid1);
         const float sx = p1.x - side_w;
-        draw_detector_table(s, ui, ImVec2(sx, y), ImVec2(p1.x, bottom - (pred_h > 0 ? pred_h + gap : 0)), compact);
-        if (pred_h > 0) draw_predictions(s, ui, ImVec2(sx, bottom - pred_h), side_w, compact);
+        if (compact) {
+            if (pred_h > 0) draw_predictions(s, ui, ImVec2(p0.x, bottom - pred_h), grid1.x - p0.x, compact);
+            const float box_h = ablation_box_height(s, ui, side_w, compact);
+            draw_detector_table(s, ui, ImVec2(sx, y), ImVec2(p1.x, bottom - box_h - gap), compact);
+            draw_ablation_box(s, ui, ImVec2(sx, bottom - box_h), ImVec2(p1.x, bottom), compact);
+        } else {
+            const float box_h = ablation_box_height(s, ui, side_w, compact);
+            const float box_y = bottom - (pred_h > 0 ? pred_h + gap : 0) - box_h;
+            draw_detector_table(s, ui, ImVec2(sx, y), ImVec2(p1.x, box_y - gap), compact);
+            draw_ablation_box(s, ui, ImVec2(sx, box_y), ImVec2(p1.x, box_y + box_h), compact);
+            if (pred_h > 0) draw_predictions(s, ui, ImVec2(sx, bottom - pred_h), side_w, compact);
+        }
     }
 
     // The legend: the colour map and the three roles' frames, shortened to fit.
@@ -351,9 +422,11 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float sw = f->FontSize * 1.4f, pad = std::round(5 * ui.scale), space = std::round(14 * ui.scale);
     const std::string map = "weights 0 … 1 (" + std::string(ui.pal.colormaps == PaletteKind::cb ? "cividis" : "viridis") + "), masked grey";
     auto role_text = [&](int k, bool words) { return std::string(role_tag(k)) + (words ? std::string(": ") + role_words(k) : ""); };
+    const std::string ablated_words = "ablated (A)";
     auto total = [&](bool with_map, bool words) {
         float w = with_map ? text_size(f, map).x + space : 0;
         for (int k = 0; k < 3; ++k) w += sw + pad + text_size(f, role_text(k, words)).x + space;
+        if (s.trained) w += sw + pad + text_size(f, ablated_words).x + space;
         return w;
     };
     const bool words = total(false, true) <= width;
@@ -368,6 +441,15 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         dl->AddRect(ImVec2(x, ly + 1), ImVec2(x + sw, ly + f->FontSize - 1), role_color(pal, k), 0, 0, std::max(2.f, std::round(2 * ui.scale)));
         x += sw + pad;
         text(role_text(k, words), role_color(pal, k));
+    }
+    if (s.trained) {
+        // An ablated head: crossed out in the warning colour.
+        const ImVec2 a(x, ly + 1), b(x + sw, ly + f->FontSize - 1);
+        dl->AddRect(a, b, pal.warning, 0, 0, std::max(1.f, std::round(1.5f * ui.scale)));
+        dl->AddLine(a, b, pal.warning, std::max(1.5f, 2 * ui.scale));
+        dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), pal.warning, std::max(1.5f, 2 * ui.scale));
+        x += sw + pad;
+        text(ablated_words, pal.warning);
     }
 }
 

@@ -41,10 +41,25 @@ float predictions_height(const AppState& s, const UiContext& ui, bool compact);
 
 // The detector table's columns, and its rows (layer, head) sorted by one of them: NaN
 // ("—") always last, equal scores in layer and head order.
-enum class DetectorColumn { head = 0, prev = 1, dup = 2, ind_text = 3, ind_repeat = 4 };
+// dla: the head's direct logit attribution at the predictions' position (recompute's, of the
+// run shown); dla_delta: its change by the ablation (after − before); ablate: 1 for an
+// ablated head.
+enum class DetectorColumn { head = 0, prev = 1, dup = 2, ind_text = 3, ind_repeat = 4, dla = 5, dla_delta = 6, ablate = 7 };
 std::vector<std::pair<int, int>> sorted_heads(const HeadDetection& d, DetectorColumn col, bool descending);
-// A head's score in a column (NaN when not measured).
+// The same with every column, the DLA and the ablation included, from the state.
+std::vector<std::pair<int, int>> sorted_heads(const AppState& s, DetectorColumn col, bool descending);
+// A head's score in a column (NaN when not measured; the detector's columns only).
 float detector_score(const HeadDetection& d, DetectorColumn col, int layer, int head);
+// A head's value in any column of the table (NaN when not measured).
+float head_value(const AppState& s, DetectorColumn col, int layer, int head);
+
+// The Ablation box (between the table and the predictions): the mode, the ablated heads,
+// Restore all, and before -> after -> Δ of the loss and accuracies (toy) or the next-token
+// loss and the top 5 (GPT). Its height for `width`, and the drawing in a rectangle.
+float ablation_box_height(const AppState& s, const UiContext& ui, float width, bool compact);
+void draw_ablation_box(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool compact);
+// "+0.1234", "−2.5000", "0.0 (exactly)": a difference with its sign, 4 decimals.
+std::string format_delta(double d);
 
 // "next after 3 “c”: d 0.912 · a 0.031 · ...", the scores view's line ("" without an LM head).
 std::string prediction_line(const AppState& s);

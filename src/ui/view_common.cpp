@@ -200,6 +200,11 @@ void model_keys(AppState& s, bool left, bool right) {
     if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) s.predict_pos = std::min(N - 1, p + 1);
     if (left) s.model_layer0 = std::max(0, s.model_layer0 - 1);
     if (right) s.model_layer0 += 1;
+    // A: ablate or restore the head under the cursor (the grid or the table); Shift+A: every head back.
+    if (pressed('A') && s.trained) {
+        if (ImGui::GetIO().KeyShift) restore_all_heads(s);
+        else if (s.hover_layer >= 0 && s.hover_head >= 0) toggle_ablation(s, s.hover_layer, s.hover_head);
+    }
 }
 
 } // namespace
@@ -212,6 +217,7 @@ const std::vector<Shortcut>& shortcuts() {
         {"Left / Right", "shape walk: previous / next step; causality: strength − / + 0.05"},
         {"Up / Down", "causality: perturbed position p − / +; model: the predictions' position − / +"},
         {"Left / Right (model)", "model: the grid's layers up / down by one when they are paged"},
+        {"A / Shift+A (model)", "model: ablate / restore the head under the cursor; every head back"},
         {"[ / ]", "previous / next head"},
         {", / .", "a trained model: previous / next block (layer)"},
         {"= / - / 0", "zoom the view in / out / fit"},
@@ -224,6 +230,7 @@ const std::vector<Shortcut>& shortcuts() {
         {"A", "check yourself: show / hide the answers"},
         {"Alt+1 / Alt+2 / Alt+3", "check yourself: Show me of question 1, 2 (H: 1 → 2 → 4), 3"},
         {"Alt+4", "check yourself: question 2 by training both with H = 1, then H = 4"},
+        {"Alt+5", "check yourself: question 4, ablate the induction model's previous-token head"},
         {"T", "theme: dark → light → high contrast"},
         {"P", "palette: default ↔ cb (colour-blind safe)"},
         {"Ctrl+= / Ctrl+-", "larger / smaller text (1× to 3×)"},
@@ -268,6 +275,7 @@ void handle_keys(AppState& s) {
         for (int q = 1; q <= 3; ++q)
             if (pressed('0' + q)) show_me(s, q);
         if (pressed('4')) start_heads_comparison(s);
+        if (pressed('5')) start_ablation_demo(s);
     }
     if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
     for (ImWchar c : io.InputQueueCharacters)
@@ -314,7 +322,7 @@ void handle_keys(AppState& s) {
     if (pressed('R')) s.shared_ranges = !s.shared_ranges;
     if (pressed('L')) reset_to_lesson(s);
     if (pressed('A') && s.view == View::check) {
-        const bool any = s.answer_shown[0] || s.answer_shown[1] || s.answer_shown[2];
+        const bool any = s.answer_shown[0] || s.answer_shown[1] || s.answer_shown[2] || s.answer_shown[3];
         for (bool& b : s.answer_shown) b = !any;
     }
     if (pressed('T')) {
