@@ -209,6 +209,81 @@ void heads_comparison(AppState& s, UiContext& ui) {
     if (!c.sentence.empty()) recorded_text(ui, c.sentence, "check_sentence", c.sentence, -1, 0, ui.pal.text);
 }
 
+// Question 4: the induction model before, with layer 0's previous-token heads ablated, and
+// restored: per state its next-token accuracy and layer 1's induction heads (pattern and
+// score on repeated sequences), then the sentence built from them.
+void ablation_demo(AppState& s, UiContext& ui) {
+    if (!s.train || !s.train->ablation_demo.asked()) return;
+    const AblationDemo& d = s.train->ablation_demo;
+    if (!d.computed) {
+        if (d.session)
+            ImGui::TextDisabled("training the induction model, step %lld of %lld", (long long)d.status.step, (long long)d.steps);
+        else
+            ImGui::TextDisabled("trained; ablating layer 0's previous-token heads…");
+        return;
+    }
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* f = ui.fonts->small;
+    const float gap = std::round(14 * ui.scale);
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float col_w = std::floor((avail - 2 * gap) / 3);
+    const int N = int(d.picture.probe.size());
+    const int n = int(d.induction_heads.size());
+    // Patterns small enough that the three states and the sentence fit the view once it has
+    // scrolled here: their labels, the sentence, a line of buttons.
+    const float text_h = 3 * ImGui::GetFrameHeightWithSpacing() + 3 * (f->FontSize + 8) +
+                         ImGui::CalcTextSize(d.sentence.c_str(), nullptr, false, avail).y + 4 * ImGui::GetStyle().ItemSpacing.y;
+    const float view_h = ImGui::GetWindowHeight() - ImGui::GetFrameHeightWithSpacing();
+    const float cell = std::max(2.f, std::min({std::floor((col_w - gap * float(n - 1)) / float(n * N)),
+                                               std::floor((view_h - text_h) / float(N)), std::round(6 * ui.scale)}));
+    const std::string prev = "layer 0's " + std::string(d.prev_heads.size() > 1 ? "previous-token heads " : "previous-token head ");
+    std::string heads;
+    for (size_t i = 0; i < d.prev_heads.size(); ++i) heads += (i ? ", h" : "h") + std::to_string(d.prev_heads[i]);
+    ImGui::Text("The induction model (V = %d, step %lld); ablated: %s%s (zero)", d.picture.model->config.vocab,
+                (long long)d.picture.step, prev.c_str(), heads.empty() ? "none" : heads.c_str());
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    float bottom = p0.y;
+    for (int k = 0; k < 3; ++k) {
+        const AblationDemoState& st = d.states[k];
+        const float x0 = p0.x + float(k) * (col_w + gap);
+        double acc = 0;
+        for (const auto& [key, v] : st.metrics.accuracy)
+            if (key == "next") acc = v;
+        const ImU32 colour = k == 1 ? ui.pal.warning : ui.pal.text;
+        const std::string title = st.name + ": next-token accuracy " + fmt(acc, "%.2f");
+        dl->AddText(f, f->FontSize, ImVec2(x0, p0.y), colour, title.c_str());
+        if (ui.layout) {
+            LayoutItem it;
+            it.kind = "check_ablation_accuracy", it.name = st.name, it.position = k, it.value = float(acc);
+            const ImVec2 ts = text_size(f, title);
+            it.x = x0, it.y = p0.y, it.w = ts.x, it.h = ts.y;
+            ui.layout->push_back(it);
+        }
+        const float py = p0.y + f->FontSize + 6;
+        for (int i = 0; i < n; ++i) {
+            const HeadView& hv = st.heads[size_t(i)];
+            const ImVec2 at(x0 + float(i) * (cell * float(N) + gap), py);
+            draw_head_pattern(ui, dl, hv, d.picture, at, cell, false);
+            const float side = cell * float(N);
+            if (k == 1) { // still computed, no longer read through layer 0: its stripe is what is lost
+                dl->AddRect(ImVec2(at.x - 2, at.y - 2), ImVec2(at.x + side + 2, at.y + side + 2), ui.pal.warning, 0, 0, 2);
+            }
+            dl->AddText(f, f->FontSize, ImVec2(at.x, at.y + side + 4), colour, hv.label.c_str());
+            bottom = std::max(bottom, at.y + side + 4 + f->FontSize);
+            if (ui.layout && ImGui::IsRectVisible(at, ImVec2(at.x + side, at.y + side))) {
+                LayoutItem it;
+                it.kind = "check_ablation_head", it.name = st.name, it.head = hv.head, it.position = k, it.value = hv.induction;
+                it.x = at.x, it.y = at.y, it.w = it.h = side;
+                ui.layout->push_back(it);
+            }
+        }
+    }
+    ImGui::Dummy(ImVec2(avail, bottom - p0.y + 4));
+    recorded_text(ui, d.sentence, "check_ablation_sentence", d.sentence, -1, 0, ui.pal.text);
+    if (ImGui::SmallButton("See it in the Model view")) open_ablation_demo(s);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The model on its probe, layer 0's previous-token heads ablated; restore them there.");
+}
+
 void takeaways(UiContext& ui) {
     heading(ui, "Key takeaways");
     ImGui::PushFont(ui.fonts->body);
@@ -240,6 +315,7 @@ void show_me(AppState& s, int question) {
         else show_heads(s, next);
     }
     if (question == 3) s.view = View::scores;
+    if (question == 4) start_ablation_demo(s);
 }
 
 void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
@@ -325,6 +401,26 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
            "A head's score is a dot product of head_dim numbers, so its spread grows like √head_dim, not √C. "
            "Dividing by √head_dim keeps every head's scores near unit variance; dividing by √C shrinks them √H "
            "times too much, and the softmax flattens: lower max weight, higher entropy.");
+
+    ImGui::Spacing();
+    ImGui::Spacing();
+
+    heading(ui, "4. How do you show that a head matters, not only where it looks?");
+    if (s.train && s.train->ablation_demo.scroll && s.train->ablation_demo.asked()) {
+        ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
+        s.train->ablation_demo.scroll = false;
+    }
+    if (ImGui::Button("Show me##4")) show_me(s, 4);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Alt+5: train the 2-layer induction model, then ablate layer 0's previous-token heads");
+    ImGui::SameLine();
+    ImGui::TextDisabled("train the induction model, ablate its previous-token heads, restore them (Alt+5)");
+    ablation_demo(s, ui);
+    answer(s, 3,
+           "Ablate it: replace the head's output by zero (or its mean) and run the model again. A pattern says where a "
+           "head looks; the change in the loss, the accuracy and the other heads' scores says what it is for. An "
+           "induction head copies the token after an earlier copy of the current one, and finds that copy only through "
+           "a previous-token head in the layer before: ablate the previous-token head and the induction head's stripe and "
+           "the accuracy go, restore it and they come back.");
 
     ImGui::PopFont();
     if (!two_columns) {

@@ -188,6 +188,7 @@ void refresh_train_view(AppState& s) {
     if (!s.train || !s.train->session) return;
     TrainViewState& t = *s.train;
     refresh_heads_comparison(t);
+    refresh_ablation_demo(t);
     TrainStatus st = t.session->status();
     if (st.version != t.seen_version) {
         t.seen_version = st.version;
@@ -241,12 +242,15 @@ bool train_busy(const AppState& s) {
     if (!s.train) return false;
     for (const HeadsRun& r : s.train->compare.runs)
         if (!r.done()) return true; // the comparison's picture moves until both runs are done
+    const AblationDemo& d = s.train->ablation_demo;
+    if (d.asked() && !d.computed) return true; // and question 4's until its numbers are in
     return s.train->session && s.train->shown_status.busy;
 }
 
 void finish_training(AppState& s) {
     if (!s.train) return;
     refresh_heads_comparison(*s.train, true);
+    refresh_ablation_demo(*s.train, true);
     if (s.train->session) s.train->session->wait_idle();
 }
 

@@ -8,6 +8,7 @@
 // picks the step to show (the latest, or the scrubbed snapshot), and runs the model on the
 // probe sequence for the heads' attention patterns and labels.
 #pragma once
+#include "ablation.h"
 #include "train_session.h"
 #include <memory>
 #include <string>
@@ -62,6 +63,35 @@ struct HeadsComparison {
     bool scroll = false;        // the check view brings it into sight (at the start, when done)
 };
 
+// Question 4's "Show me" (the check view): the 2-layer induction model trained at its recipe's
+// defaults on a worker, then, in recompute(), layer 0's previous-token heads found by the
+// detector and ablated (zero): the layer-1 induction heads' scores on repeated sequences,
+// their patterns on the probe and the next-token accuracy, before, ablated and restored.
+struct AblationDemoState {
+    std::string name;                          // "before", "ablated", "restored"
+    Ablation ablation;                         // empty: the clean model
+    std::vector<std::vector<float>> induction; // [layer][head], on repeated sequences
+    TaskMetrics metrics;                       // loss and "next" accuracy on the accuracy probe
+    std::vector<HeadView> heads;               // the layer-1 induction heads on the probe
+};
+struct AblationDemo {
+    int64_t steps = 0;                      // induction's default end
+    TrainSettings settings;
+    std::unique_ptr<TrainSession> session;  // while it trains
+    TrainStatus status;
+    TrainPicture picture;                   // the trained model and the probe (once done)
+    bool computed = false;                  // recompute() filled what follows
+    std::vector<int> prev_heads;            // layer 0's previous-token heads (ablated)
+    std::vector<float> prev_scores;         // their previous-token scores (the recipe's probe)
+    std::vector<int> induction_heads;       // layer 1's induction heads in the clean model
+    AblationDemoState states[3];            // before, ablated, restored
+    double chance = 0;                      // 1 / V
+    std::string sentence;                   // built from the run's own numbers
+    bool scroll = false;
+    bool asked() const { return steps > 0; }
+    bool trained() const { return picture.model != nullptr; }
+};
+
 struct TrainViewState {
     // The run, and the settings the fields show (applied by request_train_settings).
     std::unique_ptr<TrainSession> session;
@@ -96,6 +126,7 @@ struct TrainViewState {
     std::string loaded_from; // the file the run started from ("" : from its seed)
 
     HeadsComparison compare;
+    AblationDemo ablation_demo;
 };
 
 // The Train view's state in `s`, made (task both, its defaults) on first use.
@@ -128,6 +159,17 @@ void start_heads_comparison(AppState& s);
 void refresh_heads_comparison(TrainViewState& t, bool wait = false);
 // The sentence for two finished runs (H = 1 first), from their accuracies and labels.
 std::string comparison_sentence(const HeadsRun& one, const HeadsRun& four);
+
+// Question 4's demonstration (check_ablation.cpp): started afresh (Alt+5, its Show me), its
+// run polled once per frame (from refresh_train_view; `wait`: until done, headless), and its
+// numbers computed by recompute() once the run is done.
+void start_ablation_demo(AppState& s);
+void refresh_ablation_demo(TrainViewState& t, bool wait = false);
+void compute_ablation_demo(AblationDemo& d);
+// The sentence for a computed demonstration, from its numbers.
+std::string ablation_demo_sentence(const AblationDemo& d);
+// Opens the demonstration's model in the views, Model view, with its previous-token heads ablated.
+void open_ablation_demo(AppState& s);
 
 // True while the run trains or restores a snapshot (the window then draws without waiting
 // for events, so the curves move).
