@@ -38,6 +38,8 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
         s.replace_token = plan.replace_token;
         s.weights_field = plan.trained->source;
         s.layer_field = plan.layer;
+        // --ablate (or the session's): applied after the model by the same recompute.
+        if (!plan.ablate.empty()) request_ablation(s, plan.ablate, plan.ablate_mode);
     }
     s.view = plan.view;
     if (plan.head)

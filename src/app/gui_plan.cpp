@@ -22,6 +22,11 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
     app.add_option("--n-layer", o.n_layer, "the Train view's attention blocks L, 1 or 2 (default 1; 2 for induction)")->type_name("L");
     app.add_option("--head", o.head, "the first head the per-head views (walk, qkv, scores, causality) show, 0 to H-1")
         ->type_name("N");
+    app.add_option("--ablate", o.ablate,
+                   "with --weights or --model: ablate these heads of the model (L.H, comma-separated, e.g. 0.1,1.0): each one's "
+                   "output is replaced by zero or its mean and the model runs again")
+        ->type_name("L.H,...");
+    app.add_option("--ablate-mode", o.ablate_mode, "what replaces an ablated head's output: zero (default) or mean")->type_name("MODE");
     app.add_option("--step", o.step, "shape-walk step: 0 (the input x) to 11 (proj)")->type_name("N");
     app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)")->type_name("A");
     app.add_option("--theme", o.theme, "dark (default), light or high-contrast")->type_name("THEME");
@@ -326,6 +331,29 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         plan.trained = probe.edit_trained; // a trained model the session showed in the views
         plan.layer = probe.edit_layer;
         plan.replace_token = probe.replace_token;
+        plan.ablate = probe.edit_ablation.heads;
+        plan.ablate_mode = probe.edit_ablation.mode;
+    }
+    if (!o.ablate_mode.empty()) {
+        if (!parse_ablation_mode(o.ablate_mode, plan.ablate_mode, error)) {
+            error = "--ablate-mode " + escaped(o.ablate_mode, 40) + ": " + error;
+            return false;
+        }
+        if (o.ablate.empty() && plan.ablate.empty()) {
+            error = "--ablate-mode needs --ablate: name the heads to ablate, e.g. --ablate 0.1";
+            return false;
+        }
+    }
+    if (!o.ablate.empty()) {
+        if (!plan.trained) {
+            error = "--ablate " + escaped(o.ablate, 40) + " needs a model to ablate: give --weights TRAINED.safetensors or --model with it";
+            return false;
+        }
+        std::string why;
+        if (!parse_heads(o.ablate, plan.trained->model->config, plan.ablate, why)) {
+            error = "--ablate " + escaped(o.ablate, 40) + ": " + why;
+            return false;
+        }
     }
     if (!o.head.empty()) {
         // After --open: the heads are those of the model or the config the window will show.

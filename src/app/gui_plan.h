@@ -8,7 +8,7 @@
 //   attnviz --open FILE [--screenshot ...] [--save-session FILE]
 //   attnviz --weights TRAINED.safetensors [--text "a b c a b d"] [--layer L] [--perturb P] ...
 //   attnviz --model GPT2_DIR|NANOGPT.safetensors|TRAINED.safetensors [--text "..." | --tokens 1,2,3]
-//           [--n-head H] [--layer L] [--perturb P [--replace ID]] ...
+//           [--n-head H] [--layer L] [--perturb P [--replace ID]] [--ablate L.H,... [--ablate-mode zero|mean]] ...
 //   attnviz --view train [--task T --seed S --n-embd C --n-head H --n-layer L --lr X --batch B]
 //           [--train-steps N] [--screenshot ...]
 #pragma once
@@ -46,6 +46,8 @@ struct GuiOptions {
     // --n-head are the run's (and the lesson's config keeps its own defaults).
     std::string task, train_steps, lr, batch, n_layer;
     std::string head;         // the first head every per-head view shows, 0 .. H-1
+    std::string ablate;       // heads of the model shown to ablate, "0.1,1.0" (L.H)
+    std::string ablate_mode;  // zero (default) or mean
 };
 
 void add_gui_options(CLI::App& app, GuiOptions& o);
@@ -75,6 +77,9 @@ struct GuiPlan {
     int layer = 0;
     int replace_token = -1; // the letter --perturb blends toward (a session's); -1: the next
     std::optional<int> head; // --head: the first head of every per-head view
+    // --ablate and --ablate-mode (or a session's): the Model view's ablation of the model shown.
+    std::vector<HeadRef> ablate;
+    AblationMode ablate_mode = AblationMode::zero;
     // The Train view's run (--task ...), and the step it trains to before the window shows.
     std::optional<TrainSettings> train;
     int64_t train_steps = 0;
