@@ -155,11 +155,11 @@ std::string ablation_demo_sentence(const AblationDemo& d) {
     std::string out = "With " + prev + (many ? " ablated (all of them, their output set to zero), " : " ablated (its output set to zero), ") +
                       "layer 1's induction head" + (many_ind ? "s " : " ") + head_list(d.induction_heads) + " score" +
                       (many_ind ? " " : "s ") + scores_of(d, off) + " instead of " + scores_of(d, before) + " on repeated sequences" +
-                      (lost ? " and lose" + std::string(many_ind ? " their" : "s its") + " stripe" : "") +
+                      (lost ? ", below the detector's " + two(induction_threshold) : "") +
                       ", and the next-token accuracy falls from " + two(a0) + " to " + two(a1) +
                       (near_chance ? ", about chance (" + chance + ")" : " (chance is " + chance + ")") + ". ";
-    out += same ? "Restored, every number comes back exactly: " + scores_of(d, back) + " and " + two(a2) + ". "
-                : "Restored: " + scores_of(d, back) + " and " + two(a2) + ". ";
+    out += "Restored, the score" + std::string(many_ind ? "s are " : " is ") + scores_of(d, back) + " and the accuracy " + two(a2) +
+           (same ? " again, exactly. " : ". ");
     out += "The induction head" + std::string(many_ind ? "s" : "") + " still compute" + (many_ind ? "" : "s") +
            " a pattern, but " + (many_ind ? "they find" : "it finds") +
            " what to copy through the previous-token head's output: that is what the head is for.";

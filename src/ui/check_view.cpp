@@ -224,52 +224,54 @@ void ablation_demo(AppState& s, UiContext& ui) {
     }
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
-    const float gap = std::round(14 * ui.scale);
+    const float gap = std::round(12 * ui.scale), line = f->FontSize + 2;
     const float avail = ImGui::GetContentRegionAvail().x;
-    const float col_w = std::floor((avail - 2 * gap) / 3);
     const int N = int(d.picture.probe.size());
     const int n = int(d.induction_heads.size());
-    // Patterns small enough that the three states and the sentence fit the view once it has
-    // scrolled here: their labels, the sentence, a line of buttons.
-    const float text_h = 3 * ImGui::GetFrameHeightWithSpacing() + 3 * (f->FontSize + 8) +
-                         ImGui::CalcTextSize(d.sentence.c_str(), nullptr, false, avail).y + 4 * ImGui::GetStyle().ItemSpacing.y;
+    // One row per state: its name and accuracy, then each induction head's pattern with its
+    // score beside it. Patterns small enough that the three rows and the sentence fit the
+    // view once it has scrolled here.
+    const float title_w = std::max(text_size(f, "restored").x, text_size(f, "accuracy 0.00").x) + gap;
+    const float label_w = text_size(f, "L1 h0").x + gap;
+    const float text_h = 6 * ImGui::GetFrameHeightWithSpacing() + ImGui::CalcTextSize(d.sentence.c_str(), nullptr, false, avail).y +
+                         6 * ImGui::GetStyle().ItemSpacing.y;
     const float view_h = ImGui::GetWindowHeight() - ImGui::GetFrameHeightWithSpacing();
-    const float cell = std::max(2.f, std::min({std::floor((col_w - gap * float(n - 1)) / float(n * N)),
-                                               std::floor((view_h - text_h) / float(N)), std::round(6 * ui.scale)}));
-    const std::string prev = "layer 0's " + std::string(d.prev_heads.size() > 1 ? "previous-token heads " : "previous-token head ");
+    const float row_room = std::floor((view_h - text_h) / 3 - gap);
+    const float cell = std::max(2.f, std::min({std::floor((avail - title_w - float(n) * (label_w + 2 * gap)) / float(n * N)),
+                                               std::floor(row_room / float(N)), std::round(6 * ui.scale)}));
+    const float side = cell * float(N), row_h = std::max(side, 2 * line);
     std::string heads;
     for (size_t i = 0; i < d.prev_heads.size(); ++i) heads += (i ? ", h" : "h") + std::to_string(d.prev_heads[i]);
-    ImGui::Text("The induction model (V = %d, step %lld); ablated: %s%s (zero)", d.picture.model->config.vocab,
-                (long long)d.picture.step, prev.c_str(), heads.empty() ? "none" : heads.c_str());
+    ImGui::TextWrapped("The induction model (V = %d, step %lld), layer 1's induction heads on the probe; ablated: layer 0's %s %s (zero).",
+                       d.picture.model->config.vocab, (long long)d.picture.step,
+                       d.prev_heads.size() > 1 ? "previous-token heads" : "previous-token head", heads.empty() ? "none" : heads.c_str());
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
-    float bottom = p0.y;
     for (int k = 0; k < 3; ++k) {
         const AblationDemoState& st = d.states[k];
-        const float x0 = p0.x + float(k) * (col_w + gap);
+        const float y0 = p0.y + float(k) * (row_h + gap);
         double acc = 0;
         for (const auto& [key, v] : st.metrics.accuracy)
             if (key == "next") acc = v;
         const ImU32 colour = k == 1 ? ui.pal.warning : ui.pal.text;
-        const std::string title = st.name + ": next-token accuracy " + fmt(acc, "%.2f");
-        dl->AddText(f, f->FontSize, ImVec2(x0, p0.y), colour, title.c_str());
+        const std::string acc_text = "accuracy " + fmt(acc, "%.2f");
+        dl->AddText(f, f->FontSize, ImVec2(p0.x, y0), colour, st.name.c_str());
+        dl->AddText(f, f->FontSize, ImVec2(p0.x, y0 + line), colour, acc_text.c_str());
         if (ui.layout) {
             LayoutItem it;
             it.kind = "check_ablation_accuracy", it.name = st.name, it.position = k, it.value = float(acc);
-            const ImVec2 ts = text_size(f, title);
-            it.x = x0, it.y = p0.y, it.w = ts.x, it.h = ts.y;
+            const ImVec2 ts = text_size(f, acc_text);
+            it.x = p0.x, it.y = y0 + line, it.w = ts.x, it.h = ts.y;
             ui.layout->push_back(it);
         }
-        const float py = p0.y + f->FontSize + 6;
         for (int i = 0; i < n; ++i) {
             const HeadView& hv = st.heads[size_t(i)];
-            const ImVec2 at(x0 + float(i) * (cell * float(N) + gap), py);
+            const ImVec2 at(p0.x + title_w + float(i) * (side + label_w + 2 * gap), y0);
             draw_head_pattern(ui, dl, hv, d.picture, at, cell, false);
-            const float side = cell * float(N);
-            if (k == 1) { // still computed, no longer read through layer 0: its stripe is what is lost
+            if (k == 1) // still computed, but fed no previous-token output: its stripe is what is lost
                 dl->AddRect(ImVec2(at.x - 2, at.y - 2), ImVec2(at.x + side + 2, at.y + side + 2), ui.pal.warning, 0, 0, 2);
-            }
-            dl->AddText(f, f->FontSize, ImVec2(at.x, at.y + side + 4), colour, hv.label.c_str());
-            bottom = std::max(bottom, at.y + side + 4 + f->FontSize);
+            const std::string name = "L1 h" + std::to_string(hv.head), score = "ind " + fmt(hv.induction, "%.2f");
+            dl->AddText(f, f->FontSize, ImVec2(at.x + side + gap, at.y), colour, name.c_str());
+            dl->AddText(f, f->FontSize, ImVec2(at.x + side + gap, at.y + line), colour, score.c_str());
             if (ui.layout && ImGui::IsRectVisible(at, ImVec2(at.x + side, at.y + side))) {
                 LayoutItem it;
                 it.kind = "check_ablation_head", it.name = st.name, it.head = hv.head, it.position = k, it.value = hv.induction;
@@ -278,6 +280,7 @@ void ablation_demo(AppState& s, UiContext& ui) {
             }
         }
     }
+    const float bottom = p0.y + 3 * row_h + 2 * gap;
     ImGui::Dummy(ImVec2(avail, bottom - p0.y + 4));
     recorded_text(ui, d.sentence, "check_ablation_sentence", d.sentence, -1, 0, ui.pal.text);
     if (ImGui::SmallButton("See it in the Model view")) open_ablation_demo(s);
@@ -405,11 +408,18 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::Spacing();
     ImGui::Spacing();
 
-    heading(ui, "4. How do you show that a head matters, not only where it looks?");
-    if (s.train && s.train->ablation_demo.scroll && s.train->ablation_demo.asked()) {
+    // The demonstration brings its question into sight (at the start, and when its numbers are
+    // in); a short view (text size 2 at 720 pixels) starts under the question, so that the
+    // sentence fits too.
+    auto scroll_to_demo = [&] {
+        if (!s.train || !s.train->ablation_demo.scroll || !s.train->ablation_demo.asked()) return;
         ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
         s.train->ablation_demo.scroll = false;
-    }
+    };
+    const bool short_view = ImGui::GetWindowHeight() < 450 * ui.scale;
+    if (!short_view) scroll_to_demo();
+    heading(ui, "4. How do you show that a head matters, not only where it looks?");
+    if (short_view) scroll_to_demo();
     if (ImGui::Button("Show me##4")) show_me(s, 4);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Alt+5: train the 2-layer induction model, then ablate layer 0's previous-token heads");
     ImGui::SameLine();
