@@ -181,7 +181,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
         // A header too long for its column takes its short form ("rep." for "ind (rep.)").
         const char* shorts[8] = {"abl.", "head", "prev", "dup", "ind", "rep.", "DLA", "Δ"};
         const char* name = ImGui::TableGetColumnName(c);
-        const float room = ImGui::GetContentRegionAvail().x - (c == 0 ? 0.f : ImGui::GetFontSize()); // the sort arrow's room
+        const float room = ImGui::GetContentRegionAvail().x - (c == 0 ? 0.f : ImGui::GetFontSize() + 2 * st.CellPadding.x); // the sort arrow's room
         ImGui::TableHeader(ImGui::CalcTextSize(name).x > room ? shorts[c] : name);
         if (ImGui::IsItemHovered()) {
             std::string tip;
