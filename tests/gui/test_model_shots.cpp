@@ -97,10 +97,17 @@ TEST(ModelWindow, PatternsTableAndPredictionsDoNotOverlapAtBothTextSizes) {
             ASSERT_EQ(s.result.status, 0) << what << ": " << s.result.err;
             expect_inside(s, what);
             const auto& items = s.layout["items"];
-            // Items of different kinds never overlap (a table row may touch the next one).
+            // Items of different kinds never overlap (a table row may touch the next one), but
+            // for those drawn on purpose inside another: a head's ablate mark on its pattern,
+            // the ablate box and the DLA cell in their table row.
+            auto nested = [](const std::string& a, const std::string& b) {
+                auto pair = [&](const char* x, const char* y) { return (a == x && b == y) || (a == y && b == x); };
+                return pair("ablate_mark", "grid_head") || pair("ablate_check", "detector_row") ||
+                       pair("dla_cell", "detector_row") || pair("ablate_check", "dla_cell");
+            };
             for (size_t a = 0; a < items.size(); ++a)
                 for (size_t b = a + 1; b < items.size(); ++b)
-                    if (items[a]["kind"] != items[b]["kind"]) {
+                    if (items[a]["kind"] != items[b]["kind"] && !nested(items[a]["kind"], items[b]["kind"])) {
                         EXPECT_FALSE(box_overlap(items[a], items[b])) << what << ": " << items[a].dump() << " and " << items[b].dump();
                     }
         }
