@@ -217,7 +217,7 @@ const std::vector<Shortcut>& shortcuts() {
         {"Left / Right", "shape walk: previous / next step; causality: strength − / + 0.05"},
         {"Up / Down", "causality: perturbed position p − / +; model: the predictions' position − / +"},
         {"Left / Right (model)", "model: the grid's layers up / down by one when they are paged"},
-        {"A / Shift+A (model)", "model: ablate / restore the head under the cursor; every head back"},
+        {"A / Shift+A (model)", "model: ablate / restore the hovered head; restore all"},
         {"[ / ]", "previous / next head"},
         {", / .", "a trained model: previous / next block (layer)"},
         {"= / - / 0", "zoom the view in / out / fit"},
