@@ -7,6 +7,7 @@
 #include "ablation.h"
 #include "gpt_layers.h"
 #include "gpt_model.h"
+#include "text_util.h"
 #include "train.h"
 #include <algorithm>
 #include <climits>
@@ -23,7 +24,7 @@ bool parse_ablation_mode(const std::string& s, AblationMode& out, std::string& e
     if (s == "zero") out = AblationMode::zero;
     else if (s == "mean") out = AblationMode::mean;
     else {
-        error = "ablation mode '" + s + "' is not known; use zero (the head's output set to 0) or mean (set to its mean over the probe).";
+        error = "ablation mode " + quote(s, 20) + " is not known; use zero (the head's output set to 0) or mean (set to its mean over the probe).";
         return false;
     }
     return true;
@@ -50,9 +51,9 @@ bool parse_heads(const std::string& text, const ModelConfig& c, std::vector<Head
         if (item.empty()) return true;
         const size_t dot = item.find('.');
         int l = -1, h = -1;
-        const std::string shown = item.size() > 20 ? item.substr(0, 20) + "…" : item;
+        const std::string shown = quote(item, 20);
         if (dot == std::string::npos || !parse_small_int(item.substr(0, dot), l) || !parse_small_int(item.substr(dot + 1), h)) {
-            error = "'" + shown + "' is not a head; " + range + ".";
+            error = shown + " is not a head; " + range + ".";
             return false;
         }
         if (l >= c.n_layer || h >= c.n_head) {
