@@ -83,6 +83,7 @@ void keep_clean(AppState& s) {
         c.detection.repeat_len = n.clean.detection.repeat_len;
         c.detection.repeat_seed = n.clean.detection.repeat_seed;
         c.detection.repeat_bos = n.clean.detection.repeat_bos;
+        c.detection.probe = n.clean.detection.probe;
     } else {
         detect_repeat_induction(*m, s.kernel, c.detection, repeat_probe_count(*m));
     }
@@ -116,8 +117,9 @@ void summarize_ablated(AppState& s) {
         a.detection.repeat_count = d.repeat_count, a.detection.repeat_len = d.repeat_len;
         a.detection.repeat_seed = d.repeat_seed, a.detection.repeat_bos = d.repeat_bos;
     } else {
+        // From the clean probe's kept traces: only the layers from the first ablated one run.
         detect_repeat_induction(*m, s.kernel, a.detection, repeat_probe_count(*m), detector_repeat_seed, std::nullopt,
-                                &s.ablation);
+                                &s.ablation, n.clean_model == m && n.clean_kernel == s.kernel ? &n.clean.detection : nullptr);
         n.repeat_model = text_free ? m : nullptr;
         n.repeat_ablation = s.ablation;
     }
