@@ -5,6 +5,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include "gpt_model.h"
+#include "ablation.h"
 #include "blas.h"
 #include "gpt_layers.h"
 #include "kernels.h"
@@ -186,25 +187,16 @@ void ensure_buffers(Trace& a, bool with_raw) {
 
 } // namespace
 
-void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out) {
-    const ModelConfig& c = m.config;
-    const int T = int(tokens.size()), C = c.n_embd;
-    if (T < 1 || T > c.seq_len)
-        throw std::invalid_argument(std::to_string(T) + " tokens do not fit the model's block size " +
-                                    std::to_string(c.seq_len) + "; give 1 to " + std::to_string(c.seq_len) +
-                                    " tokens.");
-    for (int t : tokens) check_token(c, t);
-    out.tokens = tokens;
-    out.lean = lean;
-    // h = wte[tok] + wpe[0..T-1]: (T, C)
-    out.h0.resize(T, C);
-    for (int t = 0; t < T; ++t) out.h0.row(t) = m.wte.row(tokens[size_t(t)]) + m.wpe.row(t);
+namespace {
 
+// Layers l0 .. L-1 of `out`, whose h0 (and, for l0 > 0, layer l0 - 1's resid_post) is set,
+// then h_out, ln_f and the logits.
+void run_layers(const Model& m, int l0, KernelKind kernel, bool lean, const Ablation* ablation, ModelTrace& out) {
+    const ModelConfig& c = m.config;
+    const int T = int(out.h0.rows()), C = c.n_embd;
     const Config ac = attention_config(c, T);
-    out.layers.resize(m.h.size());
-    out.blocks.resize(m.h.size());
     Mat ln1(T, C);
-    for (size_t l = 0; l < m.h.size(); ++l) {
+    for (size_t l = size_t(l0); l < m.h.size(); ++l) {
         const Block& b = m.h[l];
         const Mat& in = gpt_resid_pre(out, int(l));
         Trace& a = out.layers[l];
@@ -220,6 +212,7 @@ void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kern
         } else {
             forward(ac, b.attn, ln1, kernel, a);
         }
+        if (ablation) apply_ablation(*ablation, int(l), b.attn, 0, kernel, a);
         bt.resid_mid.resize(T, C);
         residual_forward(bt.resid_mid.data(), in.data(), a.y.data(), 0, T, C);
         // x = x + mlp(ln_2(x))
@@ -230,7 +223,37 @@ void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kern
     head_rows(m, 0, kernel, out);
 }
 
-void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTrace& tr) {
+} // namespace
+
+void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out,
+                 const Ablation* ablation) {
+    const ModelConfig& c = m.config;
+    const int T = int(tokens.size()), C = c.n_embd;
+    if (T < 1 || T > c.seq_len)
+        throw std::invalid_argument(std::to_string(T) + " tokens do not fit the model's block size " +
+                                    std::to_string(c.seq_len) + "; give 1 to " + std::to_string(c.seq_len) +
+                                    " tokens.");
+    for (int t : tokens) check_token(c, t);
+    out.tokens = tokens;
+    out.lean = lean;
+    // h = wte[tok] + wpe[0..T-1]: (T, C)
+    out.h0.resize(T, C);
+    for (int t = 0; t < T; ++t) out.h0.row(t) = m.wte.row(tokens[size_t(t)]) + m.wpe.row(t);
+    out.layers.resize(m.h.size());
+    out.blocks.resize(m.h.size());
+    run_layers(m, 0, kernel, lean, ablation, out);
+}
+
+void gpt_rerun_from(const Model& m, int l0, KernelKind kernel, const Ablation* ablation, ModelTrace& tr) {
+    const int T = int(tr.tokens.size());
+    if (tr.layers.size() != m.h.size() || tr.blocks.size() != m.h.size() || tr.h0.rows() != T || T < 1)
+        throw std::invalid_argument("the trace was not made by this model's forward; run gpt_forward first.");
+    l0 = std::clamp(l0, 0, int(m.h.size()));
+    if (l0 == int(m.h.size())) return; // nothing changed in any layer
+    run_layers(m, l0, kernel, tr.lean, ablation, tr);
+}
+
+void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTrace& tr, const Ablation* ablation) {
     const ModelConfig& c = m.config;
     const int T = int(tr.tokens.size()), C = c.n_embd;
     if (p < 0 || p >= T)
@@ -252,6 +275,7 @@ void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTr
             reference_update_from(b.attn, p, !tr.lean, a);
         else
             fast_attention_from(b.attn, p, !tr.lean, a);
+        if (ablation) apply_ablation(*ablation, int(l), b.attn, p, kernel, a);
         if (bt.resid_mid.rows() != T) bt.resid_mid.resize(T, C); // rows before p are not read
         residual_forward(bt.resid_mid.data(), in.data(), a.y.data(), p, T, C);
         mlp_rows(b, c.gelu, p, kernel, bt);
@@ -270,7 +294,8 @@ Mat gpt_resid_mid(const ModelTrace& tr, const Trace& layer, int l) {
     return out;
 }
 
-void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind kernel, Trace& out) {
+void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind kernel, Trace& out,
+                     const Ablation* ablation) {
     if (l < 0 || l >= int(m.h.size()))
         throw std::invalid_argument("layer " + std::to_string(l) + " is not in the model; give 0 to " +
                                     std::to_string(m.h.size() - 1) + ".");
@@ -279,6 +304,7 @@ void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind ker
     Mat ln1(T, C);
     layernorm_forward(ln1.data(), in.data(), m.h[size_t(l)].ln_1, 0, T, C);
     forward(attention_config(m.config, T), m.h[size_t(l)].attn, ln1, kernel, out);
+    if (ablation) apply_ablation(*ablation, l, m.h[size_t(l)].attn, 0, kernel, out);
 }
 
 } // namespace attnviz

@@ -24,18 +24,29 @@ Model random_gpt(const ModelConfig& c, uint64_t seed);
 // layer's Trace (x = ln_1 of the block's input) and BlockTrace, h_out, ln_f and logits.
 // lean: see above (reference or fast). Bad tokens or lengths throw std::invalid_argument
 // with one sentence.
-void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out);
+// With `ablation` (ablation.h) the heads it names are replaced before c_proj in every layer
+// (here and in gpt_update, gpt_rerun_from and gpt_layer_trace).
+void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out,
+                 const Ablation* ablation = nullptr);
+
+// Layers l0 .. L-1, ln_f and the logits of a trace gpt_forward made, recomputed in place
+// with `ablation` (lean as the trace is); layers before l0 are kept as they are. When those
+// layers' ablation did not change (first_difference in ablation.h), the result is
+// gpt_forward with `ablation` bit for bit: ablating a late head costs only the late layers.
+void gpt_rerun_from(const Model& m, int l0, KernelKind kernel, const Ablation* ablation, ModelTrace& tr);
 
 // Token p changes to new_token in a trace gpt_forward made: by causality nothing before p
 // can change in any layer, so only rows p .. T-1 are recomputed, with the keys and values
 // of the rows before p reused. The result equals gpt_forward on the new tokens: bit for
 // bit on the reference kernel, within 1e-4 on the fast one (its softmax rows are computed
 // here, not by the attention kernel). Throws std::invalid_argument on a bad p or token.
-void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTrace& tr);
+void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTrace& tr,
+                const Ablation* ablation = nullptr);
 
 // Layer l's whole shape walk (qkv, raw scores, ... y), recomputed from its input in `tr`:
 // what a lean trace dropped. The same kernel gives the same numbers as the forward did.
-void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind kernel, Trace& out);
+void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind kernel, Trace& out,
+                     const Ablation* ablation = nullptr);
 
 // Layer l's resid_mid (input + attention output): the trace's own, or, in a lean trace, the
 // same float32 add on `layer`, the layer's trace from gpt_layer_trace.

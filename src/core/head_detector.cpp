@@ -183,7 +183,7 @@ std::vector<std::vector<int>> repeated_sequences(const ModelConfig& c, TorchGene
 }
 
 void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out, int count, uint64_t seed,
-                             std::optional<int> bos) {
+                             std::optional<int> bos, const Ablation* ablation) {
     const ModelConfig& c = m.config;
     const int first = bos ? *bos : bos_token(c);
     // Token ids the model's embedding has: a toy model's BOS is its last row.
@@ -209,8 +209,8 @@ void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& o
     ModelTrace tr;
     for (const std::vector<int>& seq : seqs) {
         // A GPT's lean trace keeps every layer's attention weights, all the detector reads.
-        if (c.arch == Arch::gpt) gpt_forward(m, seq, kernel, true, tr);
-        else model_forward(m, seq, kernel, tr);
+        if (c.arch == Arch::gpt) gpt_forward(m, seq, kernel, true, tr, ablation);
+        else model_forward(m, seq, kernel, tr, ablation);
         stripes.push_back(stripe_of(attention_of(tr), s0, repeat));
     }
     out.repeat_induction = pool_stripes(stripes, c.n_layer, c.n_head);

@@ -86,8 +86,12 @@ struct HeadDetection {
 constexpr int detector_repeat_count = 32;
 constexpr int detector_max_repeat = 48;
 constexpr uint64_t detector_repeat_seed = 1234;
+// With `ablation` (ablation.h) every probe sequence runs with those heads replaced: what the
+// other heads do once they are gone (an induction head whose previous-token head is
+// ablated loses its stripe).
 void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out, int count = detector_repeat_count,
-                             uint64_t seed = detector_repeat_seed, std::optional<int> bos = std::nullopt);
+                             uint64_t seed = detector_repeat_seed, std::optional<int> bos = std::nullopt,
+                             const Ablation* ablation = nullptr);
 
 // Heads whose score passes `threshold` (the Train view's 0.6), strongest score first, for
 // the grid's highlights: kind 0 previous-token, 1 duplicate, 2 induction (the repeated

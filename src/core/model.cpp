@@ -7,6 +7,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include "model.h"
+#include "ablation.h"
 #include <stdexcept>
 
 namespace attnviz {
@@ -171,7 +172,7 @@ Config block_config(const ModelConfig& c, int N) {
     return ac;
 }
 
-void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out) {
+void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out, const Ablation* ablation) {
     const ModelConfig& c = m.config;
     const int N = int(h0.rows());
     if (N < 1 || N > c.n_tokens() || h0.cols() != c.n_embd)
@@ -185,12 +186,14 @@ void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& 
     for (size_t l = 0; l < m.h.size(); ++l) {
         // The block sees h; its output joins the residual stream in float32, as x + attn(x).
         forward(ac, m.h[l].attn, h, kernel, out.layers[l]);
+        if (ablation) apply_ablation(*ablation, int(l), m.h[l].attn, 0, kernel, out.layers[l]);
         h += out.layers[l].y;
     }
     out.h_out = std::move(h);
 }
 
-void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out) {
+void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out,
+                   const Ablation* ablation) {
     const ModelConfig& c = m.config;
     const int N = int(tokens.size()), C = c.n_embd;
     if (N < 1 || N > c.n_tokens())
@@ -205,7 +208,7 @@ void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind ke
     out.h0.resize(N, C);
     for (int t = 0; t < N; ++t) out.h0.row(t) = m.wte.row(tokens[size_t(t)]) + m.wpe.row(t);
 
-    model_blocks(m, out.h0, kernel, out);
+    model_blocks(m, out.h0, kernel, out, ablation);
     out.logits_prev.resize(0, 0);
     out.logits_dup.resize(0, 0);
     out.logits_next.resize(0, 0);

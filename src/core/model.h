@@ -157,11 +157,14 @@ struct ModelTrace {
     Mat logits;                 // GPT: (T, V) ln_f(h_out) wte^T
     bool lean = false;          // GPT: only what gpt_model.h's lean forward keeps
 };
-// The reference kernel is bit for bit torch's forward on the same tokens.
-void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out);
+// The reference kernel is bit for bit torch's forward on the same tokens. With `ablation`
+// (ablation.h) the heads it names are replaced in every block before c_proj.
+struct Ablation;
+void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out,
+                   const Ablation* ablation = nullptr);
 // The blocks alone, from given embeddings h0 (N, C) (h0, layers and h_out of `out`; no task
 // heads): the causality view's input is a blend of two embeddings, which no token sequence
 // gives. model_forward runs exactly this after wte[tok] + wpe.
-void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out);
+void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out, const Ablation* ablation = nullptr);
 
 } // namespace attnviz
