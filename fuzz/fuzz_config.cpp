@@ -4,6 +4,7 @@
 // Besides "no crash, no undefined behaviour", it checks each function's promise: a
 // success gives a value in range, a failure gives one non-empty line, and validate()
 // accepts exactly the configs that are in range and divisible.
+#include "ablation.h"
 #include "config.h"
 #include <cmath>
 #include <cstdio>
@@ -33,7 +34,7 @@ static T take(const uint8_t*& p, size_t& n) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
-    const uint8_t op = data[0] % 6;
+    const uint8_t op = data[0] % 7;
     const uint8_t* p = data + 1;
     size_t n = size - 1;
     const std::string text(reinterpret_cast<const char*>(p), n);
@@ -95,6 +96,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             check_error(why);
             require(!sane || trace_bytes(c) > cap, "validate refused a good config", why);
         }
+        break;
+    }
+    case 6: { // the heads to ablate ("0.1,1.0") of a model of 1..4 layers and 1..16 heads, and the mode
+        ModelConfig mc;
+        mc.n_layer = 1 + int(p[-1] % 4);
+        mc.n_head = 1 + int((p[-1] / 4) % 16);
+        std::vector<HeadRef> heads;
+        if (parse_heads(text, mc, heads, error)) {
+            require(!heads.empty(), "parse_heads gave heads", text);
+            for (size_t i = 0; i < heads.size(); ++i) {
+                require(heads[i].layer >= 0 && heads[i].layer < mc.n_layer && heads[i].head >= 0 && heads[i].head < mc.n_head,
+                        "head in range", text);
+                require(i == 0 || heads[i - 1] < heads[i], "heads sorted without repeats", text);
+            }
+        } else {
+            check_error(error);
+        }
+        AblationMode m;
+        if (parse_ablation_mode(text, m, error)) require(text == to_string(m), "ablation mode name", text);
+        else check_error(error);
         break;
     }
     }

@@ -7,6 +7,7 @@
 #include "ablation.h"
 #include "gpt_layers.h"
 #include "gpt_model.h"
+#include "text_util.h"
 #include "train.h"
 #include <algorithm>
 #include <climits>
@@ -23,7 +24,7 @@ bool parse_ablation_mode(const std::string& s, AblationMode& out, std::string& e
     if (s == "zero") out = AblationMode::zero;
     else if (s == "mean") out = AblationMode::mean;
     else {
-        error = "ablation mode '" + s + "' is not known; use zero (the head's output set to 0) or mean (set to its mean over the probe).";
+        error = "ablation mode " + quote(s, 20) + " is not known; use zero (the head's output set to 0) or mean (set to its mean over the probe).";
         return false;
     }
     return true;
@@ -50,9 +51,9 @@ bool parse_heads(const std::string& text, const ModelConfig& c, std::vector<Head
         if (item.empty()) return true;
         const size_t dot = item.find('.');
         int l = -1, h = -1;
-        const std::string shown = item.size() > 20 ? item.substr(0, 20) + "…" : item;
+        const std::string shown = quote(item, 20);
         if (dot == std::string::npos || !parse_small_int(item.substr(0, dot), l) || !parse_small_int(item.substr(dot + 1), h)) {
-            error = "'" + shown + "' is not a head; " + range + ".";
+            error = shown + " is not a head; " + range + ".";
             return false;
         }
         if (l >= c.n_layer || h >= c.n_head) {
@@ -290,9 +291,17 @@ TaskMetrics task_metrics(const Model& m, KernelKind kernel, const Ablation* ab) 
 double next_token_loss(const ModelTrace& tr) {
     const int T = int(tr.tokens.size());
     if (T < 2 || tr.logits.rows() != T) return NAN;
-    const int V = int(tr.logits.cols());
+    // Per row: log sum exp(logit - max) with Eigen's vectorised float exp (each term within an
+    // ulp or two), summed in double; GPT-2's 50257 logits a row would take a while in double.
     double s = 0;
-    for (int t = 0; t + 1 < T; ++t) s += cross_entropy_row(tr.logits.data() + int64_t(t) * V, V, tr.tokens[size_t(t + 1)]);
+    for (int t = 0; t + 1 < T; ++t) {
+        const auto row = tr.logits.row(t).array();
+        const float mx = row.maxCoeff();
+        const Eigen::ArrayXf e = (row - mx).exp().transpose();
+        double sum = 0;
+        for (Eigen::Index k = 0; k < e.size(); ++k) sum += double(e[k]);
+        s += std::log(sum) + double(mx) - double(tr.logits(t, tr.tokens[size_t(t + 1)]));
+    }
     return s / double(T - 1);
 }
 

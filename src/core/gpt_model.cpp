@@ -190,8 +190,10 @@ void ensure_buffers(Trace& a, bool with_raw) {
 namespace {
 
 // Layers l0 .. L-1 of `out`, whose h0 (and, for l0 > 0, layer l0 - 1's resid_post) is set,
-// then h_out, ln_f and the logits.
-void run_layers(const Model& m, int l0, KernelKind kernel, bool lean, const Ablation* ablation, ModelTrace& out) {
+// then h_out, ln_f and the logits; with attention_only, the last layer's attention and
+// nothing after it (no MLP, no ln_f, no logits).
+void run_layers(const Model& m, int l0, KernelKind kernel, bool lean, const Ablation* ablation, ModelTrace& out,
+                bool attention_only = false) {
     const ModelConfig& c = m.config;
     const int T = int(out.h0.rows()), C = c.n_embd;
     const Config ac = attention_config(c, T);
@@ -213,20 +215,29 @@ void run_layers(const Model& m, int l0, KernelKind kernel, bool lean, const Abla
             forward(ac, b.attn, ln1, kernel, a);
         }
         if (ablation) apply_ablation(*ablation, int(l), b.attn, 0, kernel, a);
+        if (attention_only && l + 1 == m.h.size()) {
+            if (lean) drop_lean(a, bt);
+            bt = BlockTrace{};
+            break;
+        }
         bt.resid_mid.resize(T, C);
         residual_forward(bt.resid_mid.data(), in.data(), a.y.data(), 0, T, C);
         // x = x + mlp(ln_2(x))
         mlp_rows(b, c.gelu, 0, kernel, bt);
         if (lean) drop_lean(a, bt);
     }
+    if (attention_only) {
+        out.h_out.resize(0, 0);
+        out.ln_f.resize(0, 0);
+        out.logits.resize(0, 0);
+        return;
+    }
     out.h_out = out.blocks.back().resid_post;
     head_rows(m, 0, kernel, out);
 }
 
-} // namespace
-
-void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out,
-                 const Ablation* ablation) {
+void forward_tokens(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out,
+                    const Ablation* ablation, bool attention_only) {
     const ModelConfig& c = m.config;
     const int T = int(tokens.size()), C = c.n_embd;
     if (T < 1 || T > c.seq_len)
@@ -241,7 +252,19 @@ void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kern
     for (int t = 0; t < T; ++t) out.h0.row(t) = m.wte.row(tokens[size_t(t)]) + m.wpe.row(t);
     out.layers.resize(m.h.size());
     out.blocks.resize(m.h.size());
-    run_layers(m, 0, kernel, lean, ablation, out);
+    run_layers(m, 0, kernel, lean, ablation, out, attention_only);
+}
+
+} // namespace
+
+void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out,
+                 const Ablation* ablation) {
+    forward_tokens(m, tokens, kernel, lean, out, ablation, false);
+}
+
+void gpt_attention_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out,
+                           const Ablation* ablation) {
+    forward_tokens(m, tokens, kernel, true, out, ablation, true);
 }
 
 void gpt_rerun_from(const Model& m, int l0, KernelKind kernel, const Ablation* ablation, ModelTrace& tr) {

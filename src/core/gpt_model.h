@@ -29,6 +29,12 @@ Model random_gpt(const ModelConfig& c, uint64_t seed);
 void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out,
                  const Ablation* ablation = nullptr);
 
+// What the head detector reads and nothing more: gpt_forward (lean) up to the last layer's
+// attention weights, without that layer's MLP, ln_f and the logits (GPT-2 small's logits
+// alone are a third of a short sequence's forward). h_out, ln_f and logits are left empty.
+void gpt_attention_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out,
+                           const Ablation* ablation = nullptr);
+
 // Layers l0 .. L-1, ln_f and the logits of a trace gpt_forward made, recomputed in place
 // with `ablation` (lean as the trace is); layers before l0 are kept as they are. When those
 // layers' ablation did not change (first_difference in ablation.h), the result is

@@ -208,8 +208,9 @@ void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& o
     std::vector<Stripe> stripes;
     ModelTrace tr;
     for (const std::vector<int>& seq : seqs) {
-        // A GPT's lean trace keeps every layer's attention weights, all the detector reads.
-        if (c.arch == Arch::gpt) gpt_forward(m, seq, kernel, true, tr, ablation);
+        // The attention weights of every layer are all the detector reads: a GPT runs lean
+        // and stops after the last layer's attention.
+        if (c.arch == Arch::gpt) gpt_attention_forward(m, seq, kernel, tr, ablation);
         else model_forward(m, seq, kernel, tr, ablation);
         stripes.push_back(stripe_of(attention_of(tr), s0, repeat));
     }
