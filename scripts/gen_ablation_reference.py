@@ -358,12 +358,13 @@ def toy_case(name, task, seed, cfg, ablations, out_dir):
                       "after": after, "patterns": patterns, "head_scores": scores, "dla": dla})
         print(name, [head_name(k) for k in heads], mode, "loss %.4f -> %.4f" % (before["loss"], after["loss"]),
               before["accuracy"], "->", after["accuracy"], file=sys.stderr)
+    scores_before = head_scores(model, V, T)
     with torch.no_grad():
-        model(tok)
+        model(tok)  # after the probes: blk.att is this sequence's again
     return {"name": name, "file": name + ".safetensors", "task": task, "seed": seed,
             "config": {k: cfg[k] for k in ("V", "T", "C", "H", "L", "lr", "B", "steps")},
             "probe": {"seed": 4321, "B": 256}, "sequence": tok[0].tolist(),
-            "before": before, "head_scores_before": head_scores(model, V, T),
+            "before": before, "head_scores_before": scores_before,
             "patterns_before": [b64(blk.att[0]) for blk in model.h], "dla_before": clean_dla,
             "ablations": cases}
 
