@@ -420,35 +420,51 @@ int window_probe_count(const Model& m) {
     return std::clamp(int(2e10 / (double(length) * params)), 2, detector_repeat_count);
 }
 
-// What the window does when a head's ablate toggle changes, timed `repeat` times: the
-// clean trace's copy (kept for "before"; timed on its own), then the rerun from the first
-// ablated layer, the next-token loss, the top 5 and the DLA at the last position; and the
-// detector's repeated probe rerun with the ablation.
+// What the window does when a head's ablate toggle changes (ablation_state.cpp), timed
+// `repeat` times: its one trace rerun in place from the first layer whose ablation changed
+// (here the first ablated layer), then the next-token loss, the top 5 and the DLA at the
+// last position; the toggle cleared again (the rerun back to the clean model, timed on its
+// own); and the detector's repeated probe rerun with the ablation.
 struct AblationTimes {
-    std::vector<double> copy_ms, rerun_ms, detector_ms, with_detector_ms;
+    std::vector<double> restore_ms, rerun_ms, detector_ms, with_detector_ms;
+    std::vector<double> parts_ms[4]; // of rerun_ms: the layers, the loss, the top 5, the DLA
     int detector_sequences = 0, detector_length = 0;
 };
 AblationTimes time_ablation(const GptRun& run, Ablation& ab, int64_t repeat) {
     const Model& m = run.model;
     const int T = int(run.tokens.size());
-    ModelTrace clean;
-    gpt_forward(m, run.tokens, run.kernel, true, clean);
+    ModelTrace tr;
+    gpt_forward(m, run.tokens, run.kernel, true, tr);
     if (ab.mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, run.tokens), run.kernel, ab);
-    const int64_t V = clean.logits.cols();
-    const int token = top_k(softmax_logits(clean.logits.data() + int64_t(T - 1) * V, int(V)), 1)[0].token;
+    const int64_t V = tr.logits.cols();
+    const int token = top_k(softmax_logits(tr.logits.data() + int64_t(T - 1) * V, int(V)), 1)[0].token;
+    const int l0 = first_difference(Ablation{}, ab);
     AblationTimes out;
     out.detector_sequences = window_probe_count(m);
     for (int64_t i = 0; i < repeat; ++i) {
         Clock::time_point t0 = Clock::now();
-        ModelTrace tr = clean;
-        out.copy_ms.push_back(ms_since(t0));
-        t0 = Clock::now();
-        gpt_rerun_from(m, ab.first_layer(), run.kernel, &ab, tr);
-        const RunSummary s = summarize(tr);
+        gpt_rerun_from(m, l0, run.kernel, &ab, tr);
+        const Clock::time_point t1 = Clock::now();
+        const double loss = next_token_loss(tr);
+        const Clock::time_point t2 = Clock::now();
+        const std::vector<TokenProb> top =
+            top_k(softmax_logits(tr.logits.data() + int64_t(T - 1) * V, int(V)), ablation_top_k);
+        const Clock::time_point t3 = Clock::now();
         const LogitAttribution dla = logit_attribution(m, tr, T - 1, token, &ab);
         out.rerun_ms.push_back(ms_since(t0));
-        (void)s;
+        auto between = [](Clock::time_point a, Clock::time_point b) {
+            return std::chrono::duration<double, std::milli>(b - a).count();
+        };
+        out.parts_ms[0].push_back(between(t0, t1));
+        out.parts_ms[1].push_back(between(t1, t2));
+        out.parts_ms[2].push_back(between(t2, t3));
+        out.parts_ms[3].push_back(ms_since(t3));
+        (void)loss;
+        (void)top;
         (void)dla;
+        t0 = Clock::now();
+        gpt_rerun_from(m, l0, run.kernel, nullptr, tr);
+        out.restore_ms.push_back(ms_since(t0));
         HeadDetection d;
         t0 = Clock::now();
         detect_repeat_induction(m, run.kernel, d, out.detector_sequences, detector_repeat_seed, std::nullopt, &ab);
@@ -541,10 +557,15 @@ int run_model_bench(const BenchArgs& a) {
         w.begin_object();
         write_ablation_heads(w, ab);
         w.key("first_layer"); w.value_int(ab.first_layer());
-        w.key("copy_ms"); w.value(float(median_of(abt.copy_ms)));
         w.key("rerun_ms"); w.value(float(median_of(abt.rerun_ms)));
         w.key("rerun_ms_min"); w.value(float(*std::min_element(abt.rerun_ms.begin(), abt.rerun_ms.end())));
         w.key("rerun_over_forward"); w.value(float(median_of(abt.rerun_ms) / fwd));
+        w.key("restore_ms"); w.value(float(median_of(abt.restore_ms)));
+        w.key("rerun_parts_ms");
+        w.begin_object();
+        const char* parts[4] = {"layers", "loss", "top5", "dla"};
+        for (int i = 0; i < 4; ++i) { w.key(parts[i]); w.value(float(median_of(abt.parts_ms[i]))); }
+        w.end_object();
         w.key("detector_sequences"); w.value_int(abt.detector_sequences);
         w.key("detector_length"); w.value_int(abt.detector_length);
         w.key("detector_ms"); w.value(float(median_of(abt.detector_ms)));

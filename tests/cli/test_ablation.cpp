@@ -367,11 +367,12 @@ TEST(AblationCli, BenchTimesTheAblation) {
     const json& a = j["ablation"];
     EXPECT_EQ(a["heads"], json({"0.0"}));
     EXPECT_EQ(a["first_layer"], 0);
-    for (const char* k : {"copy_ms", "rerun_ms", "rerun_ms_min", "rerun_over_forward", "detector_ms",
+    for (const char* k : {"restore_ms", "rerun_ms", "rerun_ms_min", "rerun_over_forward", "detector_ms",
                           "with_detector_ms", "with_detector_over_forward"}) {
         ASSERT_TRUE(a.contains(k)) << k;
         EXPECT_GE(a[k].get<double>(), 0.0) << k;
     }
+    for (const char* k : {"layers", "loss", "top5", "dla"}) EXPECT_GE(a["rerun_parts_ms"][k].get<double>(), 0.0) << k;
     EXPECT_GE(a["detector_sequences"].get<int>(), 2);
     EXPECT_EQ(a["detector_length"], 2 * (64 / 3)) << "the tiny vocabulary has no BOS";
     EXPECT_FALSE(run_json({"bench", "--model", gpt2_dir, "--seq-len", "8", "--repeat", "1"}).contains("ablation"));
