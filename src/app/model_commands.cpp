@@ -421,12 +421,12 @@ int window_probe_count(const Model& m) {
 }
 
 // What the window does when a head's ablate toggle changes (ablation_state.cpp), timed
-// `repeat` times: its one trace rerun in place from the first layer whose ablation changed
+// `repeat` times, each time beside a plain forward: its one trace rerun in place from the first layer whose ablation changed
 // (here the first ablated layer), then the next-token loss, the top 5 and the DLA at the
 // last position; the toggle cleared again (the rerun back to the clean model, timed on its
 // own); and the detector's repeated probe rerun with the ablation.
 struct AblationTimes {
-    std::vector<double> restore_ms, rerun_ms, detector_ms, with_detector_ms;
+    std::vector<double> forward_ms, restore_ms, rerun_ms, detector_ms, with_detector_ms;
     std::vector<double> parts_ms[4]; // of rerun_ms: the layers, the loss, the top 5, the DLA
     int detector_sequences = 0, detector_length = 0;
 };
@@ -442,7 +442,12 @@ AblationTimes time_ablation(const GptRun& run, Ablation& ab, int64_t repeat) {
     AblationTimes out;
     out.detector_sequences = window_probe_count(m);
     for (int64_t i = 0; i < repeat; ++i) {
+        // A plain forward in the same iteration: on a busy machine the load changes from
+        // one second to the next, and the ratio is of times taken side by side.
         Clock::time_point t0 = Clock::now();
+        gpt_forward(m, run.tokens, run.kernel, true, tr);
+        out.forward_ms.push_back(ms_since(t0));
+        t0 = Clock::now();
         gpt_rerun_from(m, l0, run.kernel, &ab, tr);
         const Clock::time_point t1 = Clock::now();
         const double loss = next_token_loss(tr);
@@ -559,7 +564,9 @@ int run_model_bench(const BenchArgs& a) {
         w.key("first_layer"); w.value_int(ab.first_layer());
         w.key("rerun_ms"); w.value(float(median_of(abt.rerun_ms)));
         w.key("rerun_ms_min"); w.value(float(*std::min_element(abt.rerun_ms.begin(), abt.rerun_ms.end())));
-        w.key("rerun_over_forward"); w.value(float(median_of(abt.rerun_ms) / fwd));
+        const double fwd_beside = median_of(abt.forward_ms);
+        w.key("forward_ms"); w.value(float(fwd_beside));
+        w.key("rerun_over_forward"); w.value(float(median_of(abt.rerun_ms) / fwd_beside));
         w.key("restore_ms"); w.value(float(median_of(abt.restore_ms)));
         w.key("rerun_parts_ms");
         w.begin_object();
@@ -570,7 +577,7 @@ int run_model_bench(const BenchArgs& a) {
         w.key("detector_length"); w.value_int(abt.detector_length);
         w.key("detector_ms"); w.value(float(median_of(abt.detector_ms)));
         w.key("with_detector_ms"); w.value(float(median_of(abt.with_detector_ms)));
-        w.key("with_detector_over_forward"); w.value(float(median_of(abt.with_detector_ms) / fwd));
+        w.key("with_detector_over_forward"); w.value(float(median_of(abt.with_detector_ms) / fwd_beside));
         w.end_object();
     }
     w.end_object();

@@ -367,7 +367,7 @@ TEST(AblationCli, BenchTimesTheAblation) {
     const json& a = j["ablation"];
     EXPECT_EQ(a["heads"], json({"0.0"}));
     EXPECT_EQ(a["first_layer"], 0);
-    for (const char* k : {"restore_ms", "rerun_ms", "rerun_ms_min", "rerun_over_forward", "detector_ms",
+    for (const char* k : {"forward_ms", "restore_ms", "rerun_ms", "rerun_ms_min", "rerun_over_forward", "detector_ms",
                           "with_detector_ms", "with_detector_over_forward"}) {
         ASSERT_TRUE(a.contains(k)) << k;
         EXPECT_GE(a[k].get<double>(), 0.0) << k;
