@@ -273,7 +273,9 @@ void gpt_rerun_from(const Model& m, int l0, KernelKind kernel, const Ablation* a
         throw std::invalid_argument("the trace was not made by this model's forward; run gpt_forward first.");
     l0 = std::clamp(l0, 0, int(m.h.size()));
     if (l0 == int(m.h.size())) return; // nothing changed in any layer
-    run_layers(m, l0, kernel, tr.lean, ablation, tr);
+    // A trace of gpt_attention_forward (no logits) is rerun the same way.
+    const bool attention_only = tr.logits.size() == 0 && tr.h_out.size() == 0;
+    run_layers(m, l0, kernel, tr.lean, ablation, tr, attention_only);
 }
 
 void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTrace& tr, const Ablation* ablation) {

@@ -39,6 +39,7 @@ void gpt_attention_forward(const Model& m, const std::vector<int>& tokens, Kerne
 // with `ablation` (lean as the trace is); layers before l0 are kept as they are. When those
 // layers' ablation did not change (first_difference in ablation.h), the result is
 // gpt_forward with `ablation` bit for bit: ablating a late head costs only the late layers.
+// A trace gpt_attention_forward made is rerun as it was made (up to the last attention).
 void gpt_rerun_from(const Model& m, int l0, KernelKind kernel, const Ablation* ablation, ModelTrace& tr);
 
 // Token p changes to new_token in a trace gpt_forward made: by causality nothing before p

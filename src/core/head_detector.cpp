@@ -1,5 +1,6 @@
 // head_detector.cpp: see head_detector.h.
 #include "head_detector.h"
+#include "ablation.h"
 #include "gpt_model.h"
 #include <algorithm>
 #include <cmath>
@@ -183,7 +184,7 @@ std::vector<std::vector<int>> repeated_sequences(const ModelConfig& c, TorchGene
 }
 
 void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out, int count, uint64_t seed,
-                             std::optional<int> bos, const Ablation* ablation) {
+                             std::optional<int> bos, const Ablation* ablation, const HeadDetection* clean) {
     const ModelConfig& c = m.config;
     const int first = bos ? *bos : bos_token(c);
     // Token ids the model's embedding has: a toy model's BOS is its last row.
@@ -196,16 +197,36 @@ void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& o
     // detector_max_repeat tokens, so that the probe stays a few short forwards.
     const int repeat = std::min(c.seq_len / 3, detector_max_repeat);
     const int length = repeat == c.seq_len / 3 ? c.n_tokens() : s0 + 2 * repeat;
+    if (ablation && ablation->empty()) ablation = nullptr;
+    const bool reuse = ablation && clean && clean->probe && clean->repeat_count == count && clean->repeat_seed == seed &&
+                       clean->repeat_bos == first && clean->repeat_len == repeat &&
+                       clean->probe->size() == size_t(count);
+    const std::shared_ptr<const std::vector<ModelTrace>> clean_probe = reuse ? clean->probe : nullptr;
     out.repeat_induction.clear();
     out.repeat_count = count;
     out.repeat_len = repeat;
     out.repeat_seed = seed;
     out.repeat_bos = first;
+    out.probe.reset();
     if (repeat < 2) return; // no query of the second copy has a known next token
+    std::vector<Stripe> stripes;
+    if (clean_probe) {
+        // The clean traces from the first ablated layer on: the layers before it are the same.
+        const int l0 = ablation->first_layer();
+        ModelTrace tr;
+        for (const ModelTrace& t : *clean_probe) {
+            tr = t;
+            if (c.arch == Arch::gpt) gpt_rerun_from(m, l0, kernel, ablation, tr);
+            else model_rerun_from(m, l0, kernel, tr, ablation);
+            stripes.push_back(stripe_of(attention_of(tr), s0, repeat));
+        }
+        out.repeat_induction = pool_stripes(stripes, c.n_layer, c.n_head);
+        return;
+    }
     TorchGenerator g(seed);
     const std::vector<std::vector<int>> seqs = repeated_sequences(c.vocab, first, g, count, length, repeat);
-    // One forward at a time, keeping only its stripe: GPT-2's logits alone are 20 MB a sequence.
-    std::vector<Stripe> stripes;
+    // One forward at a time, keeping only its stripe (and, clean, its lean trace).
+    auto kept = std::make_shared<std::vector<ModelTrace>>();
     ModelTrace tr;
     for (const std::vector<int>& seq : seqs) {
         // The attention weights of every layer are all the detector reads: a GPT runs lean
@@ -213,8 +234,10 @@ void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& o
         if (c.arch == Arch::gpt) gpt_attention_forward(m, seq, kernel, tr, ablation);
         else model_forward(m, seq, kernel, tr, ablation);
         stripes.push_back(stripe_of(attention_of(tr), s0, repeat));
+        if (!ablation) kept->push_back(std::move(tr));
     }
     out.repeat_induction = pool_stripes(stripes, c.n_layer, c.n_head);
+    if (!ablation) out.probe = std::move(kept);
 }
 
 std::vector<HeadRole> head_roles(const HeadDetection& d, float threshold) {

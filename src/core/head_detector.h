@@ -24,6 +24,7 @@
 #include "rng.h"
 #include "train.h"
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -73,6 +74,10 @@ struct HeadDetection {
     int repeat_count = 0, repeat_len = 0;          // sequences and the copy's length R
     uint64_t repeat_seed = 0;
     int repeat_bos = -1;                           // the token they start with; -1: none
+    // The clean model's traces of those sequences (what the detector read, lean for a GPT),
+    // kept so that a detection with an ablation reruns each only from its first ablated
+    // layer (detect_repeat_induction's `clean`). Empty when measured with an ablation.
+    std::shared_ptr<const std::vector<ModelTrace>> probe;
 };
 
 // The repeated probe the app uses: `count` sequences of the model's whole length (the toy
@@ -89,9 +94,12 @@ constexpr uint64_t detector_repeat_seed = 1234;
 // With `ablation` (ablation.h) every probe sequence runs with those heads replaced: what the
 // other heads do once they are gone (an induction head whose previous-token head is
 // ablated loses its stripe).
+// `clean`: a detection of the same model, count, seed and bos without an ablation; its
+// probe traces are then rerun from the ablation's first layer instead of from the tokens
+// (the same numbers bit for bit, in (L - l0) / L of the time). Ignored when it does not match.
 void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& out, int count = detector_repeat_count,
                              uint64_t seed = detector_repeat_seed, std::optional<int> bos = std::nullopt,
-                             const Ablation* ablation = nullptr);
+                             const Ablation* ablation = nullptr, const HeadDetection* clean = nullptr);
 
 // Heads whose score passes `threshold` (the Train view's 0.6), strongest score first, for
 // the grid's highlights: kind 0 previous-token, 1 duplicate, 2 induction (the repeated

@@ -8,6 +8,7 @@
 #endif
 #include "model.h"
 #include "ablation.h"
+#include <algorithm>
 #include <stdexcept>
 
 namespace attnviz {
@@ -172,6 +173,34 @@ Config block_config(const ModelConfig& c, int N) {
     return ac;
 }
 
+namespace {
+
+// Blocks l0 .. L-1 from h, block l0's input, then h_out.
+void blocks_from(const Model& m, int l0, Mat h, KernelKind kernel, ModelTrace& out, const Ablation* ablation) {
+    const Config ac = block_config(m.config, int(h.rows()));
+    out.layers.resize(m.h.size());
+    for (size_t l = size_t(l0); l < m.h.size(); ++l) {
+        // The block sees h; its output joins the residual stream in float32, as x + attn(x).
+        forward(ac, m.h[l].attn, h, kernel, out.layers[l]);
+        if (ablation) apply_ablation(*ablation, int(l), m.h[l].attn, 0, kernel, out.layers[l]);
+        h += out.layers[l].y;
+    }
+    out.h_out = std::move(h);
+}
+
+void task_heads(const Model& m, KernelKind kernel, ModelTrace& out) {
+    const ModelConfig& c = m.config;
+    out.logits_prev.resize(0, 0);
+    out.logits_dup.resize(0, 0);
+    out.logits_next.resize(0, 0);
+    const Mat& h = out.h_out;
+    if (c.has_prev_head()) head_logits(h, m.head_prev, kernel, out.logits_prev);
+    if (c.has_dup_head()) head_logits(h, m.head_dup, kernel, out.logits_dup);
+    if (c.has_lm_head()) head_logits(h, m.lm_head, kernel, out.logits_next);
+}
+
+} // namespace
+
 void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out, const Ablation* ablation) {
     const ModelConfig& c = m.config;
     const int N = int(h0.rows());
@@ -179,17 +208,17 @@ void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& 
         throw std::invalid_argument("embeddings of " + std::to_string(N) + " x " + std::to_string(h0.cols()) +
                                     " do not fit the model's " + std::to_string(c.n_tokens()) + " positions of " +
                                     std::to_string(c.n_embd) + " channels.");
-    const Config ac = block_config(c, N);
     if (&out.h0 != &h0) out.h0 = h0;
-    out.layers.resize(m.h.size());
-    Mat h = h0;
-    for (size_t l = 0; l < m.h.size(); ++l) {
-        // The block sees h; its output joins the residual stream in float32, as x + attn(x).
-        forward(ac, m.h[l].attn, h, kernel, out.layers[l]);
-        if (ablation) apply_ablation(*ablation, int(l), m.h[l].attn, 0, kernel, out.layers[l]);
-        h += out.layers[l].y;
-    }
-    out.h_out = std::move(h);
+    blocks_from(m, 0, h0, kernel, out, ablation);
+}
+
+void model_rerun_from(const Model& m, int l0, KernelKind kernel, ModelTrace& tr, const Ablation* ablation) {
+    if (tr.layers.size() != m.h.size() || tr.h0.rows() < 1 || tr.h0.cols() != m.config.n_embd)
+        throw std::invalid_argument("the trace was not made by this model's forward; run model_forward first.");
+    l0 = std::clamp(l0, 0, int(m.h.size()));
+    if (l0 == int(m.h.size())) return; // nothing changed in any block
+    blocks_from(m, l0, tr.layers[size_t(l0)].x, kernel, tr, ablation);
+    task_heads(m, kernel, tr);
 }
 
 void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out,
@@ -209,13 +238,7 @@ void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind ke
     for (int t = 0; t < N; ++t) out.h0.row(t) = m.wte.row(tokens[size_t(t)]) + m.wpe.row(t);
 
     model_blocks(m, out.h0, kernel, out, ablation);
-    out.logits_prev.resize(0, 0);
-    out.logits_dup.resize(0, 0);
-    out.logits_next.resize(0, 0);
-    const Mat& h = out.h_out;
-    if (c.has_prev_head()) head_logits(h, m.head_prev, kernel, out.logits_prev);
-    if (c.has_dup_head()) head_logits(h, m.head_dup, kernel, out.logits_dup);
-    if (c.has_lm_head()) head_logits(h, m.lm_head, kernel, out.logits_next);
+    task_heads(m, kernel, out);
 }
 
 } // namespace attnviz

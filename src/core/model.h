@@ -166,5 +166,10 @@ void model_forward(const Model& m, const std::vector<int>& tokens, KernelKind ke
 // heads): the causality view's input is a blend of two embeddings, which no token sequence
 // gives. model_forward runs exactly this after wte[tok] + wpe.
 void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& out, const Ablation* ablation = nullptr);
+// Blocks l0 .. L-1 and the task heads of a trace model_forward (or model_blocks) made,
+// recomputed in place with `ablation` from block l0's input (its trace's x); blocks before l0
+// are kept. With their ablation unchanged, the result is model_forward with `ablation` bit
+// for bit.
+void model_rerun_from(const Model& m, int l0, KernelKind kernel, ModelTrace& tr, const Ablation* ablation = nullptr);
 
 } // namespace attnviz
