@@ -424,7 +424,8 @@ int window_probe_count(const Model& m) {
 // `repeat` times, each time beside a plain forward: its one trace rerun in place from the first layer whose ablation changed
 // (here the first ablated layer), then the next-token loss, the top 5 and the DLA at the
 // last position; the toggle cleared again (the rerun back to the clean model, timed on its
-// own); and the detector's repeated probe rerun with the ablation.
+// own); and the detector's repeated probe rerun with the ablation from the clean probe's
+// kept traces.
 struct AblationTimes {
     std::vector<double> forward_ms, restore_ms, rerun_ms, detector_ms, with_detector_ms;
     std::vector<double> parts_ms[4]; // of rerun_ms: the layers, the loss, the top 5, the DLA
@@ -441,6 +442,10 @@ AblationTimes time_ablation(const GptRun& run, Ablation& ab, int64_t repeat) {
     const int l0 = first_difference(Ablation{}, ab);
     AblationTimes out;
     out.detector_sequences = window_probe_count(m);
+    // The window's clean detection, made when the model opened: the ablated one reruns its
+    // probe traces from the first ablated layer.
+    HeadDetection clean;
+    detect_repeat_induction(m, run.kernel, clean, out.detector_sequences);
     for (int64_t i = 0; i < repeat; ++i) {
         // A plain forward in the same iteration: on a busy machine the load changes from
         // one second to the next, and the ratio is of times taken side by side.
@@ -472,7 +477,8 @@ AblationTimes time_ablation(const GptRun& run, Ablation& ab, int64_t repeat) {
         out.restore_ms.push_back(ms_since(t0));
         HeadDetection d;
         t0 = Clock::now();
-        detect_repeat_induction(m, run.kernel, d, out.detector_sequences, detector_repeat_seed, std::nullopt, &ab);
+        detect_repeat_induction(m, run.kernel, d, out.detector_sequences, detector_repeat_seed, std::nullopt, &ab,
+                                &clean);
         out.detector_ms.push_back(ms_since(t0));
         out.with_detector_ms.push_back(out.rerun_ms.back() + out.detector_ms.back());
         out.detector_length = (d.repeat_bos >= 0 ? 1 : 0) + 2 * d.repeat_len;
