@@ -37,6 +37,8 @@ void add_commands(CLI::App& app, Commands& cmds) {
     trace->add_flag("--intermediates", cmds.trace.intermediates,
                     "also print intermediates_for_x: qkv, q, k, v, raw/scaled/masked scores, softmax\n"
                     "probs, head outputs and the concatenation before proj");
+    add_ablation_options(*trace, cmds.trace.ablation, true); // with --model or a toy --weights
+
     trace->footer("Fields as in the reference files; with --perturb also x2, y2 and max |y1 - y2| per\n"
                   "position; with --text also text and tokens; with --weights a weights object.\n"
                   "Floats have 9 significant digits (float32 round-trips); NaN and -inf are null.");
@@ -49,6 +51,8 @@ void add_commands(CLI::App& app, Commands& cmds) {
     bench->add_option("--repeat", cmds.bench.repeat,
                       "timed runs of each (default: enough for about 1 s, 3 to 200)")
         ->type_name("N");
+    add_ablation_options(*bench, cmds.bench.ablation, false); // with --model: the ablation's rerun timed
+
     bench->footer("forward_ms and update_ms are medians (forward computes every intermediate);\n"
                   "update_first_ms: median of the first update at P after each forward (the fast\n"
                   "kernel then builds what later updates at P reuse; update_ms is one of those);\n"
@@ -109,6 +113,9 @@ static int run_trace(const TraceArgs& a) {
     Inputs in;
     TraceJsonRequest r;
     std::string error;
+    if (!refuse_ablation_options(a.ablation, "needs a whole model, which the lesson's single module is not; give "
+                                             "--model DIR-or-FILE, or --weights with a model attnviz train wrote", error))
+        return usage_error(error);
     if (!to_inputs(a.config, in, error) || !to_perturb(a.config, in.config, r.perturb, error) ||
         !to_kernel(a.config, in.config, r.kernel, error))
         return usage_error(error);
@@ -169,6 +176,9 @@ static int run_bench(const BenchArgs& a) {
     std::optional<int> perturb;
     KernelKind kernel;
     std::string error;
+    if (!refuse_ablation_options(a.ablation, "times the ablation of a GPT model's heads; give --model with a GPT-2 "
+                                             "directory or nanoGPT file", error))
+        return usage_error(error);
     if (!to_inputs(a.config, in, error) || !to_perturb(a.config, in.config, perturb, error) ||
         !to_kernel(a.config, in.config, kernel, error))
         return usage_error(error);

@@ -10,6 +10,7 @@
 // trace, bench and export take the config options and --text, --weights, --layer
 // (options.h); docs/cli.md documents every command with examples.
 #pragma once
+#include "ablation_options.h"
 #include "options.h"
 #include <CLI/CLI.hpp>
 
@@ -20,11 +21,13 @@ namespace attnviz {
 struct TraceArgs {
     ConfigOptions config;
     bool intermediates = false;
+    AblationOptions ablation; // --ablate, --ablate-mode, --dla-pos: whole models only
 };
 
 struct BenchArgs {
     ConfigOptions config;
     std::string repeat; // empty: enough runs for about a second, at least 3
+    AblationOptions ablation; // --ablate, --ablate-mode: GPT --model only
 };
 
 struct ExportArgs {

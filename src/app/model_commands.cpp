@@ -4,10 +4,13 @@
 // residuals, and the layers it prints recomputed one at a time by gpt_layer_trace, so a
 // large model never holds every layer's raw scores at once.
 #include "model_commands.h"
+#include "ablation.h"
+#include "ablation_options.h"
 #include "bpe_tokenizer.h"
 #include "gpt_causality.h"
 #include "gpt_io.h"
 #include "gpt_model.h"
+#include "head_detector.h"
 #include "json_writer.h"
 #include "model_io.h"
 #include "tensor_files.h"
@@ -18,6 +21,7 @@
 #include "work_team.h" // work_team_threads
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <sys/resource.h>
@@ -206,9 +210,9 @@ void write_mat(JsonWriter& w, const char* key, const Mat& m) {
 
 // Layer l: the lesson's intermediates_for_x keys, then x (ln_1), y (attention output),
 // resid_mid, mlp, resid_post.
-void write_layer(JsonWriter& w, const GptRun& run, const ModelTrace& tr, int l) {
+void write_layer(JsonWriter& w, const GptRun& run, const ModelTrace& tr, int l, const Ablation* ab) {
     Trace one;
-    gpt_layer_trace(run.model, tr, l, run.kernel, one);
+    gpt_layer_trace(run.model, tr, l, run.kernel, one, ab);
     const BlockTrace& b = tr.blocks[size_t(l)];
     w.begin_object();
     w.key("layer"); w.value_int(l);
@@ -221,6 +225,52 @@ void write_layer(JsonWriter& w, const GptRun& run, const ModelTrace& tr, int l) 
     write_mat(w, "y", one.y);
     write_mat(w, "resid_mid", gpt_resid_mid(tr, one, l));
     write_mat(w, "resid_post", b.resid_post);
+    w.end_object();
+}
+
+// The tokenizer saved beside the model, when there is one that fits wte: the top tokens'
+// and the DLA's token as text. None is not an error here (the ids are always written).
+std::optional<BpeTokenizer> tokenizer_beside(const Model& m, const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir = fs::is_directory(path, ec) ? fs::path(path) : fs::path(path).parent_path();
+    BpeTokenizer tok;
+    std::string why;
+    if (!tok.load_dir(dir.empty() ? std::string(".") : dir.string(), why) || !tok.check_embedding_rows(m.wte.rows(), why))
+        return std::nullopt;
+    return tok;
+}
+
+// What the Model view shows of one run: the next-token loss on the text and the top 5 at
+// the last position.
+struct RunSummary {
+    double loss = 0;
+    std::vector<TokenProb> top;
+};
+constexpr int ablation_top_k = 5;
+RunSummary summarize(const ModelTrace& tr) {
+    RunSummary s;
+    s.loss = next_token_loss(tr);
+    const int64_t T = tr.logits.rows(), V = tr.logits.cols();
+    s.top = top_k(softmax_logits(tr.logits.data() + (T - 1) * V, int(V)), ablation_top_k);
+    return s;
+}
+
+void write_summary(JsonWriter& w, const RunSummary& s, const BpeTokenizer* tok) {
+    w.begin_object();
+    w.key("loss");
+    if (std::isfinite(s.loss)) w.value(float(s.loss));
+    else w.value_null(); // one token: nothing to predict
+    w.key("top5");
+    w.begin_array();
+    for (const TokenProb& t : s.top) {
+        w.begin_object();
+        w.key("token"); w.value_int(t.token);
+        w.key("prob"); w.value(t.prob);
+        if (tok) { w.key("text"); w.value_string(tok->token_bytes(t.token)); }
+        w.end_object();
+    }
+    w.end_array();
     w.end_object();
 }
 
@@ -241,10 +291,32 @@ int run_model_trace(const TraceArgs& a) {
     if (!o.perturb.empty() && !to_replacement(o, run, p, id, error)) return usage_error(error);
     if (o.replace && o.perturb.empty())
         return usage_error("--replace " + quote(*o.replace, 40) + " needs --perturb P, the position whose token it replaces");
+    Ablation ab;
+    const int T = int(run.tokens.size());
+    int dla_pos = T - 1;
+    if (!to_ablation(a.ablation, run.model, ab, error) || !to_dla_pos(a.ablation, T, T - 1, dla_pos, error))
+        return usage_error(error);
+    const Ablation* ablated = ab.empty() ? nullptr : &ab;
+    const bool with_dla = ablated || a.ablation.dla_pos;
 
+    // The clean run, then (with --ablate) the ablated one: the clean trace rerun from the
+    // first ablated layer, as the window does. The traced tensors are the ablated run's.
     ModelTrace tr;
     gpt_forward(run.model, run.tokens, run.kernel, true, tr);
-    const int T = int(run.tokens.size());
+    RunSummary before, after;
+    int dla_token = 0;
+    if (ablated || with_dla) {
+        before = summarize(tr);
+        const int64_t V = tr.logits.cols();
+        dla_token = top_k(softmax_logits(tr.logits.data() + int64_t(dla_pos) * V, int(V)), 1)[0].token;
+    }
+    if (ablated) {
+        if (ab.mode == AblationMode::mean)
+            compute_ablation_means(run.model, ablation_probe(run.model, run.tokens), run.kernel, ab);
+        gpt_rerun_from(run.model, ab.first_layer(), run.kernel, ablated, tr);
+        after = summarize(tr);
+    }
+    const std::optional<BpeTokenizer> tok = with_dla ? tokenizer_beside(run.model, *o.model) : std::nullopt;
     std::ios::sync_with_stdio(false);
     JsonWriter w(std::cout);
     w.begin_object();
@@ -259,14 +331,14 @@ int run_model_trace(const TraceArgs& a) {
         w.key("layers");
         w.begin_array();
         for (int l = 0; l < run.model.config.n_layer; ++l)
-            if (!run.layer || *run.layer == l) write_layer(w, run, tr, l);
+            if (!run.layer || *run.layer == l) write_layer(w, run, tr, l, ablated);
         w.end_array();
     }
     w.key("logits"); w.array(tr.logits.data(), {1, tr.logits.rows(), tr.logits.cols()});
     if (p >= 0) {
         // Token p replaced, and only rows p.. recomputed: causality says rows before p stay.
         ModelTrace changed = tr;
-        gpt_update(run.model, p, id, run.kernel, changed);
+        gpt_update(run.model, p, id, run.kernel, changed, ablated);
         w.key("perturbed_position"); w.value_int(p);
         w.key("replacement"); w.value_int(id);
         const GptCausality d = gpt_causality(tr, changed, p, id);
@@ -276,6 +348,24 @@ int run_model_trace(const TraceArgs& a) {
         w.begin_array();
         for (const std::vector<float>& r : d.resid_max_abs) w.array(r.data(), {int64_t(r.size())});
         w.end_array();
+    }
+    if (ablated) {
+        w.key("ablation");
+        w.begin_object();
+        write_ablation_heads(w, ab);
+        w.key("before"); write_summary(w, before, tok ? &*tok : nullptr);
+        w.key("after"); write_summary(w, after, tok ? &*tok : nullptr);
+        w.key("delta");
+        w.begin_object();
+        w.key("loss");
+        if (std::isfinite(after.loss - before.loss)) w.value(float(after.loss - before.loss));
+        else w.value_null();
+        w.end_object();
+        w.end_object();
+    }
+    if (with_dla) {
+        w.key("dla");
+        write_dla(w, logit_attribution(run.model, tr, dla_pos, dla_token, ablated), tok ? &*tok : nullptr);
     }
     w.end_object();
     w.flush();
@@ -318,6 +408,84 @@ double median_of(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The window's count of repeated sequences for the detector's probe (the Model view's
+// repeat_probe_count, model_view_state.cpp): all of them on a small model, fewer on a large
+// one (about 2e10 multiply-adds in all, at least 2).
+int window_probe_count(const Model& m) {
+    const ModelConfig& c = m.config;
+    const int repeat = std::min(c.seq_len / 3, detector_max_repeat);
+    const int length = (starts_with_bos(c) ? 1 : 0) + 2 * std::max(repeat, 1);
+    double params = double(m.wte.size());
+    for (const Block& b : m.h) params += double(b.attn.w_qkv.size() + b.attn.w_proj.size() + b.w_fc.size() + b.w_mlp_proj.size());
+    return std::clamp(int(2e10 / (double(length) * params)), 2, detector_repeat_count);
+}
+
+// What the window does when a head's ablate toggle changes (ablation_state.cpp), timed
+// `repeat` times, each time beside a plain forward: its one trace rerun in place from the first layer whose ablation changed
+// (here the first ablated layer), then the next-token loss, the top 5 and the DLA at the
+// last position; the toggle cleared again (the rerun back to the clean model, timed on its
+// own); and the detector's repeated probe rerun with the ablation from the clean probe's
+// kept traces.
+struct AblationTimes {
+    std::vector<double> forward_ms, restore_ms, rerun_ms, detector_ms, with_detector_ms;
+    std::vector<double> parts_ms[4]; // of rerun_ms: the layers, the loss, the top 5, the DLA
+    int detector_sequences = 0, detector_length = 0;
+};
+AblationTimes time_ablation(const GptRun& run, Ablation& ab, int64_t repeat) {
+    const Model& m = run.model;
+    const int T = int(run.tokens.size());
+    ModelTrace tr;
+    gpt_forward(m, run.tokens, run.kernel, true, tr);
+    if (ab.mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, run.tokens), run.kernel, ab);
+    const int64_t V = tr.logits.cols();
+    const int token = top_k(softmax_logits(tr.logits.data() + int64_t(T - 1) * V, int(V)), 1)[0].token;
+    const int l0 = first_difference(Ablation{}, ab);
+    AblationTimes out;
+    out.detector_sequences = window_probe_count(m);
+    // The window's clean detection, made when the model opened: the ablated one reruns its
+    // probe traces from the first ablated layer.
+    HeadDetection clean;
+    detect_repeat_induction(m, run.kernel, clean, out.detector_sequences);
+    for (int64_t i = 0; i < repeat; ++i) {
+        // A plain forward in the same iteration: on a busy machine the load changes from
+        // one second to the next, and the ratio is of times taken side by side.
+        Clock::time_point t0 = Clock::now();
+        gpt_forward(m, run.tokens, run.kernel, true, tr);
+        out.forward_ms.push_back(ms_since(t0));
+        t0 = Clock::now();
+        gpt_rerun_from(m, l0, run.kernel, &ab, tr);
+        const Clock::time_point t1 = Clock::now();
+        const double loss = next_token_loss(tr);
+        const Clock::time_point t2 = Clock::now();
+        const std::vector<TokenProb> top =
+            top_k(softmax_logits(tr.logits.data() + int64_t(T - 1) * V, int(V)), ablation_top_k);
+        const Clock::time_point t3 = Clock::now();
+        const LogitAttribution dla = logit_attribution(m, tr, T - 1, token, &ab);
+        out.rerun_ms.push_back(ms_since(t0));
+        auto between = [](Clock::time_point a, Clock::time_point b) {
+            return std::chrono::duration<double, std::milli>(b - a).count();
+        };
+        out.parts_ms[0].push_back(between(t0, t1));
+        out.parts_ms[1].push_back(between(t1, t2));
+        out.parts_ms[2].push_back(between(t2, t3));
+        out.parts_ms[3].push_back(ms_since(t3));
+        (void)loss;
+        (void)top;
+        (void)dla;
+        t0 = Clock::now();
+        gpt_rerun_from(m, l0, run.kernel, nullptr, tr);
+        out.restore_ms.push_back(ms_since(t0));
+        HeadDetection d;
+        t0 = Clock::now();
+        detect_repeat_induction(m, run.kernel, d, out.detector_sequences, detector_repeat_seed, std::nullopt, &ab,
+                                &clean);
+        out.detector_ms.push_back(ms_since(t0));
+        out.with_detector_ms.push_back(out.rerun_ms.back() + out.detector_ms.back());
+        out.detector_length = (d.repeat_bos >= 0 ? 1 : 0) + 2 * d.repeat_len;
+    }
+    return out;
+}
+
 } // namespace
 
 int run_model_bench(const BenchArgs& a) {
@@ -354,6 +522,8 @@ int run_model_bench(const BenchArgs& a) {
         if (!parse_int(o.perturb, "--perturb", 0, T - 1, v, error)) return usage_error(error);
         p = int(v);
     }
+    Ablation ab;
+    if (!to_ablation(a.ablation, run.model, ab, error)) return usage_error(error);
 
     ModelTrace tr;
     gpt_forward(run.model, run.tokens, run.kernel, true, tr); // warm-up: buffers, pages, threads
@@ -371,6 +541,8 @@ int run_model_bench(const BenchArgs& a) {
         gpt_update(run.model, p, ids[(i + 1) % 2], run.kernel, tr);
         update_ms.push_back(ms_since(t0));
     }
+    AblationTimes abt;
+    if (!ab.empty()) abt = time_ablation(run, ab, repeat);
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     const double fwd = median_of(forward_ms), upd = median_of(update_ms);
@@ -391,6 +563,29 @@ int run_model_bench(const BenchArgs& a) {
     w.key("peak_rss_mb"); w.value(float(double(usage.ru_maxrss) / 1024.0)); // ru_maxrss is in KiB
     w.key("threads"); w.value_int(detail::work_team_threads());
     w.key("blas_core"); w.value_string(detail::blas_core_name());
+    if (!ab.empty()) {
+        w.key("ablation");
+        w.begin_object();
+        write_ablation_heads(w, ab);
+        w.key("first_layer"); w.value_int(ab.first_layer());
+        w.key("rerun_ms"); w.value(float(median_of(abt.rerun_ms)));
+        w.key("rerun_ms_min"); w.value(float(*std::min_element(abt.rerun_ms.begin(), abt.rerun_ms.end())));
+        const double fwd_beside = median_of(abt.forward_ms);
+        w.key("forward_ms"); w.value(float(fwd_beside));
+        w.key("rerun_over_forward"); w.value(float(median_of(abt.rerun_ms) / fwd_beside));
+        w.key("restore_ms"); w.value(float(median_of(abt.restore_ms)));
+        w.key("rerun_parts_ms");
+        w.begin_object();
+        const char* parts[4] = {"layers", "loss", "top5", "dla"};
+        for (int i = 0; i < 4; ++i) { w.key(parts[i]); w.value(float(median_of(abt.parts_ms[i]))); }
+        w.end_object();
+        w.key("detector_sequences"); w.value_int(abt.detector_sequences);
+        w.key("detector_length"); w.value_int(abt.detector_length);
+        w.key("detector_ms"); w.value(float(median_of(abt.detector_ms)));
+        w.key("with_detector_ms"); w.value(float(median_of(abt.with_detector_ms)));
+        w.key("with_detector_over_forward"); w.value(float(median_of(abt.with_detector_ms) / fwd_beside));
+        w.end_object();
+    }
     w.end_object();
     w.flush();
     return finish_stdout("timings");

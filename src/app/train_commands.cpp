@@ -1,5 +1,6 @@
 // train_commands.cpp: attnviz train and attnviz heads; see train_commands.h.
 #include "train_commands.h"
+#include "ablation_scores.h"
 #include "atomic_file.h"
 #include "commands.h"
 #include "config.h"
@@ -61,8 +62,11 @@ void add_train_commands(CLI::App& app) {
     heads->add_option("--weights", h.weights, "a model written by attnviz train (or by PyTorch in the same layout)")
         ->type_name("FILE")
         ->required();
+    add_ablation_options(*heads, h.ablation, false);
     heads->footer("JSON: {file, task, config {V, T, C, H, L}, accuracy, head_scores {prev_token,\n"
-                  "duplicate, induction: [layer][head]}}, computed on fixed probe sequences (docs/training.md).");
+                  "duplicate, induction: [layer][head]}}, computed on fixed probe sequences (docs/training.md).\n"
+                  "With --ablate also ablation {heads, mode, before {loss, accuracy}, after {loss, accuracy,\n"
+                  "head_scores}, delta {loss, accuracy}}: the task's loss and accuracy on the accuracy probe.");
 }
 
 // =======================================================================================
@@ -241,16 +245,51 @@ int run_train(const TrainArgs& a) {
 // =======================================================================================
 // [SECTION] heads
 
+static ojson metrics_json(const TaskMetrics& t) {
+    ojson j = ojson::object();
+    j["loss"] = t.loss;
+    ojson acc = ojson::object();
+    for (const auto& [key, value] : t.accuracy) acc[key] = value;
+    j["accuracy"] = acc;
+    return j;
+}
+
+// Before and after ablating `ab`'s heads (the mean mode's means from the accuracy probe):
+// the task's loss and accuracy, the head scores after, and the differences.
+static ojson ablation_json(const Model& m, Ablation& ab) {
+    const KernelKind kernel = KernelKind::reference;
+    if (ab.mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, {}), kernel, ab);
+    const TaskMetrics before = task_metrics(m, kernel), after = task_metrics(m, kernel, &ab);
+    ojson j = ojson::object();
+    j["heads"] = ojson::array();
+    for (const HeadRef& h : ab.heads) j["heads"].push_back(to_string(h));
+    j["mode"] = to_string(ab.mode);
+    j["before"] = metrics_json(before);
+    j["after"] = metrics_json(after);
+    j["after"]["head_scores"] = scores_json(ablated_head_scores(m, kernel, &ab));
+    ojson delta = ojson::object();
+    delta["loss"] = after.loss - before.loss;
+    ojson acc = ojson::object();
+    for (size_t i = 0; i < after.accuracy.size() && i < before.accuracy.size(); ++i)
+        acc[after.accuracy[i].first] = after.accuracy[i].second - before.accuracy[i].second;
+    delta["accuracy"] = acc;
+    j["delta"] = delta;
+    return j;
+}
+
 int run_heads(const HeadsArgs& a) {
     Model m;
     std::string error;
     if (!load_model(a.weights, m, error)) return usage_error(error);
+    Ablation ab;
+    if (!to_ablation(a.ablation, m, ab, error)) return usage_error(error);
     ojson out = ojson::object();
     out["file"] = a.weights;
     out["task"] = to_string(m.config.task);
     out["config"] = config_json(m.config);
     out["accuracy"] = accuracy_json(accuracy(m));
     out["head_scores"] = scores_json(head_scores(m));
+    if (!ab.empty()) out["ablation"] = ablation_json(m, ab);
     return print_json(out);
 }
 

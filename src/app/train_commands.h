@@ -2,13 +2,15 @@
 //
 //   train   train a toy model on one of the toy tasks (docs/training.md); the model to a .safetensors
 //           file, the run (losses, accuracy, head scores, seconds) as JSON on stdout
-//   heads   the head scores (and accuracy) of a trained model file, as JSON
+//   heads   the head scores (and accuracy) of a trained model file, as JSON; with --ablate also
+//           the task's loss and accuracy before and after ablating heads, and the scores after
 //   trace --weights TRAINED.safetensors --text "a b c"   the model's forward on BOS + those
 //           words: every block's intermediates, and the effect of changing one word
 //
 // Bad input ends in usage_error: one sentence on stderr, exit status 2. docs/cli.md
 // documents each with examples.
 #pragma once
+#include "ablation_options.h"
 #include "commands.h"
 #include <CLI/CLI.hpp>
 #include <optional>
@@ -25,6 +27,7 @@ struct TrainArgs {
 
 struct HeadsArgs {
     std::string weights; // required
+    AblationOptions ablation; // --ablate, --ablate-mode: before / after the ablation too
 };
 
 // Registers train and heads on `app`, parsing into arguments this file keeps.

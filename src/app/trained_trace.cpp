@@ -8,6 +8,8 @@
 // n_layer, token_ids, logits, and with --intermediates "layers", one object per block with
 // its input x, the shape walk's intermediates under intermediates_for_x's names and its
 // attention output y (before the residual add).
+#include "ablation.h"
+#include "ablation_options.h"
 #include "commands.h"
 #include "formats.h"
 #include "model_io.h"
@@ -17,6 +19,7 @@
 #include "train_commands.h"
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 namespace attnviz {
 
@@ -114,6 +117,29 @@ void write_layer(JsonWriter& w, int l, const Trace& tr) {
     w.end_object();
 }
 
+void write_metrics(JsonWriter& w, const TaskMetrics& t) {
+    w.begin_object();
+    w.key("loss"); w.value(float(t.loss));
+    w.key("accuracy");
+    w.begin_object();
+    for (const auto& [key, value] : t.accuracy) { w.key(key); w.value(float(value)); }
+    w.end_object();
+    w.end_object();
+}
+
+// The class the unembedding DLA reads (ablation.h) scores highest at `pos`.
+int top_class(const Model& m, const ModelTrace& tr, int pos) {
+    const Mat& U = dla_unembedding(m);
+    int best = 0;
+    float best_logit = -std::numeric_limits<float>::infinity();
+    for (int r = 0; r < int(U.rows()); ++r) {
+        float s = 0.f;
+        for (int j = 0; j < int(U.cols()); ++j) s += U(r, j) * tr.h_out(pos, j);
+        if (s > best_logit) best_logit = s, best = r;
+    }
+    return best;
+}
+
 } // namespace
 
 int run_trained_trace(const TraceArgs& a) {
@@ -139,8 +165,18 @@ int run_trained_trace(const TraceArgs& a) {
         p = int(v);
     }
 
+    Ablation ab;
+    int dla_pos = N - 1;
+    if (!to_ablation(a.ablation, m, ab, error) || !to_dla_pos(a.ablation, N, N - 1, dla_pos, error))
+        return usage_error(error);
+    const Ablation* ablated = ab.empty() ? nullptr : &ab;
+    if (ab.mode == AblationMode::mean && ablated) compute_ablation_means(m, ablation_probe(m, {}), kernel, ab);
+
+    // The clean run picks the DLA's class; the traced tensors are the ablated run's.
     ModelTrace tr;
     model_forward(m, tokens, kernel, tr);
+    const int dla_class = top_class(m, tr, dla_pos);
+    if (ablated) model_forward(m, tokens, kernel, tr, ablated);
 
     std::ios::sync_with_stdio(false);
     {
@@ -205,7 +241,7 @@ int run_trained_trace(const TraceArgs& a) {
             std::vector<int> tokens2 = tokens;
             tokens2[size_t(p)] = (tokens[size_t(p)] + 1) % c.vocab;
             ModelTrace tr2;
-            model_forward(m, tokens2, kernel, tr2);
+            model_forward(m, tokens2, kernel, tr2, ablated);
             w.key("perturbed_token");
             w.begin_object();
             w.key("from"); w.value_string(token_name(c, tokens[size_t(p)]));
@@ -221,6 +257,25 @@ int run_trained_trace(const TraceArgs& a) {
                 w.array(d.data(), {int64_t(d.size())});
             }
             w.end_array();
+        }
+        if (ablated) {
+            // The task's loss and accuracy on the accuracy probe (train.h), before and after.
+            const TaskMetrics before = task_metrics(m, kernel), after = task_metrics(m, kernel, ablated);
+            w.key("ablation");
+            w.begin_object();
+            write_ablation_heads(w, ab);
+            w.key("before"); write_metrics(w, before);
+            w.key("after"); write_metrics(w, after);
+            TaskMetrics delta = after;
+            delta.loss = after.loss - before.loss;
+            for (size_t i = 0; i < delta.accuracy.size() && i < before.accuracy.size(); ++i)
+                delta.accuracy[i].second -= before.accuracy[i].second;
+            w.key("delta"); write_metrics(w, delta);
+            w.end_object();
+        }
+        if (ablated || a.ablation.dla_pos) {
+            w.key("dla");
+            write_dla(w, logit_attribution(m, tr, dla_pos, dla_class, ablated), nullptr);
         }
         w.end_object();
         w.flush();

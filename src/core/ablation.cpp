@@ -205,7 +205,7 @@ void apply_ablation(const Ablation& ab, int layer, const Weights& w, int r0, Ker
         if (h.head < 0 || h.head >= tr.H)
             throw std::invalid_argument("head " + to_string(h) + " is not in a layer of " + std::to_string(tr.H) + " heads.");
         const Vec& r = *ab.replacement(h.layer, h.head, hd);
-        for (int t = r0; t < T; ++t) tr.concat.block(t, h.head * hd, 1, hd) = r.transpose();
+        for (int t = r0; t < T; ++t) tr.concat.row(t).segment(h.head * hd, hd) = r; // r is a row (Vec)
     }
     detail::linear_forward(tr.y.data(), tr.concat.data(), w.w_proj, w.b_proj, r0, T, kernel);
     tr.update_cache.p = -1; // its partial sums are of the heads' own outputs
