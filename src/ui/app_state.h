@@ -379,8 +379,6 @@ std::string sequence_text(const ModelConfig& c, const std::vector<int>& tokens);
 bool open_trained_file(AppState& s, const std::string& path, const std::string& text, std::string& error);
 bool read_trained_input(const std::string& path, const std::string& text, std::shared_ptr<const TrainedInput>& out,
                         std::string& error);
-// "Back to the lesson" (the side panel's button and the key L while a model is shown).
-void back_to_lesson(AppState& s);
 
 // ---- A GPT-2 or nanoGPT model in the views (gpt_state.cpp)
 
