@@ -408,18 +408,6 @@ double median_of(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The window's count of repeated sequences for the detector's probe (the Model view's
-// repeat_probe_count, model_view_state.cpp): all of them on a small model, fewer on a large
-// one (about 2e10 multiply-adds in all, at least 2).
-int window_probe_count(const Model& m) {
-    const ModelConfig& c = m.config;
-    const int repeat = std::min(c.seq_len / 3, detector_max_repeat);
-    const int length = (starts_with_bos(c) ? 1 : 0) + 2 * std::max(repeat, 1);
-    double params = double(m.wte.size());
-    for (const Block& b : m.h) params += double(b.attn.w_qkv.size() + b.attn.w_proj.size() + b.w_fc.size() + b.w_mlp_proj.size());
-    return std::clamp(int(2e10 / (double(length) * params)), 2, detector_repeat_count);
-}
-
 // What the window does when a head's ablate toggle changes (ablation_state.cpp), timed
 // `repeat` times, each time beside a plain forward: its one trace rerun in place from the first layer whose ablation changed
 // (here the first ablated layer), then the next-token loss, the top 5 and the DLA at the

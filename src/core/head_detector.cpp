@@ -240,6 +240,15 @@ void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& o
     if (!ablation) out.probe = std::move(kept);
 }
 
+int window_probe_count(const Model& m) {
+    const ModelConfig& c = m.config;
+    const int repeat = std::min(c.seq_len / 3, detector_max_repeat);
+    const int length = (starts_with_bos(c) ? 1 : 0) + 2 * std::max(repeat, 1);
+    double params = double(m.wte.size());
+    for (const Block& b : m.h) params += double(b.attn.w_qkv.size() + b.attn.w_proj.size() + b.w_fc.size() + b.w_mlp_proj.size());
+    return std::clamp(int(2e10 / (double(length) * params)), 2, detector_repeat_count);
+}
+
 std::vector<HeadRole> head_roles(const HeadDetection& d, float threshold) {
     std::vector<HeadRole> out;
     const HeadScores& t = d.text;

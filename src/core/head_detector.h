@@ -101,6 +101,12 @@ void detect_repeat_induction(const Model& m, KernelKind kernel, HeadDetection& o
                              uint64_t seed = detector_repeat_seed, std::optional<int> bos = std::nullopt,
                              const Ablation* ablation = nullptr, const HeadDetection* clean = nullptr);
 
+// How many repeated sequences the window's probe reads for model m: all
+// detector_repeat_count of them on a small model; a large one reads fewer (about 2e10
+// multiply-adds in all, at least 2), so that the probe stays a few seconds. The Model view
+// and `attnviz bench --ablate` (which times what the window does) both use it.
+int window_probe_count(const Model& m);
+
 // Heads whose score passes `threshold` (the Train view's 0.6), strongest score first, for
 // the grid's highlights: kind 0 previous-token, 1 duplicate, 2 induction (the repeated
 // sequence's score when measured, else the text's).

@@ -85,7 +85,7 @@ void keep_clean(AppState& s) {
         c.detection.repeat_bos = n.clean.detection.repeat_bos;
         c.detection.probe = n.clean.detection.probe;
     } else {
-        detect_repeat_induction(*m, s.kernel, c.detection, repeat_probe_count(*m));
+        detect_repeat_induction(*m, s.kernel, c.detection, window_probe_count(*m));
     }
     if (m->config.arch == Arch::gpt) c.loss = next_token_loss(s.model_base);
     else if (same_model && !n.clean.task.accuracy.empty()) c.task = n.clean.task; // the probe is the model's, not the text's
@@ -118,7 +118,7 @@ void summarize_ablated(AppState& s) {
         a.detection.repeat_seed = d.repeat_seed, a.detection.repeat_bos = d.repeat_bos;
     } else {
         // From the clean probe's kept traces: only the layers from the first ablated one run.
-        detect_repeat_induction(*m, s.kernel, a.detection, repeat_probe_count(*m), detector_repeat_seed, std::nullopt,
+        detect_repeat_induction(*m, s.kernel, a.detection, window_probe_count(*m), detector_repeat_seed, std::nullopt,
                                 &s.ablation, n.clean_model == m && n.clean_kernel == s.kernel ? &n.clean.detection : nullptr);
         n.repeat_model = text_free ? m : nullptr;
         n.repeat_ablation = s.ablation;
@@ -234,16 +234,7 @@ bool apply_ablation_edit(AppState& s) {
     s.edit_ablation.means.clear();
     summarize_ablated(s);
     // Every view shows the new run: the shown layer, its ranges and textures, the slider again.
-    show_model_layer(s);
-    s.perturb_dirty = s.strength != 0;
-    s.ranges = Ranges{};
-    grow_ranges(s.ranges, s.trace, &s.experiment.weights);
-    update_sharpness(s, 0);
-    s.dy_summary = summarize(s.dy, -1);
-    s.dy_out_summary = summarize(s.dy_out, -1);
-    s.upload = UploadRequest{};
-    s.upload.full = true;
-    s.base_upload = true;
+    show_new_run(s);
     s.status = s.ablation.empty() ? "Restored every head: the clean model again."
                                   : "Showing the model with " + heads_sentence(s.ablation) + ".";
     return true;

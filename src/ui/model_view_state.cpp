@@ -54,18 +54,6 @@ void predict_at(AppState& s, int pos) {
 
 namespace state_detail {
 
-// How many repeated sequences the detector's probe reads (detect_repeat_induction): all
-// detector_repeat_count of them on a small model; a large one reads fewer (at most about 2e10
-// multiply-adds in all, at least 2), so that the probe stays a few seconds.
-int repeat_probe_count(const Model& m) {
-    const ModelConfig& c = m.config;
-    const int repeat = std::min(c.seq_len / 3, detector_max_repeat);
-    const int length = (starts_with_bos(c) ? 1 : 0) + 2 * std::max(repeat, 1);
-    double params = double(m.wte.size());
-    for (const Block& b : m.h) params += double(b.attn.w_qkv.size() + b.attn.w_proj.size() + b.w_fc.size() + b.w_mlp_proj.size());
-    return std::clamp(int(2e10 / (double(length) * params)), 2, detector_repeat_count);
-}
-
 void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed) {
     if (!s.ready) return;
     if (s.trained) {

@@ -36,6 +36,9 @@ void leave_trained(AppState& s);
 // Layer s.layer of the unperturbed forward in `base` and `trace` (a GPT model's recomputed
 // whole by gpt_layer_trace), with the perturbation's results cleared.
 void show_model_layer(AppState& s);
+// A new run of the shown model in every view: show_model_layer, the slider applied again
+// next, the colour ranges, the sharpness table and dy summaries afresh, every texture sent.
+void show_new_run(AppState& s);
 
 // A GPT model's part of that path (gpt_state.cpp): "" when it can be shown within `cap`,
 // else one sentence; the forward into s.model_base (lean when large, the kernel chosen as
@@ -60,8 +63,6 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
 // in model_clean) and the "after" numbers computed; the shown layer is redone by the caller
 // (apply_trained) or by apply_ablation_edit itself. update_ablation_position: the DLA and the
 // top 5 at the predictions' position, when it moved.
-// How many repeated sequences the detector's probe reads for model m (model_view_state.cpp).
-int repeat_probe_count(const Model& m);
 inline const Ablation* shown_ablation(const AppState& s) { return s.ablation.empty() ? nullptr : &s.ablation; }
 void ablation_after_run(AppState& s);
 bool apply_ablation_edit(AppState& s);

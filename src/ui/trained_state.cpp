@@ -72,6 +72,19 @@ std::string check_model_input(const TrainedInput& in, int64_t cap) { return chec
 
 namespace state_detail {
 
+void show_new_run(AppState& s) {
+    show_model_layer(s);
+    s.perturb_dirty = s.strength != 0;
+    s.ranges = Ranges{};
+    grow_ranges(s.ranges, s.trace, &s.experiment.weights);
+    update_sharpness(s, 0);
+    s.dy_summary = summarize(s.dy, -1);
+    s.dy_out_summary = summarize(s.dy_out, -1);
+    s.upload = UploadRequest{};
+    s.upload.full = true;
+    s.base_upload = true;
+}
+
 // Block `layer`'s trace in every view, unperturbed; the slider is applied after.
 void show_model_layer(AppState& s) {
     const Model& m = *s.trained->model;
@@ -137,18 +150,9 @@ bool apply_trained(AppState& s) {
     s.trained_words.clear();
     for (int t : in->tokens) s.trained_words.push_back(model_token_label(s, t));
     s.sequence_field = in->gpt() ? gpt_sequence_text(*in) : sequence_text(m.config, in->tokens);
-    show_model_layer(s);
     s.p = std::clamp(s.p, first_replaceable(s), N - 1);
-    s.perturb_dirty = s.strength != 0;
-    s.ranges = Ranges{};
-    grow_ranges(s.ranges, s.trace, &s.experiment.weights);
-    update_sharpness(s, 0);
-    s.dy_summary = summarize(s.dy, -1);
-    s.dy_out_summary = summarize(s.dy_out, -1);
+    show_new_run(s);
     clamp_windows(s);
-    s.upload = UploadRequest{};
-    s.upload.full = true;
-    s.base_upload = true;
     s.ready = true;
     const std::string what = in->gpt() ? in->layout + " model" : "the " + std::string(to_string(m.config.task)) + " model";
     s.status = "Showing " + what + " (" + in->source + "), " + (in->gpt() ? "layer " : "block ") +
