@@ -261,6 +261,15 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
                 if (!ImGui::TableNextColumn()) continue; // a column given way (narrow)
                 const int kind = c == DetectorColumn::prev ? 0 : c == DetectorColumn::dup ? 1 : 2;
                 score_cell(ui, detector_score(d, c, l, hd), c != DetectorColumn::ind_repeat || repeat, kind);
+                // With heads ablated the cell is the ablated model's; the clean score is one hover away.
+                if (ablated && ImGui::IsItemHovered()) {
+                    const float before = detector_score(s.ablation_numbers.clean.detection, c, l, hd), after = detector_score(d, c, l, hd);
+                    const char* what = c == DetectorColumn::prev ? "previous-token" : c == DetectorColumn::dup ? "duplicate"
+                                     : c == DetectorColumn::ind_text ? "induction on the text" : "induction on repeated sequences";
+                    ImGui::SetTooltip("layer %d, head %d, %s: %s with the ablation, %s before", l, hd, what,
+                                      std::isnan(after) ? "—" : format_value(after, 3).c_str(),
+                                      std::isnan(before) ? "—" : format_value(before, 3).c_str());
+                }
             }
             // The DLA (of the run shown) and its change by the ablation.
             for (DetectorColumn c : {DetectorColumn::dla, DetectorColumn::dla_delta}) {
