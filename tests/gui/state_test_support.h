@@ -8,7 +8,7 @@ namespace attnviz_gui_test {
 // Same shape and the same float bits.
 inline bool same_bits(const attnviz::Mat& a, const attnviz::Mat& b) {
     return a.rows() == b.rows() && a.cols() == b.cols() &&
-           std::memcmp(a.data(), b.data(), sizeof(float) * size_t(a.size())) == 0;
+           (a.size() == 0 || std::memcmp(a.data(), b.data(), sizeof(float) * size_t(a.size())) == 0); // empty: no data to compare
 }
 
 // The window's state on the lesson's example, after its first recompute.
