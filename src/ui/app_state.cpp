@@ -395,6 +395,7 @@ void apply_perturbation(AppState& s) {
 } // namespace
 
 void recompute(AppState& s) {
+    poll_model_load(s); // a model read off the frame thread, staged once it is in (model_loading.cpp)
     const bool config_changed = s.config_dirty, perturb_changed = s.perturb_dirty;
     if (s.config_dirty) {
         s.config_dirty = false;

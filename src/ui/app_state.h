@@ -193,6 +193,8 @@ struct AblationNumbers {
     Ablation repeat_ablation;
 };
 
+struct ModelLoad; // model_loading.cpp
+
 struct AppState {
     // The run in use, and what the controls show (applied on the next recompute).
     Config config;
@@ -252,6 +254,9 @@ struct AppState {
     std::string text_field;                // the side panel's text box
     std::string weights_field;             // the side panel's weights path
     int layer_field = 0;
+    // A model file or directory being read on a worker (model_loading.cpp); nullptr: none.
+    // The views keep the shown model until it is read.
+    std::shared_ptr<ModelLoad> loading;
     // Export (inputs.h): the side panel's paths and tensor, and a PNG the loop writes after
     // the next frame is drawn (empty: none asked for).
     std::string png_path = "attnviz-walk.png";
@@ -414,6 +419,23 @@ std::string check_model_input(const TrainedInput& in, int64_t cap);
 // directory or a nanoGPT file; staged like request_trained_model (layer 0). On failure
 // nothing is staged and `error` (and s.error) is one sentence.
 bool open_model_path(AppState& s, const std::string& path, std::string& error);
+
+// ---- Reading a model off the frame thread (model_loading.cpp)
+
+// The side panel's "Open model" and "Load weights…" for a whole model: a GPT-2 directory, a
+// nanoGPT file or a model attnviz train wrote is read on a worker while the frame goes on;
+// s.status says what is being read and for how long. `layer` (>= 0) is the layer to show of
+// a trained model, as load_weights_file takes it. False, with one sentence in `error` and
+// s.error, when nothing was started: an empty path, or a read still going.
+bool request_model_path(AppState& s, const std::string& path, std::string& error, int layer = -1);
+// The panel's "Load weights…": a whole model through request_model_path, a single attention
+// block's file (small) through load_weights_file at once.
+bool request_weights_file(AppState& s, const std::string& path, int layer, std::string& error);
+// Called by recompute() every frame: stages a finished read like open_model_path (or says
+// why it was refused), else refreshes the progress line. `wait`: blocks until it is read
+// (the headless picture, which must show the model asked for).
+void poll_model_load(AppState& s, bool wait = false);
+bool model_loading(const AppState& s);
 
 // Largest |value| for a family, honouring s.shared_ranges; never 0.
 float range_of(const AppState& s, const RangeSet& r, int head);

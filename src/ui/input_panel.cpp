@@ -83,7 +83,7 @@ void draw_weights_section(AppState& s, UiContext& ui) {
     const float load_w = std::max(row / 2, ImGui::CalcTextSize("Load weights…").x + 2 * ImGui::GetStyle().FramePadding.x);
     if (ImGui::Button("Load weights…", ImVec2(load_w, 0)) || enter) {
         std::string error;
-        load_weights_file(s, s.weights_field, s.layer_field, error);
+        request_weights_file(s, s.weights_field, s.layer_field, error);
     }
     ImGui::SameLine();
     ImGui::BeginDisabled(!s.weights && !s.edit_weights);
@@ -92,7 +92,7 @@ void draw_weights_section(AppState& s, UiContext& ui) {
     ImGui::EndDisabled();
     if (ImGui::Button("Open model (every layer)", ImVec2(-1, 0))) {
         std::string error;
-        open_model_path(s, s.weights_field, error);
+        request_model_path(s, s.weights_field, error);
     }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("The path above as a whole model in every view: a GPT-2 directory (model.safetensors, "

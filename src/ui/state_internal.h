@@ -33,6 +33,9 @@ KernelKind resolve_kernel(const AppState& s, const Config& c, KernelChoice k);
 bool apply_trained(AppState& s);
 void apply_trained_perturbation(AppState& s);
 void leave_trained(AppState& s);
+// A model read (or refused with `error`) for the views: staged on layer 0 like open_model_path,
+// or the sentence shown in s.status and s.error.
+bool stage_read(AppState& s, bool read, std::shared_ptr<const TrainedInput> in, const std::string& error);
 // Layer s.layer of the unperturbed forward in `base` and `trace` (a GPT model's recomputed
 // whole by gpt_layer_trace), with the perturbation's results cleared.
 void show_model_layer(AppState& s);

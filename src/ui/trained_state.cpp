@@ -328,10 +328,7 @@ bool read_trained_input(const std::string& path, const std::string& text, std::s
     return true;
 }
 
-namespace {
-
-// A model read (or refused with `error`) for the views: staged on layer 0, or the sentence shown.
-bool stage_read(AppState& s, bool read, std::shared_ptr<const TrainedInput> in, const std::string& error) {
+bool state_detail::stage_read(AppState& s, bool read, std::shared_ptr<const TrainedInput> in, const std::string& error) {
     if (!read) {
         s.status = "Kept what is shown: " + error + ".";
         s.error = s.status;
@@ -341,8 +338,6 @@ bool stage_read(AppState& s, bool read, std::shared_ptr<const TrainedInput> in, 
     request_trained_model(s, std::move(in));
     return true;
 }
-
-} // namespace
 
 bool open_trained_file(AppState& s, const std::string& path, const std::string& text, std::string& error) {
     std::shared_ptr<const TrainedInput> in;
