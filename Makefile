@@ -82,7 +82,7 @@ package:
 	@cd build-package && cpack -G DEB >cpack.log 2>&1 || { cat cpack.log; exit 1; }
 	@ls build-package/attnviz_*.deb
 
-# The web page (README "In the browser"): Debian's emscripten and Dear ImGui's source
+# The web page (docs/web.md): Debian's emscripten and Dear ImGui's source
 # (scripts/web-deps), then build-web/site/, a static folder for any web server. The browser
 # test (tests/web, ctest label web) and its npm packages are set up here too, into build-web/.
 # NODE_PATH: emscripten's JavaScript tools need Debian's node modules (acorn) whichever node runs them.

@@ -5,6 +5,7 @@ torch, for src/core/ablation.h and the tests of tests/core/test_ablation.cpp.
 Usage (Debian's python3 with torch 1.13 and numpy):
 
     /usr/bin/python3 scripts/gen_ablation_reference.py [--out DIR]
+    or: scripts/gen-references gen_ablation_reference [--out DIR]
 
 An ablation is a forward pre-hook on the attention's output projection (the toy models'
 `proj`, GPT's `attn.c_proj`, both nn.Linear) that replaces the ablated heads' head_dim

@@ -5,6 +5,7 @@ on repeated random token sequences, computed by torch on the tiny GPT of tests/d
 Usage (Debian's python3 with torch 1.13 and numpy):
 
     /usr/bin/python3 scripts/gen_detector_reference.py [--out FILE]
+    or: scripts/gen-references gen_detector_reference [--out FILE]
 
 The probe is the training recipe's (docs/training.md §6), which TransformerLens's induction
 examples also use: per sequence, [BOS,] r, r, filler with r = randint(0, V, (count, R)) and

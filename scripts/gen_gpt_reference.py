@@ -4,6 +4,7 @@
 Usage (Debian's python3 with torch 1.13; `transformers` is not needed):
 
     /usr/bin/python3 scripts/gen_gpt_reference.py --out /tmp/gpt_tiny
+    or: scripts/gen-references gen_gpt_reference   (--out tests/data/gpt_tiny)
 
 The model is nanoGPT's GPT (model.py), written out below: wte + wpe, blocks of
 x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)), ln_f, logits through the tied wte. The config

@@ -6,6 +6,7 @@ Usage (Debian's python3, which has torch 1.13; a python3 earlier on PATH may not
 
     /usr/bin/python3 scripts/gen_reference.py --out /tmp/ref
     /usr/bin/python3 scripts/gen_reference.py --out /tmp/ref --compare tests/data
+    or: scripts/gen-references gen_reference   (--out tests/data)
 
 --out DIR      where to write lesson_example.json and cases_public.json (created if missing).
                Write into a scratch directory and compare; copy over tests/data only

@@ -8,6 +8,7 @@ Usage (Debian's python3, which has torch 1.13):
 
     /usr/bin/python3 scripts/gen_reference_large.py --out /tmp/ref
     /usr/bin/python3 scripts/gen_reference_large.py --out /tmp/ref --compare tests/data
+    or: scripts/gen-references gen_reference_large   (--out tests/data)
 
 --out and --compare work as in gen_reference.py, whose pinned environment (reference BLAS,
 one thread, AVX2) and checks this script reuses.

@@ -2,6 +2,7 @@
 """Regenerates tests/data/text_examples.json: words as input, computed by PyTorch.
 
 Run with Debian's python3-torch:  /usr/bin/python3 scripts/gen_text_reference.py > tests/data/text_examples.json
+or: scripts/gen-references gen_text_reference
 
 For each case: torch.manual_seed(seed); attn = SelfAttention(C, H); E = torch.randn(V, C) for
 the V distinct words in order of first appearance; x = E[ids]; the perturbation row is the

@@ -6,6 +6,7 @@
 //
 //   mkdir /tmp/tok && cd /tmp/tok && npm install gpt-3-encoder@1.1.4 @dqbd/tiktoken@1.0.22
 //   node scripts/gen_tokenizer_fixtures.js /tmp/tok/node_modules tests/data/gpt2_tokenizer
+//   or: scripts/gen-references gen_tokenizer_fixtures --node-modules /tmp/tok/node_modules
 //
 // The reference is gpt-3-encoder's JavaScript encoder (a port of GPT-2's encoder.py). Its
 // pattern uses JavaScript's \s, which is not Unicode's White_Space that Python's `regex`

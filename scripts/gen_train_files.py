@@ -3,6 +3,7 @@
 
 Run with Debian's /usr/bin/python3 (torch 1.13), giving the training recipe's path:
     /usr/bin/python3 scripts/gen_train_files.py --recipe PATH/train-recipes.py [--out tests/data/train]
+    or: scripts/gen-references gen_train_files --recipe PATH/train-recipes.py [--out tests/data/train]
 
 The recipe is imported from PATH, not copied, so the files are exactly what its --save writes.
 For each run below it writes

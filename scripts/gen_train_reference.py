@@ -3,6 +3,7 @@
 recipe (the specification of the toy models, their data, loss, optimiser and head scores):
 
     /usr/bin/python3 scripts/gen_train_reference.py --recipe PATH/train-recipes.py [--out DIR]
+    or: scripts/gen-references gen_train_reference --recipe PATH/train-recipes.py [--out DIR]
 
 Run with Debian's python3-torch (1.13). Like gen_reference.py it re-executes itself with the
 reference BLAS first on the library path, one thread and CPU capability AVX2, and checks that torch's

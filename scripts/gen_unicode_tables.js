@@ -3,6 +3,7 @@
 // pre-tokenizing expression uses, \p{L} (letters), \p{N} (numbers) and \s (whitespace),
 // taken from node's own Unicode property support, so no Unicode data file is needed.
 //   node scripts/gen_unicode_tables.js > src/core/unicode_tables.inc
+//   or: scripts/gen-references gen_unicode_tables
 //
 // \s is Unicode's White_Space property, as Python's `regex` module (GPT-2's encoder.py),
 // tiktoken and Hugging Face's tokenizers read it: U+0085 is whitespace and U+FEFF is not.

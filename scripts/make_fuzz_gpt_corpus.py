@@ -3,6 +3,7 @@
 
 Run with Debian's /usr/bin/python3 (numpy):
     /usr/bin/python3 scripts/make_fuzz_gpt_corpus.py [out_dir]
+    or: scripts/gen-references make_fuzz_gpt_corpus [out_dir]
 
 Each tensor is cut to its first entries so that a seed is a few kilobytes: n_embd 64 -> 4,
 3 n_embd -> 12, 4 n_embd -> 16, vocabulary 1000 -> 8, block size 64 -> 4; the dtypes and

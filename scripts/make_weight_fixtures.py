@@ -4,6 +4,7 @@
 Run with Debian's /usr/bin/python3 (torch 1.13 and numpy):
     /usr/bin/python3 scripts/make_weight_fixtures.py [out_dir]
     /usr/bin/python3 scripts/make_weight_fixtures.py --fuzz-seeds [out_dir]   (fuzz/corpus/fuzz_safetensors)
+    or: scripts/gen-references make_weight_fixtures [--fuzz-seeds] [out_dir]
 
 The `safetensors` Python package is not in Debian 12, so the container is written by hand
 here exactly as safetensors.torch.save_file writes it: an 8-byte little-endian header

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The web page's figures for the README ("In the browser"), measured in one run:
+"""The web page's figures for docs/web.md ("Figures"), measured in one run:
 
   - the lesson's forward (C 8, H 2, T 4, reference kernel) and a (T, C, H) = (512, 512, 8)
     forward (the fast kernel, as the app picks at that size), in the page (headless Chromium,
