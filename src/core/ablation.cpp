@@ -65,14 +65,30 @@ bool parse_heads(const std::string& text, const ModelConfig& c, std::vector<Head
         item.clear();
         return true;
     };
+    // A comma with no head before it (",0.1", "0.1,,1.0") or after it ("0.1,") is refused:
+    // a head left out of a list by mistake must not pass silently.
+    const std::string empty_item = quote(text, 40) + " has an empty item between commas; " + range + ".";
+    size_t heads_at_comma = 0;
+    bool after_comma = false;
     for (char ch : text) {
         if (ch == ',' || ch == ' ' || ch == '\t' || ch == '\n') {
             if (!flush()) return false;
+            if (ch != ',') continue;
+            if (out.size() == heads_at_comma) {
+                error = empty_item;
+                return false;
+            }
+            heads_at_comma = out.size();
+            after_comma = true;
         } else {
             item += ch;
         }
     }
     if (!flush()) return false;
+    if (after_comma && out.size() == heads_at_comma) {
+        error = empty_item;
+        return false;
+    }
     if (out.empty()) {
         error = "no head given; " + range + ".";
         return false;

@@ -424,7 +424,8 @@ TEST(AblationParse, HeadListsAndModes) {
     EXPECT_EQ(to_string(heads[0]), "1.3");
 
     for (const char* bad : {"", "0", "0.", ".1", "a.b", "2.0", "0.4", "-1.0", "0.-1", "0.1,x", "0.1.2", "0.1x",
-                            "1,2", "99999999999999999999.0", "0.1;1.0"}) {
+                            "1,2", "99999999999999999999.0", "0.1;1.0", "0.1,,1.0", "0.1, ,1.0", ",0.1", "0.1,",
+                            ","}) {
         SCOPED_TRACE(std::string("'") + bad + "'");
         error.clear();
         EXPECT_FALSE(parse_heads(bad, c, heads, error));
