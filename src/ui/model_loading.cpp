@@ -83,10 +83,7 @@ bool request_model_path(AppState& s, const std::string& path, std::string& error
         s.error = s.status;
         return false;
     }
-    if (path.empty()) {
-        error = "no model given; type the path of a GPT-2 directory or a .safetensors model file";
-        return stage_read(s, false, nullptr, error);
-    }
+    if (path.empty()) return open_model_path(s, path, error); // its refusal, at once
 #ifdef ATTNVIZ_READ_IN_FRAME
     const ModelRead r = read_model(path);
     error = r.error;
