@@ -3,6 +3,7 @@
 #include "gl_context.h"
 #include "imgui_backend.h"
 #include "inputs.h"
+#include "text_fit.h"
 #include "screenshot.h"
 #include "train_view_state.h"
 #include "views.h"

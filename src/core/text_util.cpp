@@ -89,4 +89,17 @@ bool ends_with_nocase(const std::string& s, const std::string& suffix) {
     return true;
 }
 
+size_t utf8_prefix(const std::string& s, size_t n) {
+    size_t at = 0;
+    for (size_t k = 0; k < n && at < s.size(); ++k) at += std::max<size_t>(1, utf8_sequence_length(s, at));
+    return std::min(at, s.size());
+}
+
+size_t utf8_count(const std::string& s) {
+    size_t n = 0;
+    for (size_t at = 0; at < s.size(); ++n) at += std::max<size_t>(1, utf8_sequence_length(s, at));
+    return n;
+}
+
+
 } // namespace attnviz

@@ -31,6 +31,9 @@ inline bool fail(std::string& error, const std::string& file, const std::string&
 size_t utf8_sequence_length(const std::string& s, size_t i);
 // Offset of the first byte that breaks UTF-8, or std::string::npos when `s` is valid.
 size_t invalid_utf8_at(const std::string& s);
+// Characters of `s` (a byte that breaks UTF-8 counts as one), and the bytes of its first `n`.
+size_t utf8_count(const std::string& s);
+size_t utf8_prefix(const std::string& s, size_t n);
 
 // "1, 2, 5 or 10"
 inline std::string list_or(const std::vector<int>& v) {

@@ -3,6 +3,7 @@
 // which outputs move: a bar per position of max |Δy|, exact zeros said in words.
 #include "format.h"
 #include "inputs.h"
+#include "text_fit.h"
 #include "model_io.h"
 #include "specs.h"
 #include "views.h"

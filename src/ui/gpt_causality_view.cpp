@@ -5,6 +5,7 @@
 // (gpt_causality.h), every cell before p reading exactly 0.0 through all L layers.
 #include "format.h"
 #include "inputs.h"
+#include "text_fit.h"
 #include "matrix_panel.h"
 #include "views.h"
 #include <algorithm>

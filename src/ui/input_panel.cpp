@@ -2,6 +2,7 @@
 // the work; these only arrange the widgets).
 #include "format.h"
 #include "inputs.h"
+#include "text_fit.h"
 #include "views.h"
 #include <algorithm>
 #include <cmath>

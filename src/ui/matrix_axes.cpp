@@ -2,6 +2,7 @@
 // title, column bands, ticks, captions and the colour bar with its numbers.
 #include "format.h"
 #include "inputs.h"
+#include "text_fit.h"
 #include "matrix_grid.h"
 #include <algorithm>
 #include <cmath>

@@ -311,7 +311,7 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::PopID();
         y += pager_h;
     }
-    const std::vector<HeadRole> roles = head_roles(s.detection);
+    const std::vector<HeadRole>& roles = s.roles;
     auto role_of = [&](int l, int h) -> const HeadRole* {
         for (const HeadRole& r : roles)
             if (r.layer == l && r.head == h) return &r;

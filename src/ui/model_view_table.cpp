@@ -4,6 +4,7 @@
 // next-token predictions at the cursor's position, as Transformer Explainer shows them.
 #include "format.h"
 #include "inputs.h"
+#include "text_fit.h"
 #include "model_io.h"
 #include "model_view.h"
 #include "views.h"
@@ -206,7 +207,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
         col = DetectorColumn(spec->Specs[0].ColumnUserID);
         descending = spec->Specs[0].SortDirection == ImGuiSortDirection_Descending;
     }
-    const std::vector<HeadRole> roles = head_roles(d);
+    const std::vector<HeadRole>& roles = s.roles;
     const bool repeat = !d.repeat_induction.empty();
     const std::vector<std::pair<int, int>> rows = sorted_heads(s, col, descending);
     // Only the rows on screen are submitted (GPT-2 small has 144).

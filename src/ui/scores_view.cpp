@@ -3,6 +3,7 @@
 // words: rows are "query position i", columns "key position j".
 #include "format.h"
 #include "inputs.h"
+#include "text_fit.h"
 #include "model_view.h"
 #include "specs.h"
 #include "views.h"

@@ -60,18 +60,6 @@ constexpr float cividis_table[11][3] = {
 
 } // namespace
 
-const char* to_string(PaletteKind k) { return k == PaletteKind::cb ? "cb" : "default"; }
-
-bool parse_palette(const std::string& s, PaletteKind& out, std::string& error) {
-    for (PaletteKind k : {PaletteKind::standard, PaletteKind::cb})
-        if (s == to_string(k)) {
-            out = k;
-            return true;
-        }
-    error = "--palette " + quote(s) + " is not a palette; use default (blue-red and viridis) or cb (purple-orange and cividis)";
-    return false;
-}
-
 const char* signed_words(PaletteKind k) {
     return k == PaletteKind::cb ? "signed: − purple, 0 white, + orange" : "signed: − blue, 0 white, + red";
 }

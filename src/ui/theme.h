@@ -44,11 +44,6 @@ struct Palette {
 
 Palette make_palette(Theme t, PaletteKind k = PaletteKind::standard);
 
-// Colour-map families: "default" (RdBu reversed for signed values, viridis for weights) and
-// "cb" (PuOr reversed and cividis: blue-yellow contrasts, safe for every colour vision).
-const char* to_string(PaletteKind k);
-// On failure sets `error` to one sentence naming the value and the allowed names.
-bool parse_palette(const std::string& s, PaletteKind& out, std::string& error);
 // The legend's words for the signed map, e.g. "signed: − blue, 0 white, + red".
 const char* signed_words(PaletteKind k);
 // ImGui's colours and sizes for the theme, scaled for the font scale.

@@ -32,27 +32,16 @@ std::vector<int> head_choices(int C) {
 
 // Train / Pause, Step, Reset, the speed and what the run is doing.
 void draw_run_controls(TrainViewState& t, UiContext& ui, float x_end) {
-    TrainSession& ses = *t.session;
     const TrainStatus& st = t.shown_status;
-    const bool scrubbed = t.scrub >= 0;
-    // From a scrubbed-back step, Train and Step resume there: the worker drops what came after.
-    auto resume_here = [&] {
-        if (scrubbed) ses.resume_from(t.scrub);
-        t.scrub = -1;
-    };
     const float bw = std::round(86 * ui.scale);
     if (st.running) {
-        if (ImGui::Button("Pause", ImVec2(bw, 0))) ses.pause();
+        if (ImGui::Button("Pause", ImVec2(bw, 0))) train_pause(t);
     } else if (ImGui::Button("Train", ImVec2(bw, 0))) {
-        resume_here();
-        ses.run();
+        train_run(t); // from a replayed step, on from there
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Space: train / pause");
     ImGui::SameLine();
-    if (ImGui::Button("Step")) {
-        resume_here();
-        ses.step();
-    }
+    if (ImGui::Button("Step")) train_step(t);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("One Adam step on one batch (key N)");
     ImGui::SameLine();
     if (ImGui::Button("Reset")) request_train_settings(t, t.settings);
@@ -63,10 +52,8 @@ void draw_run_controls(TrainViewState& t, UiContext& ui, float x_end) {
     int idx = t.speed_index;
     const std::string shown = speeds[size_t(idx)] > 0 ? std::to_string(int(speeds[size_t(idx)])) + " steps/s" : "as fast as it goes";
     ImGui::SetNextItemWidth(std::round(170 * ui.scale));
-    if (ImGui::SliderInt("##speed", &idx, 0, int(speeds.size()) - 1, shown.c_str(), ImGuiSliderFlags_NoInput)) {
-        t.speed_index = idx;
-        ses.set_speed(speeds[size_t(idx)]);
-    }
+    if (ImGui::SliderInt("##speed", &idx, 0, int(speeds.size()) - 1, shown.c_str(), ImGuiSliderFlags_NoInput))
+        train_set_speed(t, idx);
     ImGui::SameLine(0, std::round(16 * ui.scale));
     char line[96];
     if (st.running && st.measured > 0)

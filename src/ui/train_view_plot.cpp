@@ -213,7 +213,7 @@ float draw_train_scrubber(TrainViewState& t, UiContext& ui, ImVec2 p0, float wid
     const float latest_w = ImGui::CalcTextSize("Latest").x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SetNextItemWidth(std::max(60.f, p0.x + width - ImGui::GetCursorScreenPos().x - latest_w - ImGui::GetStyle().ItemSpacing.x));
     if (ImGui::SliderInt("##history", &idx, 0, n, fmt.c_str(), ImGuiSliderFlags_NoInput)) {
-        if (st.running) t.session->pause(); // replaying history: the run waits
+        if (st.running) train_pause(t); // replaying history: the run waits
         t.scrub = idx < n && snaps[size_t(idx)].step < st.step ? snaps[size_t(idx)].step : -1;
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Drag to replay the run: the heads and the curves at each snapshot (Left / Right)");

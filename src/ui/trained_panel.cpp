@@ -3,6 +3,7 @@
 // the block, "Back to the lesson"), the block picker above every view, and its keys.
 #include "format.h"
 #include "inputs.h"
+#include "text_fit.h"
 #include "model_io.h"
 #include "views.h"
 #include <algorithm>
@@ -31,7 +32,7 @@ int64_t param_count(const ModelConfig& c) {
     return n;
 }
 
-// GLFW key codes, as view_common.cpp uses them.
+// GLFW key codes, as keys.cpp uses them.
 constexpr int key_comma = 44, key_period = 46;
 
 } // namespace

@@ -2,7 +2,6 @@
 #include "session_state.h"
 #include "text_util.h"
 #include "inputs.h"
-#include "theme.h"
 #include "model_io.h"
 #include "train_view_state.h"
 #include <algorithm>

@@ -15,8 +15,8 @@
 #include "head_detector.h"
 #include "heatmap_renderer.h"
 #include "model.h"
-#include "row_sharpness.h"
 #include "trace_textures.h"
+#include "view_runs.h"
 #include "weights_io.h"
 #include <array>
 #include <cmath>
@@ -45,6 +45,11 @@ enum class PaletteKind { standard, cb };
 enum class PanelMode { automatic, shown, hidden };
 const char* to_string(Theme t); // "dark", "light", "high-contrast"
 bool parse_theme(const std::string& s, Theme& out, std::string& error);
+// Colour-map families: "default" (RdBu reversed for signed values, viridis for weights) and
+// "cb" (PuOr reversed and cividis: blue-yellow contrasts, safe for every colour vision).
+const char* to_string(PaletteKind k);
+// On failure sets `error` to one sentence naming the value and the allowed names.
+bool parse_palette(const std::string& s, PaletteKind& out, std::string& error);
 
 // The shape walk: step 0 is the input x, the last step is proj.
 constexpr int walk_last_step = 11;
@@ -81,20 +86,6 @@ struct ViewWindow {
     int centred_p = -1; // the perturbed position the window last scrolled to (causality)
 };
 
-// Largest |value| of each tensor family, for the colour maps. Shared across heads by
-// default ("all"), per head when the user asks ("head").
-struct RangeSet {
-    float all = 0;
-    std::vector<float> head;
-};
-struct Ranges {
-    RangeSet x;            // input
-    RangeSet q, k, v;      // per head: that head's head_dim columns
-    RangeSet raw;          // q k^T per head (scaled scores: times trace.scale)
-    RangeSet heads;        // head outputs (the column blocks of concat)
-    RangeSet y, w_qkv, w_proj;
-};
-
 // A matrix that shows only a window of its cells, as the overview (minimap) in the side
 // panel draws it: the whole matrix, with the window outlined; a click moves the window.
 struct Minimap {
@@ -127,26 +118,6 @@ struct WeightsFile {
     std::string path;
     int layer = 0;
     LoadedWeights loaded;
-};
-
-// The check view's table for question 3: the first heads and query rows, each under both
-// scales. recompute() keeps it (a slider move under the causal mask redoes only the rows
-// from the first one that changed), so the view only prints it.
-constexpr int sharpness_heads = 4, sharpness_rows = 8;
-struct SharpnessTable {
-    int heads = 0, rows = 0; // min(H, sharpness_heads), min(T, sharpness_rows)
-    // Per shown head and row, row-major: [0] with the scores ÷ √head_dim, [1] ÷ √C.
-    std::vector<std::array<RowSharpness, 2>> cells;
-    const std::array<RowSharpness, 2>& at(int h, int i) const { return cells[size_t(h * rows + i)]; }
-};
-
-// What the causality view says about dy: the largest finite change (the bars' scale), the
-// largest change before and from the perturbed row (NaN skipped), whether any is NaN, and
-// how many rows before it are exactly 0.
-struct DySummary {
-    float top = 0, before = 0, after = 0;
-    bool nan = false;
-    int zeros_before = 0;
 };
 
 // A model (model.h) shown in every view instead of the lesson's module: a toy model (the
@@ -195,7 +166,11 @@ struct AblationNumbers {
 
 struct ModelLoad; // model_loading.cpp
 
-struct AppState {
+// The numbers every view reads are the core's (view_runs.h): the shown layer's LayerRun
+// (experiment, trace, base, dy, ranges, the sharpness table, the summaries) and, while a
+// model is shown, its ModelRun (every layer's run, unperturbed and changed). recompute()
+// fills them with one core call per mode and edit.
+struct AppState : LayerRun, ModelRun {
     // The run in use, and what the controls show (applied on the next recompute).
     Config config;
     KernelChoice kernel_choice = KernelChoice::automatic;
@@ -205,23 +180,12 @@ struct AppState {
     KernelKind (*auto_kernel)(const Config&) = nullptr; // how "auto" chooses; set by the app
     int64_t memory_cap = gui_memory_cap;
 
-    // The numbers: the lesson's recipe and its traces.
-    Experiment experiment;
-    Trace trace;            // with the perturbation applied (equal to base when strength is 0)
-    Trace base;             // unperturbed; valid only when has_base
-    bool has_base = false;
-    Mat base_y;             // (T, C) unperturbed output, always kept
-    std::vector<float> dy;  // (T) max_c |y[t][c] - base_y[t][c]|
-    DySummary dy_summary;   // of dy, around applied_p
-    SharpnessTable sharpness;
-    Ranges ranges;
-    bool ready = false;     // a trace exists
+    bool ready = false;     // a trace exists (LayerRun's)
 
-    // The perturbation: input row p blended toward the lesson's replacement row.
+    // The perturbation asked for: input row p blended toward the lesson's replacement row
+    // (LayerRun's applied_p and applied_strength say what `trace` holds now).
     int p = 2;
     float strength = 0;     // 0: the original input, 1: the replacement row
-    int applied_p = -1;     // the row perturbed in `trace` now (-1: none)
-    float applied_strength = 0;
 
     // What is on screen.
     View view = View::walk;
@@ -269,20 +233,13 @@ struct AppState {
     // request_trained_model() stages one and recompute() applies it with the config.
     std::shared_ptr<const TrainedInput> trained;
     std::shared_ptr<const TrainedInput> edit_trained;
-    // While one is shown (trained_state.cpp): `trace` and `base` are block `layer`'s of the
-    // perturbed and the unperturbed forward, `experiment` holds that block's weights and
+    // While one is shown (recompute_model.cpp): `trace` and `base` are block `layer`'s of the
+    // perturbed and the unperturbed forward (ModelRun), `experiment` holds that block's weights and
     // input, and `config` is the one the views need (T = the tokens, C, H, causal, ÷ √head_dim).
     int layer = 0;                    // the block shown in every view
     int edit_layer = 0;               // the one asked for (request_layer)
     int replace_token = -1;           // the letter position p is blended toward; -1: the next letter
-    int applied_replace_token = -1;   // the letter blended toward in `trace` now
-    ModelTrace model_base;            // every block, unperturbed
-    ModelTrace model_perturbed;       // every block, with position p blended (when applied_p >= 0)
-    std::vector<float> dy_out;        // (T) max |Δ| of the last block's output h + attn(h)
-    DySummary dy_out_summary;         // of dy_out, around applied_p
     std::vector<std::string> trained_words; // "^", "a", ... or GPT's "The", "·cat": the position labels
-    GptCausality causality;           // GPT: max |Δ| per layer and position of the token change at p (empty: none)
-    DySummary resid_summary;          // GPT: of max over layers of causality.resid_max_abs, around applied_p
     std::string replace_field;        // GPT: the causality view's replacement, a word or an id
     std::string sequence_field;       // the side panel's letters (BOS left out)
 
@@ -290,6 +247,7 @@ struct AppState {
     // next-token predictions, all computed by recompute() (model_view_state.cpp).
     HeadDetection detection;                  // of what is shown: the trained model, or the lesson's module
     std::shared_ptr<const Model> detected_model; // whose repeated-sequence induction `detection` holds
+    std::vector<HeadRole> roles;              // the heads `detection` finds over the threshold: the grid's and the table's highlights
     int predict_pos = -1;                     // the position picker's (keyboard); -1: the last position
     int predict_hover = -1;                   // under the cursor in the grid or the scores view; -1: none
     std::vector<std::vector<TokenProb>> predictions; // per position, the top 5 (empty: not computed)

@@ -131,6 +131,16 @@ struct TrainViewState {
 
 // The Train view's state in `s`, made (task both, its defaults) on first use.
 TrainViewState& train_view(AppState& s);
+// The run's controls, as the Train view's buttons and keys (Space, N) give them. Train and
+// Step from a step replayed in the history (t.scrub) resume there: the worker drops what
+// came after, and the replay ends.
+void train_run(TrainViewState& t);
+void train_pause(TrainViewState& t);
+void train_step(TrainViewState& t);
+// The speed at train_speeds()[index] (0: as fast as it goes).
+void train_set_speed(TrainViewState& t, int index);
+// What the worker is doing now (the Train view draws t.shown_status, this frame's copy).
+TrainStatus train_status(const TrainViewState& t);
 // Starts a new run with these settings, dropping the old one; a bad value is refused with
 // one sentence in `error` and the run stays.
 bool request_train_settings(TrainViewState& t, const TrainSettings& next);

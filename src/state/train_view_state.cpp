@@ -49,6 +49,35 @@ TrainViewState& train_view(AppState& s) {
     return *s.train;
 }
 
+namespace {
+
+// From a replayed step, the run goes on from there.
+void resume_here(TrainViewState& t) {
+    if (t.scrub >= 0) t.session->resume_from(t.scrub);
+    t.scrub = -1;
+}
+
+} // namespace
+
+void train_run(TrainViewState& t) {
+    resume_here(t);
+    t.session->run();
+}
+
+void train_pause(TrainViewState& t) { t.session->pause(); }
+
+void train_step(TrainViewState& t) {
+    resume_here(t);
+    t.session->step();
+}
+
+void train_set_speed(TrainViewState& t, int index) {
+    t.speed_index = index;
+    t.session->set_speed(train_speeds()[size_t(index)]);
+}
+
+TrainStatus train_status(const TrainViewState& t) { return t.session->status(); }
+
 bool request_train_settings(TrainViewState& t, const TrainSettings& next) {
     if (std::string bad = validate(next); !bad.empty()) {
         t.error = "Kept the current run: " + bad + ".";

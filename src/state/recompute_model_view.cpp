@@ -57,10 +57,11 @@ namespace state_detail {
 void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed) {
     if (!s.ready) return;
     if (s.trained) {
-        // The detector's numbers are ablation_state.cpp's, of the run shown (ablated or clean).
+        // The detector's numbers are recompute_ablation.cpp's, of the run shown (ablated or clean).
         if (config_changed || ablation_changed) {
             const AblationNumbers& n = s.ablation_numbers;
             s.detection = s.ablation.empty() ? n.clean.detection : n.ablated.detection;
+            s.roles = head_roles(s.detection);
             s.detected_model = s.trained->model;
             s.grid_upload = true; // model_base's buffers may have moved
             s.predictions.assign(size_t(prediction_logits(s).rows()), {});
@@ -74,6 +75,7 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
         s.detection.text = detect_on_text({a});
         s.detection.repeat_induction.clear();
         s.detection.repeat_count = s.detection.repeat_len = 0;
+        s.roles = head_roles(s.detection);
         if (s.detected_model) s.grid_upload = true; // the grid's textures of a model that has gone
         s.detected_model.reset();
         s.predictions.clear();

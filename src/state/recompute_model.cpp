@@ -73,13 +73,8 @@ std::string check_model_input(const TrainedInput& in, int64_t cap) { return chec
 namespace state_detail {
 
 void show_new_run(AppState& s) {
-    show_model_layer(s);
+    run_model_layer(*s.trained->model, s.layer, s.config, s.kernel, shown_ablation(s), true, s, s);
     s.perturb_dirty = s.strength != 0;
-    s.ranges = Ranges{};
-    grow_ranges(s.ranges, s.trace, &s.experiment.weights);
-    update_sharpness(s, 0);
-    s.dy_summary = summarize(s.dy, -1);
-    s.dy_out_summary = summarize(s.dy_out, -1);
     s.upload = UploadRequest{};
     s.upload.full = true;
     s.base_upload = true;
@@ -87,25 +82,7 @@ void show_new_run(AppState& s) {
 
 // Block `layer`'s trace in every view, unperturbed; the slider is applied after.
 void show_model_layer(AppState& s) {
-    const Model& m = *s.trained->model;
-    if (s.trained->gpt()) gpt_layer_trace(m, s.model_base, s.layer, s.kernel, s.base, shown_ablation(s));
-    else s.base = s.model_base.layers[size_t(s.layer)];
-    s.trace = s.base;
-    s.has_base = true;
-    s.experiment = Experiment{};
-    s.experiment.config = s.config;
-    s.experiment.weights = m.h[size_t(s.layer)].attn;
-    s.experiment.x = s.base.x;
-    s.base_y = s.base.y;
-    const size_t N = size_t(s.config.seq_len);
-    s.dy.assign(N, 0.f);
-    s.dy_out.assign(N, 0.f);
-    s.applied_p = -1;
-    s.applied_strength = 0;
-    s.applied_replace_token = -1;
-    s.model_perturbed = ModelTrace{};
-    s.causality = GptCausality{};
-    s.resid_summary = DySummary{};
+    run_model_layer(*s.trained->model, s.layer, s.config, s.kernel, shown_ablation(s), false, s, s);
 }
 
 bool apply_trained(AppState& s) {
@@ -162,37 +139,12 @@ bool apply_trained(AppState& s) {
 }
 
 void apply_trained_perturbation(AppState& s) {
-    const Model& m = *s.trained->model;
     const int N = s.config.seq_len;
     // A toy model's position 0 is BOS, which every sequence starts with and a perturbation
-    // never replaces; a GPT model's tokens are replaced whole (gpt_state.cpp).
-    const int p = s.trained->gpt() ? s.p : std::clamp(s.p, 1, N - 1);
-    if (s.trained->gpt()) {
-        apply_gpt_perturbation(s);
-    } else if (s.strength == 0.f) {
-        s.p = p;
-        show_model_layer(s);
-    } else {
-        s.p = p;
-        const int token = replacement_token(s, p);
-        // The lesson's blend (experiment.h), from row p of h0 toward the letter's embedding.
-        Experiment blend;
-        blend.x = s.model_base.h0;
-        blend.replacement = m.wte.row(token) + m.wpe.row(p);
-        Mat h0 = s.model_base.h0;
-        h0.row(p) = perturbed_row(blend, p, s.strength);
-        model_blocks(m, h0, s.kernel, s.model_perturbed, shown_ablation(s)); // the ablated model's causality
-        s.trace = s.model_perturbed.layers[size_t(s.layer)];
-        s.dy = max_abs_diff_per_position(s.trace.y, s.base_y);
-        s.dy_out = max_abs_diff_per_position(s.model_perturbed.h_out, s.model_base.h_out);
-        s.applied_p = p;
-        s.applied_strength = s.strength;
-        s.applied_replace_token = token;
-    }
-    grow_ranges(s.ranges, s.trace, nullptr);
-    update_sharpness(s, 0);
-    s.dy_summary = summarize(s.dy, s.applied_p);
-    s.dy_out_summary = summarize(s.dy_out, s.applied_p);
+    // never replaces; a GPT model's tokens are replaced whole.
+    s.p = std::clamp(s.p, first_replaceable(s), N - 1);
+    const int token = s.strength == 0.f ? -1 : replacement_token(s, s.p);
+    perturb_model(*s.trained->model, s.layer, s.p, s.strength, token, s.kernel, shown_ablation(s), s, s);
     s.upload.full = true;
 }
 

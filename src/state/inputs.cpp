@@ -7,7 +7,6 @@
 #include <cfloat>
 #include <cmath>
 #include <filesystem>
-#include <imgui.h>
 
 namespace attnviz {
 
@@ -194,23 +193,6 @@ std::string inputs_status(const AppState& s) {
 
 // ---- Labels
 
-namespace {
-
-// Bytes of the first `n` UTF-8 characters of `s` (a broken byte counts as one).
-size_t utf8_prefix(const std::string& s, size_t n) {
-    size_t at = 0;
-    for (size_t k = 0; k < n && at < s.size(); ++k) at += std::max<size_t>(1, utf8_sequence_length(s, at));
-    return std::min(at, s.size());
-}
-
-size_t utf8_count(const std::string& s) {
-    size_t n = 0;
-    for (size_t at = 0; at < s.size(); ++n) at += std::max<size_t>(1, utf8_sequence_length(s, at));
-    return n;
-}
-
-} // namespace
-
 std::string position_word(const std::vector<std::string>& tokens, int t, int max_chars) {
     if (t < 0 || size_t(t) >= tokens.size()) return "";
     const std::string& w = tokens[size_t(t)];
@@ -221,30 +203,6 @@ std::string position_word(const std::vector<std::string>& tokens, int t, int max
 std::string position_label(const std::vector<std::string>& tokens, int t, int max_chars) {
     if (t < 0 || size_t(t) >= tokens.size()) return std::to_string(t);
     return std::to_string(t) + " " + position_word(tokens, t, max_chars);
-}
-
-std::string fit_text(ImFont* font, const std::string& text, float width) {
-    auto w = [font](const std::string& s) { return font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.f, s.c_str()).x; };
-    if (w(text) <= width) return text;
-    for (size_t n = utf8_count(text); n-- > 1;) {
-        std::string cut = text.substr(0, utf8_prefix(text, n)) + "…";
-        if (w(cut) <= width) return cut;
-    }
-    return "";
-}
-
-float widest_position_label(ImFont* font, const std::vector<std::string>& tokens) {
-    if (tokens.empty() || !font) return 0;
-    float best = 0;
-    for (size_t t = 0; t < tokens.size(); ++t) {
-        const std::string word = position_word(tokens, int(t));
-        best = std::max(best, font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.f, word.c_str()).x);
-    }
-    // Long words are cut rather than taking the width of the cells.
-    best = std::min(best, std::round(4.5f * font->FontSize));
-    // Digits share one width in DejaVu Sans, so the last index is the widest.
-    const std::string index = std::to_string(tokens.size() - 1) + " ";
-    return best + font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.f, index.c_str()).x;
 }
 
 // ---- Export

@@ -1,33 +1,17 @@
 // state_internal.h: the pieces of recompute() that the lesson's path (app_state.cpp) and a
-// trained model's path (trained_state.cpp) share. Not for panels: they never compute.
+// trained model's path (recompute_model.cpp) share. Not for panels: they never compute.
 #pragma once
 #include "app_state.h"
 #include <vector>
 
 namespace attnviz::state_detail {
 
-// What a change can have moved, for the range scan. A new config: everything (the
-// default). A slider move under the causal mask: the input rows that changed (`rows`: of
-// x, qkv and the raw scores), the raw score columns of those keys (`columns`), and the
-// rows from `row0` on of what mixes positions (concat, y); the weights never.
-struct Changed {
-    bool all = true;
-    std::vector<int> rows, columns;
-    int row0 = 0;
-};
-
-// Grows the colour ranges over what `ch` says changed, and the weights when given.
-void grow_ranges(Ranges& rg, const Trace& tr, const Weights* weights, const Changed& ch = Changed{});
-// The check view's sharpness table, rows from `row0` on.
-void update_sharpness(AppState& s, int row0);
-// What the causality view says about `dy` around the perturbed position p (-1: none).
-DySummary summarize(const std::vector<float>& dy, int p);
 // Keeps every view's window inside the config's shapes.
 void clamp_windows(AppState& s);
 // The kernel a choice means for config c ("auto" asks s.auto_kernel).
 KernelKind resolve_kernel(const AppState& s, const Config& c, KernelChoice k);
 
-// The trained-model path (trained_state.cpp). apply_trained shows s.edit_trained, or
+// The trained-model path (recompute_model.cpp). apply_trained shows s.edit_trained, or
 // refuses it with one sentence in s.error and keeps what is shown; the perturbation reruns
 // every block on the blended embeddings; leave_trained drops the model's traces.
 bool apply_trained(AppState& s);
@@ -43,23 +27,21 @@ void show_model_layer(AppState& s);
 // next, the colour ranges, the sharpness table and dy summaries afresh, every texture sent.
 void show_new_run(AppState& s);
 
-// A GPT model's part of that path (gpt_state.cpp): "" when it can be shown within `cap`,
+// A GPT model's part of that path (recompute_gpt.cpp): "" when it can be shown within `cap`,
 // else one sentence; the forward into s.model_base (lean when large, the kernel chosen as
-// the command line chooses it); token p replaced by the chosen one (gpt_update, rows from p
-// on) with every layer's changes measured in s.causality.
+// the command line chooses it). Its perturbation is the core's perturb_model (view_runs.h).
 std::string check_gpt(const TrainedInput& in, int64_t cap);
 // Bytes of one ModelTrace of the model on T tokens (the clean copy an ablation keeps).
 int64_t gpt_trace_bytes(const Model& m, int T);
 void gpt_forward_state(AppState& s);
-void apply_gpt_perturbation(AppState& s);
 
-// The Model view's numbers (model_view_state.cpp): after a change (a new config, model or
+// The Model view's numbers (recompute_model_view.cpp): after a change (a new config, model or
 // sequence; for the lesson's module a perturbation too) the head detector on what is shown
 // and the grid's textures; every frame, the next-token predictions the picker or the cursor
 // asks for.
 void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed = false);
 
-// Head ablation (ablation_state.cpp). After a new clean forward in s.model_base (a new
+// Head ablation (recompute_ablation.cpp). After a new clean forward in s.model_base (a new
 // model, tokens or kernel): the clean numbers kept (or reused), and s.ablation's heads that
 // the model still has applied to it. After an edit: s.edit_ablation checked and applied, or
 // refused with one sentence and put back. Both leave model_base as the ablated run (clean

@@ -17,16 +17,7 @@
 #include <string>
 #include <vector>
 
-struct ImFont;
-
 namespace attnviz {
-
-struct UiContext;
-
-// The side panel's sections (input_panel.cpp).
-void draw_words_section(AppState& s, UiContext& ui);
-void draw_weights_section(AppState& s, UiContext& ui);
-void draw_export_section(AppState& s, UiContext& ui);
 
 // ---- Words
 
@@ -76,12 +67,6 @@ std::string inputs_status(const AppState& s);
 std::string position_label(const std::vector<std::string>& tokens, int t, int max_chars = 12);
 // The word of position t cut to `max_chars` characters ("…" marks a cut); "" without words.
 std::string position_word(const std::vector<std::string>& tokens, int t, int max_chars = 12);
-// `text` cut (by characters, with "…") to fit `width` pixels in `font`; "" when not even
-// its first character and "…" fit.
-std::string fit_text(ImFont* font, const std::string& text, float width);
-// Width in `font` of the widest position_label of `tokens`, its word part capped at 4.5
-// em (longer labels are cut to it with fit_text); 0 without words.
-float widest_position_label(ImFont* font, const std::vector<std::string>& tokens);
 
 // ---- Export
 

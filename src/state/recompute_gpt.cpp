@@ -235,35 +235,6 @@ void gpt_forward_state(AppState& s) {
     gpt_forward(m, s.trained->tokens, s.kernel, full_layers_bytes(m.config, T) > lean_above, s.model_base);
 }
 
-void apply_gpt_perturbation(AppState& s) {
-    const Model& m = *s.trained->model;
-    const int T = s.config.seq_len;
-    const int p = std::clamp(s.p, 0, T - 1);
-    s.p = p;
-    if (s.strength == 0.f) {
-        show_model_layer(s);
-    } else {
-        const int token = replacement_token(s, p);
-        s.model_perturbed = s.model_base;
-        gpt_update(m, p, token, s.kernel, s.model_perturbed, shown_ablation(s)); // the ablated model's causality
-        s.causality = gpt_causality(s.model_base, s.model_perturbed, p, token);
-        gpt_layer_trace(m, s.model_perturbed, s.layer, s.kernel, s.trace, shown_ablation(s));
-        s.dy = max_abs_diff_per_position(s.trace.y, s.base_y);
-        s.dy_out = s.causality.logits_max_abs;
-        std::vector<float> any(size_t(T), 0.f); // per position, the largest change over the layers
-        for (const std::vector<float>& row : s.causality.resid_max_abs)
-            for (int t = 0; t < T; ++t)
-                any[size_t(t)] = std::isnan(row[size_t(t)]) ? row[size_t(t)] : std::max(any[size_t(t)], row[size_t(t)]);
-        s.resid_summary = summarize(any, p);
-        s.resid_summary.top = 0; // the largest finite change of any layer, also where another layer's is NaN
-        for (const std::vector<float>& row : s.causality.resid_max_abs)
-            for (float v : row) s.resid_summary.top = std::isfinite(v) ? std::max(s.resid_summary.top, v) : s.resid_summary.top;
-        s.applied_p = p;
-        s.applied_strength = s.strength;
-        s.applied_replace_token = token;
-    }
-}
-
 } // namespace state_detail
 
 bool set_replacement_text(AppState& s, const std::string& text, std::string& error) {
