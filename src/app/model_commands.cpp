@@ -408,7 +408,7 @@ double median_of(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// What the window does when a head's ablate toggle changes (ablation_state.cpp), timed
+// What the window does when a head's ablate toggle changes (recompute_ablation.cpp), timed
 // `repeat` times, each time beside a plain forward: its one trace rerun in place from the first layer whose ablation changed
 // (here the first ablated layer), then the next-token loss, the top 5 and the DLA at the
 // last position; the toggle cleared again (the rerun back to the clean model, timed on its

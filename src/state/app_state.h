@@ -244,7 +244,7 @@ struct AppState : LayerRun, ModelRun {
     std::string sequence_field;       // the side panel's letters (BOS left out)
 
     // The Model view (model_view*.cpp): every layer's heads, the head detector and the
-    // next-token predictions, all computed by recompute() (model_view_state.cpp).
+    // next-token predictions, all computed by recompute() (recompute_model_view.cpp).
     HeadDetection detection;                  // of what is shown: the trained model, or the lesson's module
     std::shared_ptr<const Model> detected_model; // whose repeated-sequence induction `detection` holds
     std::vector<HeadRole> roles;              // the heads `detection` finds over the threshold: the grid's and the table's highlights
@@ -256,7 +256,7 @@ struct AppState : LayerRun, ModelRun {
     // The head under the cursor in the grid or the table last frame (the key A ablates it).
     int hover_layer = -1, hover_head = -1;
 
-    // Head ablation (ablation.h, ablation_state.cpp): the applied one, which every view shows
+    // Head ablation (ablation.h, recompute_ablation.cpp): the applied one, which every view shows
     // while a model is (model_base is the ablated run), and the one asked for (applied by the
     // next recompute; a refused one is put back with one sentence in `error`).
     Ablation ablation;                 // applied; in mean mode with its means
@@ -300,7 +300,7 @@ void request_trained_model(AppState& s, std::shared_ptr<const TrainedInput> in);
 // Does what the dirty flags ask; see the top of this file.
 void recompute(AppState& s);
 
-// ---- Head ablation (ablation_state.cpp)
+// ---- Head ablation (recompute_ablation.cpp)
 
 // Asks for these heads to be ablated (empty: none) with `mode`; the next recompute applies
 // it to the shown model, or refuses it with one sentence in `error` (a head the model does
@@ -315,7 +315,7 @@ bool head_ablated(const AppState& s, int layer, int head);
 // "L0 h1, L1 h2" for the heads of an ablation ("" for none).
 std::string ablated_heads_text(const Ablation& a);
 
-// ---- A trained model in the views (trained_state.cpp)
+// ---- A trained model in the views (recompute_model.cpp)
 
 // The labels of the positions on every axis: the trained model's letters ("^", "a", ...)
 // while one is shown, else the words given as input (empty: numbers).
@@ -343,7 +343,7 @@ bool open_trained_file(AppState& s, const std::string& path, const std::string& 
 bool read_trained_input(const std::string& path, const std::string& text, std::shared_ptr<const TrainedInput>& out,
                         std::string& error);
 
-// ---- A GPT-2 or nanoGPT model in the views (gpt_state.cpp)
+// ---- A GPT-2 or nanoGPT model in the views (recompute_gpt.cpp)
 
 // A token as every axis labels it: GPT-2's "Ġcat" as "·cat" (each space a middle dot, so a
 // leading space shows), a newline as \n, a tab as \t, other control bytes and bytes that

@@ -1,4 +1,4 @@
-// ablation_state.cpp: recompute()'s part of the Model view's head ablation (ablation.h).
+// recompute_ablation.cpp: recompute()'s part of the Model view's head ablation (ablation.h).
 //
 // While heads are ablated every view shows the ablated model: s.model_base is the ablated
 // run, and the clean one waits in s.model_clean, so that "Restore all" puts it back bit for

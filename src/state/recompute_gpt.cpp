@@ -1,5 +1,5 @@
-// gpt_state.cpp: recompute()'s path for a whole GPT-2 or nanoGPT model (gpt_model.h) in the
-// views: the second case, beside the toy models of trained_state.cpp, of one "model in the
+// recompute_gpt.cpp: recompute()'s path for a whole GPT-2 or nanoGPT model (gpt_model.h) in the
+// views: the second case, beside the toy models of recompute_model.cpp, of one "model in the
 // views" (TrainedInput, s.trained).
 //
 //   tok (T)        the ids: the text through GPT-2's tokenizer saved beside the model, or

@@ -1,13 +1,14 @@
-// trained_state.cpp: recompute()'s path for a trained model (model.h) shown in the views
+// recompute_model.cpp: recompute()'s path for a trained model (model.h) shown in the views
 // instead of the lesson's module.
 //
 //   tok (N)                        BOS first, then the sequence's letters
 //   h0 = wte[tok] + wpe[0..N-1]    (N, C)   the walk's step 0
 //   block l: x = h_l, y = attn_l(h_l), h_{l+1} = h_l + y
 //
-// Every view reads one Trace: block `layer`'s. The causality view's slider blends row p of
-// h0 toward wte[letter] + wpe[p] and runs the whole stack again, so every later block sees
-// the change through the residual stream; a slider move costs one forward of every block:
+// Every view reads one Trace: block `layer`'s. The causality view's slider (the core's
+// perturb_model, view_runs.h) blends row p of h0 toward wte[letter] + wpe[p] and runs the
+// whole stack again, so every later block sees the change through the residual stream; a
+// slider move costs one forward of every block:
 // on the reference kernel 0.23 ms (both, N = 9) to 0.61 ms (induction, two blocks, N = 25)
 // per move, measured on a 2-core Xeon under load 9, well inside one frame.
 #include "app_state.h"

@@ -1,4 +1,4 @@
-// model_view_state.cpp: what the Model view shows that the traces do not hold, computed in
+// recompute_model_view.cpp: what the Model view shows that the traces do not hold, computed in
 // recompute() so that the view only draws: the head detector's scores (head_detector.h) on
 // the shown sequence, with the induction score on repeated random sequences once per model,
 // and the next-token predictions (a softmax of the model's logits, top 5) per position.

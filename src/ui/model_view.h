@@ -1,6 +1,6 @@
 // model_view.h: the Model view's pieces (model_view*.cpp), BertViz's model view with a head
 // detector and the model's next-token predictions. Everything they show was computed by
-// recompute() (model_view_state.cpp): the panels only draw and record edits.
+// recompute() (recompute_model_view.cpp, in src/state): the panels only draw and record edits.
 //
 //   draw_model_view      the whole view: the grid on the left, the table and the
 //                        predictions on the right, the legend at the bottom
