@@ -8,7 +8,7 @@
 // Python's doubles (alpha, value, the bias corrections) enter each float32 kernel as
 // float32 scalars.
 // GCC 12's false -Wmaybe-uninitialized inside its AVX-512 intrinsics, where Eigen's
-// fixed-size arrays inline them (see train_layers.cpp).
+// fixed-size arrays inline them (see layers.cpp).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"

@@ -1,6 +1,6 @@
 // train.cpp: one training step of a toy model, as PyTorch takes it (docs/training.md §4-§5): forward
 // over the batch, the task's cross-entropy, the backward pass through every layer
-// (train_layers.h) and Adam as torch 1.13's single-tensor loop; see train.h.
+// (layers.h) and Adam as torch 1.13's single-tensor loop; see train.h.
 //
 // Determinism: the batch is cut into chunks by a rule that depends only on B, each chunk
 // runs forward and backward into its own buffers (on whichever thread takes it), and the
@@ -8,7 +8,7 @@
 // the same for any number of threads, and a run continued later is the run done at once.
 #include "train.h"
 #include "train_work.h"
-#include "train_layers.h"
+#include "layers.h"
 #include "work_team.h"
 #include <cmath>
 #include <cstdio>
