@@ -5,8 +5,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include "ablation.h"
-#include "gpt_layers.h"
 #include "gpt_model.h"
+#include "layers.h"
 #include "text_util.h"
 #include "train.h"
 #include <algorithm>
@@ -223,7 +223,7 @@ void apply_ablation(const Ablation& ab, int layer, const Weights& w, int r0, Ker
         const Vec& r = *ab.replacement(h.layer, h.head, hd);
         for (int t = r0; t < T; ++t) tr.concat.row(t).segment(h.head * hd, hd) = r; // r is a row (Vec)
     }
-    detail::linear_forward(tr.y.data(), tr.concat.data(), w.w_proj, w.b_proj, r0, T, kernel);
+    detail::linear_forward_rows(tr.y.data(), tr.concat.data(), w.w_proj, w.b_proj, r0, T, kernel);
     tr.update_cache.p = -1; // its partial sums are of the heads' own outputs
 }
 

@@ -8,7 +8,7 @@
 // Python's doubles (alpha, value, the bias corrections) enter each float32 kernel as
 // float32 scalars.
 // GCC 12's false -Wmaybe-uninitialized inside its AVX-512 intrinsics, where Eigen's
-// fixed-size arrays inline them (see train_layers.cpp).
+// fixed-size arrays inline them (see layers.cpp).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -18,7 +18,7 @@
 
 namespace attnviz::detail {
 
-bool adam_step(AdamState& s, const std::vector<Param>& params, const std::vector<Mat>& grads) {
+bool adam_step(AdamState& s, const std::vector<Param>& params, const std::vector<const Mat*>& grads) {
     const int64_t step = s.step + 1;
     const double bc1 = 1.0 - std::pow(adam_beta1, double(step));
     const double bc2 = 1.0 - std::pow(adam_beta2, double(step));
@@ -38,7 +38,7 @@ bool adam_step(AdamState& s, const std::vector<Param>& params, const std::vector
         float* p = params[i].value->data();
         float* m = s.m[i].data();
         float* v = s.v[i].data();
-        const float* g = grads[i].data();
+        const float* g = grads[i]->data();
         const int64_t n = params[i].value->size();
         bool finite = true;
         int64_t j = 0;

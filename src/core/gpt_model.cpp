@@ -7,8 +7,8 @@
 #include "gpt_model.h"
 #include "ablation.h"
 #include "blas.h"
-#include "gpt_layers.h"
 #include "kernels.h"
+#include "layers.h"
 #include "work_team.h"
 #include <algorithm>
 #include <cmath>
@@ -108,11 +108,11 @@ void mlp_rows(const Block& b, Gelu gelu, int r0, KernelKind kernel, BlockTrace& 
     bt.resid_post.resize(T, C);
     layernorm_forward(bt.ln_2.data(), bt.resid_mid.data(), b.ln_2, r0, T, C);
     Mat fc(T, 4 * C); // (T, 4C), only rows r0.. are written and read
-    linear_forward(fc.data(), bt.ln_2.data(), b.w_fc, b.b_fc, r0, T, kernel);
+    linear_forward_rows(fc.data(), bt.ln_2.data(), b.w_fc, b.b_fc, r0, T, kernel);
     float* f = fc.data() + int64_t(r0) * 4 * C;
     gelu_forward(f, f, int64_t(T - r0) * 4 * C, gelu, kernel);
-    linear_forward(bt.mlp.data(), fc.data(), b.w_mlp_proj, b.b_mlp_proj, r0, T, kernel);
-    residual_forward(bt.resid_post.data(), bt.resid_mid.data(), bt.mlp.data(), r0, T, C);
+    linear_forward_rows(bt.mlp.data(), fc.data(), b.w_mlp_proj, b.b_mlp_proj, r0, T, kernel);
+    residual_forward_rows(bt.resid_post.data(), bt.resid_mid.data(), bt.mlp.data(), r0, T, C);
 }
 
 // ln_f and the tied head for rows r0..T-1: logits (T, V) = ln_f(h_out) wte^T.
@@ -121,7 +121,7 @@ void head_rows(const Model& m, int r0, KernelKind kernel, ModelTrace& tr) {
     tr.ln_f.resize(T, C);
     tr.logits.resize(T, m.config.vocab);
     layernorm_forward(tr.ln_f.data(), tr.h_out.data(), m.ln_f, r0, T, C);
-    linear_forward(tr.logits.data(), tr.ln_f.data(), m.wte, Vec(), r0, T, kernel);
+    linear_forward_rows(tr.logits.data(), tr.ln_f.data(), m.wte, Vec(), r0, T, kernel);
 }
 
 // Attention rows p..T-1 of a fast trace whose x rows from p on changed: qkv, q, k, v rows
@@ -129,7 +129,7 @@ void head_rows(const Model& m, int r0, KernelKind kernel, ModelTrace& tr) {
 // softmax and probs v. Rows before p keep their k, v and probs.
 void fast_attention_from(const Weights& w, int p, bool keep_raw, Trace& a) {
     const int T = a.T, C = a.C, H = a.H, hd = a.head_dim;
-    linear_forward(a.qkv.data(), a.x.data(), w.w_qkv, w.b_qkv, p, T, KernelKind::fast);
+    linear_forward_rows(a.qkv.data(), a.x.data(), w.w_qkv, w.b_qkv, p, T, KernelKind::fast);
     for (int t = p; t < T; ++t)
         for (int h = 0; h < H; ++h) {
             a.q[h].row(t) = a.qkv.block(t, h * hd, 1, hd);
@@ -167,7 +167,7 @@ void fast_attention_from(const Weights& w, int p, bool keep_raw, Trace& a) {
             }
     for (int t = p; t < T; ++t)
         for (int h = 0; h < H; ++h) a.concat.block(t, h * hd, 1, hd) = a.heads[h].row(t);
-    linear_forward(a.y.data(), a.concat.data(), w.w_proj, w.b_proj, p, T, KernelKind::fast);
+    linear_forward_rows(a.y.data(), a.concat.data(), w.w_proj, w.b_proj, p, T, KernelKind::fast);
     a.update_cache.p = -1;
 }
 
@@ -221,7 +221,7 @@ void run_layers(const Model& m, int l0, KernelKind kernel, bool lean, const Abla
             break;
         }
         bt.resid_mid.resize(T, C);
-        residual_forward(bt.resid_mid.data(), in.data(), a.y.data(), 0, T, C);
+        residual_forward_rows(bt.resid_mid.data(), in.data(), a.y.data(), 0, T, C);
         // x = x + mlp(ln_2(x))
         mlp_rows(b, c.gelu, 0, kernel, bt);
         if (lean) drop_lean(a, bt);
@@ -302,7 +302,7 @@ void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTr
             fast_attention_from(b.attn, p, !tr.lean, a);
         if (ablation) apply_ablation(*ablation, int(l), b.attn, p, kernel, a);
         if (bt.resid_mid.rows() != T) bt.resid_mid.resize(T, C); // rows before p are not read
-        residual_forward(bt.resid_mid.data(), in.data(), a.y.data(), p, T, C);
+        residual_forward_rows(bt.resid_mid.data(), in.data(), a.y.data(), p, T, C);
         mlp_rows(b, c.gelu, p, kernel, bt);
         if (tr.lean) drop_lean(a, bt);
     }
@@ -315,7 +315,7 @@ Mat gpt_resid_mid(const ModelTrace& tr, const Trace& layer, int l) {
     if (b.resid_mid.size() > 0) return b.resid_mid;
     const Mat& in = gpt_resid_pre(tr, l);
     Mat out(in.rows(), in.cols());
-    residual_forward(out.data(), in.data(), layer.y.data(), 0, int(in.rows()), int(in.cols()));
+    residual_forward_rows(out.data(), in.data(), layer.y.data(), 0, int(in.rows()), int(in.cols()));
     return out;
 }
 

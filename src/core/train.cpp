@@ -1,6 +1,6 @@
 // train.cpp: one training step of a toy model, as PyTorch takes it (docs/training.md §4-§5): forward
 // over the batch, the task's cross-entropy, the backward pass through every layer
-// (train_layers.h) and Adam as torch 1.13's single-tensor loop; see train.h.
+// (layers.h) and Adam as torch 1.13's single-tensor loop; see train.h.
 //
 // Determinism: the batch is cut into chunks by a rule that depends only on B, each chunk
 // runs forward and backward into its own buffers (on whichever thread takes it), and the
@@ -8,13 +8,42 @@
 // the same for any number of threads, and a run continued later is the run done at once.
 #include "train.h"
 #include "train_work.h"
-#include "train_layers.h"
+#include "layers.h"
 #include "work_team.h"
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 
 namespace attnviz {
+
+// ---------------------------------------------------------------------------------------
+// Gradients
+
+namespace {
+
+// parameters() (model.cpp) line for line, on the gradients.
+template <class Grads, class Ptr>
+std::vector<Ptr> grads_in_order(Grads& g, const ModelConfig& c) {
+    std::vector<Ptr> p{&g.wte, &g.wpe};
+    for (auto& b : g.h) {
+        p.push_back(&b.w_qkv);
+        p.push_back(&b.w_proj);
+    }
+    if (c.has_prev_head()) p.push_back(&g.head_prev);
+    if (c.has_dup_head()) p.push_back(&g.head_dup);
+    if (c.has_lm_head()) p.push_back(&g.lm_head);
+    return p;
+}
+
+} // namespace
+
+std::vector<Mat*> ModelGrads::in_parameters_order(const ModelConfig& c) {
+    return grads_in_order<ModelGrads, Mat*>(*this, c);
+}
+std::vector<const Mat*> ModelGrads::in_parameters_order(const ModelConfig& c) const {
+    return grads_in_order<const ModelGrads, const Mat*>(*this, c);
+}
 
 // ---------------------------------------------------------------------------------------
 // Scratch buffers
@@ -120,25 +149,22 @@ void chunk_targets(const ModelConfig& c, const Batch& b, ChunkWork& w) {
     }
 }
 
-// Backward from the loss to every parameter; w.grads in parameters() order.
+// Backward from the loss to every parameter, into w.grads.
 void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkWork& w) {
     const ModelConfig& c = m.config;
     const int N = c.n_tokens(), C = c.n_embd, H = c.n_head, B = w.B, M = B * N, L = c.n_layer;
     const float scale = float(std::pow(double(c.head_dim()), -0.5));
-    // Gradient buffers in parameters() order: wte, wpe, (qkv, proj) per block, heads.
-    std::vector<Mat>& g = w.grads;
-    size_t np = 2 + 2 * size_t(L) + (c.has_prev_head() ? 1 : 0) + (c.has_dup_head() ? 1 : 0) +
-                (c.has_lm_head() ? 1 : 0);
-    g.resize(np);
+    ModelGrads& g = w.grads;
+    g.h.resize(size_t(L));
     auto zero_like = [](Mat& d, const Mat& p) {
         ensure(d, p.rows(), p.cols());
         d.setZero();
     };
-    zero_like(g[0], m.wte);
-    zero_like(g[1], m.wpe);
+    zero_like(g.wte, m.wte);
+    zero_like(g.wpe, m.wpe);
     for (int l = 0; l < L; ++l) {
-        if (l > 0) zero_like(g[2 + 2 * size_t(l)], m.h[size_t(l)].attn.w_qkv); // block 0's: the batch's, from its tables
-        zero_like(g[3 + 2 * size_t(l)], m.h[size_t(l)].attn.w_proj);
+        if (l > 0) zero_like(g.h[size_t(l)].w_qkv, m.h[size_t(l)].attn.w_qkv); // block 0's: the batch's, from its tables
+        zero_like(g.h[size_t(l)].w_proj, m.h[size_t(l)].attn.w_proj);
     }
     ensure(w.dh, M, C);
     ensure(w.datty, M, C);
@@ -147,30 +173,28 @@ void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkW
     w.dh.setZero();
     const float* hL = w.h.back().data();
     // Task heads: dlogits from the cross-entropy, then dh += dlogits W, dW += dlogits^T h.
-    size_t gi = 2 + 2 * size_t(L);
     w.loss[0] = w.loss[1] = w.loss[2] = 0.0;
-    auto head = [&](const Mat& W, const Mat& logits, const std::vector<int>& target, int64_t count, int which) {
-        zero_like(g[gi], W);
+    auto head = [&](Mat& dW, const Mat& W, const Mat& logits, const std::vector<int>& target, int64_t count,
+                    int which) {
+        zero_like(dW, W);
         ensure(w.dlogits, M, W.rows());
         w.loss[which] = crossentropy_forward_backward(w.dlogits.data(), logits.data(), target.data(), M,
                                                       int(W.rows()), count > 0 ? float(1.0 / double(count)) : 0.f);
-        matmul_backward(w.dh.data(), g[gi], w.dlogits.data(), hL, W, M, true);
-        ++gi;
+        matmul_backward(w.dh.data(), dW, w.dlogits.data(), hL, W, M, true);
     };
-    if (c.has_prev_head()) head(m.head_prev, w.logits_prev, w.tprev, counts.prev, 0);
-    if (c.has_dup_head()) head(m.head_dup, w.logits_dup, w.tdup, counts.dup, 1);
-    if (c.has_lm_head()) head(m.lm_head, w.logits_next, w.tnext, counts.next, 2);
+    if (c.has_prev_head()) head(g.head_prev, m.head_prev, w.logits_prev, w.tprev, counts.prev, 0);
+    if (c.has_dup_head()) head(g.head_dup, m.head_dup, w.logits_dup, w.tdup, counts.dup, 1);
+    if (c.has_lm_head()) head(g.lm_head, m.lm_head, w.logits_next, w.tnext, counts.next, 2);
     // Blocks, last first: h[l+1] = h[l] + proj(attn(qkv(h[l]))), so dh flows on unchanged
     // and gains what comes back through the block.
     for (int l = L - 1; l >= 0; --l) {
         const Weights& a = m.h[size_t(l)].attn;
-        matmul_backward(w.datty.data(), g[3 + 2 * size_t(l)], w.dh.data(), w.atty[size_t(l)].data(), a.w_proj, M,
-                        false);
+        BlockGrads& d = g.h[size_t(l)];
+        matmul_backward(w.datty.data(), d.w_proj, w.dh.data(), w.atty[size_t(l)].data(), a.w_proj, M, false);
         attention_backward(w.dqkv.data(), w.dscratch.data(), w.datty.data(), w.qkv[size_t(l)].data(),
                            w.att[size_t(l)].data(), B, N, C, H, scale);
         if (l > 0) {
-            matmul_backward(w.dh.data(), g[2 + 2 * size_t(l)], w.dqkv.data(), w.h[size_t(l)].data(), a.w_qkv, M,
-                            true);
+            matmul_backward(w.dh.data(), d.w_qkv, w.dqkv.data(), w.h[size_t(l)].data(), a.w_qkv, M, true);
         } else { // G_tok and G_pos (train_work.h); the batch's sums go through W once
             ensure(w.dqkv0_tok, m.wte.rows(), 3 * C);
             ensure(w.dqkv0_pos, m.wpe.rows(), 3 * C);
@@ -179,7 +203,7 @@ void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkW
             embedding_product_backward(w.dqkv0_tok, w.dqkv0_pos, w.dqkv.data(), tok, B, N);
         }
     }
-    encoder_backward(g[0], g[1], w.dh.data(), tok, B, N); // the residual stream's part
+    encoder_backward(g.wte, g.wpe, w.dh.data(), tok, B, N); // the residual stream's part
 }
 
 } // namespace
@@ -195,7 +219,7 @@ Counts loss_counts(const ModelConfig& c, const Batch& b) {
     return n;
 }
 
-float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, std::vector<Mat>& grads, int threads) {
+float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, ModelGrads& grads, int threads) {
     const ModelConfig& c = m.config;
     prepare_chunks(c, b.B, w);
     const Counts counts = loss_counts(c, b);
@@ -212,17 +236,19 @@ float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, st
         chunk_forward(m, w.tables, tok, cw);
         chunk_backward(m, tok, counts, cw);
     });
-    // Chunk order, whatever thread ran which chunk.
-    grads.resize(w.chunks[0].grads.size());
-    for (size_t p = 0; p < grads.size(); ++p) {
-        if (p == 2) { // block 0's qkv: no chunk adds to it (below)
-            ensure(grads[2], m.h[0].attn.w_qkv.rows(), m.h[0].attn.w_qkv.cols());
-            grads[2].setZero();
-            continue;
-        }
-        grads[p] = w.chunks[0].grads[p];
-        for (size_t k = 1; k < w.chunks.size(); ++k) grads[p] += w.chunks[k].grads[p];
+    // Chunk order, whatever thread ran which chunk: every chunk lists its gradients in the
+    // same order as the batch's.
+    grads.h.resize(m.h.size());
+    const std::vector<Mat*> sum_of = grads.in_parameters_order(c);
+    std::vector<std::vector<const Mat*>> part;
+    for (const ChunkWork& cw : w.chunks) part.push_back(cw.grads.in_parameters_order(c));
+    for (size_t p = 0; p < sum_of.size(); ++p) {
+        if (sum_of[p] == &grads.h[0].w_qkv) continue; // no chunk adds to it (below)
+        *sum_of[p] = *part[0][p];
+        for (size_t k = 1; k < part.size(); ++k) *sum_of[p] += *part[k][p];
     }
+    ensure(grads.h[0].w_qkv, m.h[0].attn.w_qkv.rows(), m.h[0].attn.w_qkv.cols());
+    grads.h[0].w_qkv.setZero();
     // Block 0's qkv through its tables (train_work.h), on the batch's G_tok and G_pos.
     Mat& gtok = w.chunks[0].dqkv0_tok;
     Mat& gpos = w.chunks[0].dqkv0_pos;
@@ -230,7 +256,8 @@ float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, st
         gtok += w.chunks[k].dqkv0_tok;
         gpos += w.chunks[k].dqkv0_pos;
     }
-    embedding_product_weights_backward(grads[0], grads[1], grads[2], gtok, gpos, m.wte, m.wpe, m.h[0].attn.w_qkv);
+    embedding_product_weights_backward(grads.wte, grads.wpe, grads.h[0].w_qkv, gtok, gpos, m.wte, m.wpe,
+                                       m.h[0].attn.w_qkv);
     double sum[3] = {0.0, 0.0, 0.0};
     for (const ChunkWork& cw : w.chunks)
         for (int i = 0; i < 3; ++i) sum[i] += cw.loss[i];
@@ -244,7 +271,7 @@ float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, st
 
 } // namespace detail
 
-float loss_and_grads(const Model& m, const Batch& b, std::vector<Mat>& grads, int threads) {
+float loss_and_grads(const Model& m, const Batch& b, ModelGrads& grads, int threads) {
     detail::TrainWorkspace w;
     return detail::batch_loss_and_grads(m, b, w, grads, threads);
 }
@@ -276,14 +303,15 @@ float train_step(TrainRun& run, int threads) {
     detail::TrainWorkspace& w = run.scratch.get();
     make_batch(run.model.config, run.batch_gen, run.batch, w.batch);
     const float loss = detail::batch_loss_and_grads(run.model, w.batch, w, w.grads, threads);
+    const std::vector<const Mat*> grads = std::as_const(w.grads).in_parameters_order(run.model.config);
     bool finite = std::isfinite(loss);
-    for (const Mat& g : w.grads) finite = finite && g.allFinite();
+    for (const Mat* g : grads) finite = finite && g->allFinite();
     if (!finite) {
         run.batch_gen = gen_before;
         return NAN;
     }
     std::vector<Param> params = parameters(run.model);
-    if (!detail::adam_step(run.adam, params, w.grads)) {
+    if (!detail::adam_step(run.adam, params, grads)) {
         run.batch_gen = gen_before;
         return NAN;
     }

@@ -25,6 +25,25 @@ struct Batch {
 };
 void make_batch(const ModelConfig& c, TorchGenerator& g, int B, Batch& out);
 
+// d loss / d parameter, shaped as the Model (model.h) whose parameters() it mirrors: what
+// training changes, and nothing else (toy models have no LayerNorm, MLP or biases).
+struct BlockGrads {
+    Mat w_qkv;  // (3C, C)  transformer.h.l.attn.c_attn.weight
+    Mat w_proj; // (C, C)   transformer.h.l.attn.c_proj.weight
+};
+struct ModelGrads {
+    Mat wte;                   // (V+1, C)
+    Mat wpe;                   // (T+1, C)
+    std::vector<BlockGrads> h; // L blocks
+    Mat head_prev;             // (V+1, C)  prev and both; empty otherwise
+    Mat head_dup;              // (2, C)    dup and both; empty otherwise
+    Mat lm_head;               // (V, C)    induction; empty otherwise
+    // The gradients in parameters() order, one per Param: Adam's m and v, and the sessions
+    // saved with them, are kept in that order.
+    std::vector<Mat*> in_parameters_order(const ModelConfig& c);
+    std::vector<const Mat*> in_parameters_order(const ModelConfig& c) const;
+};
+
 // Adam's betas and eps, torch's defaults, which training keeps.
 constexpr double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_eps = 1e-8;
 
@@ -82,9 +101,9 @@ TrainRun start_training(const ModelConfig& c, uint64_t seed, double lr, int batc
 // chunk's gradients summed in chunk order, so the thread count never changes a bit.
 float train_step(TrainRun& run, int threads = 0);
 
-// Step-0 style gradients for tests: loss and d loss / d param for one batch, in
-// parameters() order, without updating anything.
-float loss_and_grads(const Model& m, const Batch& b, std::vector<Mat>& grads, int threads = 0);
+// Step-0 style gradients for tests: loss and d loss / d param for one batch, without
+// updating anything.
+float loss_and_grads(const Model& m, const Batch& b, ModelGrads& grads, int threads = 0);
 
 // The head scores of docs/training.md §6, per layer and head, on fixed probe sequences
 // (probe seed 1234, 256 sequences).

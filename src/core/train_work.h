@@ -20,8 +20,8 @@ struct ChunkWork {
     Mat logits_prev, logits_dup, logits_next; // (M, V+1), (M, 2), (M, V): those the task has
     std::vector<int> tprev, tdup, tnext;       // (M) targets, -1 where a row is not in the loss
     Mat dlogits, dh, datty, dqkv, dscratch;    // backward: (M, K), (M, C), (M, C), (M, 3C), attention's scratch
-    std::vector<Mat> grads;          // this chunk's gradients, parameters() order; block 0's qkv
-                                     // and the embeddings get theirs from dqkv0_tok/pos (below)
+    ModelGrads grads;                // this chunk's gradients; block 0's qkv (left unset) and
+                                     // the embeddings get theirs from dqkv0_tok/pos (below)
     Mat dqkv0_tok, dqkv0_pos;        // (V+1, 3C), (N, 3C): block 0's dqkv rows summed by token, by position
     double loss[3] = {0, 0, 0};      // summed -log p of prev, dup, next
 };
@@ -42,7 +42,7 @@ struct TrainWorkspace {
     std::vector<ChunkWork> chunks;
     Batch batch;
     EmbeddingTables tables;
-    std::vector<Mat> grads; // the batch's, summed over chunks in order
+    ModelGrads grads; // the batch's, summed over chunks in order
 };
 
 // Rows in each mean of the loss: prev and dup B T each, next the `where` count.
@@ -57,10 +57,11 @@ void prepare_chunks(const ModelConfig& c, int B, TrainWorkspace& w);
 // `t` made by make_embedding_tables for this model's weights.
 void chunk_forward(const Model& m, const EmbeddingTables& t, const int* tok, ChunkWork& w);
 // Loss and gradients of a batch, chunks on up to `threads` threads (<= 0: the team's).
-float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, std::vector<Mat>& grads, int threads);
+float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, ModelGrads& grads, int threads);
 
-// One Adam step over the parameters, torch 1.13's _single_tensor_adam in float32. When a
-// new weight or moment is not finite, everything is put back and it returns false.
-bool adam_step(AdamState& s, const std::vector<Param>& params, const std::vector<Mat>& grads);
+// One Adam step over the parameters, torch 1.13's _single_tensor_adam in float32; grads[i]
+// is params[i]'s (ModelGrads::in_parameters_order). When a new weight or moment is not
+// finite, everything is put back and it returns false.
+bool adam_step(AdamState& s, const std::vector<Param>& params, const std::vector<const Mat*>& grads);
 
 } // namespace attnviz::detail

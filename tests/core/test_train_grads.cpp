@@ -20,16 +20,17 @@ TEST_P(TrainGrads, MatchTorchAutograd) {
         TrainRun run = start_training(mc, seed, 1e-3, B);
         Batch b;
         make_batch(mc, run.batch_gen, B, b);
-        std::vector<Mat> grads;
-        const float loss = loss_and_grads(run.model, b, grads);
+        ModelGrads model_grads;
+        const float loss = loss_and_grads(run.model, b, model_grads);
+        const auto grads = model_grads.in_parameters_order(mc);
         const double want = c.at("loss");
         EXPECT_NEAR(loss, want, 1e-5 * std::fabs(want)) << "loss";
         std::vector<Param> params = parameters(run.model);
         ASSERT_EQ(grads.size(), params.size());
         for (size_t i = 0; i < params.size(); ++i) {
             const std::vector<float> expected = tensor(c.at("grads").at(params[i].name));
-            ASSERT_EQ(int64_t(expected.size()), grads[i].size()) << params[i].name;
-            const double rel = relative_to_max(flat(grads[i]), expected);
+            ASSERT_EQ(int64_t(expected.size()), grads[i]->size()) << params[i].name;
+            const double rel = relative_to_max(flat(*grads[i]), expected);
             EXPECT_LE(rel, 1e-5) << params[i].name << ": largest difference over largest |gradient|";
         }
     }

@@ -1,14 +1,14 @@
-// test_train_layers.cpp: the training path's attention and cross-entropy (train_layers.h)
+// test_train_layers.cpp: the training path's attention and cross-entropy (layers.h)
 // against the same formulas in double, at sizes the tasks' defaults do not reach: rows
 // shorter and longer than a block of 16 floats (N 1 to 65), head sizes 4 to 64, class
 // counts on both sides of 16. Each result within 1e-5 of its tensor's largest |value|;
 // the masked attention weights exactly 0.
 // GCC 12's false -Wmaybe-uninitialized inside its AVX-512 intrinsics, where Eigen's
-// products inline them (as in train_layers.cpp).
+// products inline them (as in layers.cpp).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-#include "train_layers.h"
+#include "layers.h"
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <cmath>
