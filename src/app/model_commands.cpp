@@ -5,6 +5,7 @@
 // large model never holds every layer's raw scores at once.
 #include "model_commands.h"
 #include "ablation.h"
+#include "ablation_json.h"
 #include "ablation_options.h"
 #include "bpe_tokenizer.h"
 #include "gpt_causality.h"

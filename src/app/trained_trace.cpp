@@ -9,6 +9,7 @@
 // its input x, the shape walk's intermediates under intermediates_for_x's names and its
 // attention output y (before the residual add).
 #include "ablation.h"
+#include "ablation_json.h"
 #include "ablation_options.h"
 #include "commands.h"
 #include "formats.h"
