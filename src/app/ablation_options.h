@@ -1,21 +1,19 @@
 // ablation_options.h: --ablate L.H[,L.H...], --ablate-mode zero|mean and --dla-pos N, the
 // head ablation of ablation.h on the command line (heads, trace --model, trace --weights
-// with a toy model, bench --model), and the JSON pieces those commands share.
+// with a toy model, bench --model). The JSON pieces those commands share are the core's
+// (ablation_json.h).
 //
 // Bad input is one sentence naming the value and what to do (the command's usage_error,
 // exit status 2): a head outside the model, a malformed list, an unknown mode,
 // --ablate-mode or --dla-pos where nothing uses them, a position outside the sequence.
 #pragma once
 #include "ablation.h"
-#include "json_writer.h"
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace attnviz {
-
-class BpeTokenizer;
 
 struct AblationOptions {
     std::optional<std::string> heads;   // --ablate
@@ -37,13 +35,5 @@ bool to_dla_pos(const AblationOptions& o, int T, int fallback, int& out, std::st
 
 // For a command that takes none of them: one sentence saying where they apply.
 bool refuse_ablation_options(const AblationOptions& o, const std::string& why, std::string& error);
-
-// "heads": ["0.1", ...], "mode": "zero"
-void write_ablation_heads(JsonWriter& w, const Ablation& ab);
-
-// The terms of a logit attribution as an object: pos, token (and text when `tok` is given),
-// logit, scale, heads [layer][head], embed, pos_embed, attn_bias, mlp, ln_bias (the last
-// three for GPT models) and sum.
-void write_dla(JsonWriter& w, const LogitAttribution& a, const BpeTokenizer* tok);
 
 } // namespace attnviz

@@ -1,18 +1,18 @@
 // model_commands.cpp: trace, export and bench with --model; see model_commands.h.
 //
-// The trace keeps a lean ModelTrace (gpt_model.h): every layer's attention weights and
-// residuals, and the layers it prints recomputed one at a time by gpt_layer_trace, so a
-// large model never holds every layer's raw scores at once.
+// The options are checked here; the trace's JSON is the core's (model_json.h), and bench
+// --model times the core and writes its own timings after the same model object.
 #include "model_commands.h"
 #include "ablation.h"
+#include "ablation_json.h"
 #include "ablation_options.h"
 #include "bpe_tokenizer.h"
-#include "gpt_causality.h"
 #include "gpt_io.h"
 #include "gpt_model.h"
 #include "head_detector.h"
 #include "json_writer.h"
 #include "model_io.h"
+#include "model_json.h"
 #include "tensor_files.h"
 #include "tensor_table.h"
 #include "text_util.h"
@@ -21,7 +21,6 @@
 #include "work_team.h" // work_team_threads
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <sys/resource.h>
@@ -169,65 +168,6 @@ bool to_replacement(const ConfigOptions& o, const GptRun& run, int& p, int& id, 
     return true;
 }
 
-void write_model_info(JsonWriter& w, const GptRun& run, const std::string& path) {
-    const ModelConfig& c = run.model.config;
-    w.key("model");
-    w.begin_object();
-    w.key("path"); w.value_string(path);
-    w.key("file"); w.value_string(run.info.file);
-    w.key("layout"); w.value_string(run.info.layout);
-    w.key("description"); w.value_string(run.model.source);
-    w.key("n_layer"); w.value_int(c.n_layer);
-    w.key("n_head"); w.value_int(c.n_head);
-    w.key("n_head_from"); w.value_string(run.info.n_head_from);
-    w.key("n_embd"); w.value_int(c.n_embd);
-    w.key("vocab_size"); w.value_int(c.vocab);
-    w.key("block_size"); w.value_int(c.seq_len);
-    w.key("gelu"); w.value_string(to_string(c.gelu));
-    w.key("bias"); w.value_bool(c.bias);
-    w.key("transposed"); w.value_bool(run.info.conv1d);
-    w.end_object();
-}
-
-// One tensor of a layer's trace with B = 1 in front, as intermediates_for_x writes it.
-void write_batched(JsonWriter& w, const TensorView& t) {
-    Mat scratch;
-    w.begin_array();
-    if (t.per_head) {
-        w.begin_array();
-        for (int h = 0; h < t.blocks; ++h) w.array(t.block(h, scratch), {t.rows, t.cols});
-        w.end_array();
-    } else {
-        w.array(t.block(0, scratch), {t.rows, t.cols});
-    }
-    w.end_array();
-}
-
-void write_mat(JsonWriter& w, const char* key, const Mat& m) {
-    w.key(key);
-    w.array(m.data(), {1, m.rows(), m.cols()});
-}
-
-// Layer l: the lesson's intermediates_for_x keys, then x (ln_1), y (attention output),
-// resid_mid, mlp, resid_post.
-void write_layer(JsonWriter& w, const GptRun& run, const ModelTrace& tr, int l, const Ablation* ab) {
-    Trace one;
-    gpt_layer_trace(run.model, tr, l, run.kernel, one, ab);
-    const BlockTrace& b = tr.blocks[size_t(l)];
-    w.begin_object();
-    w.key("layer"); w.value_int(l);
-    for (const TraceTensor& t : trace_tensors()) {
-        if (t.id == TensorName::x || t.id == TensorName::y) continue;
-        w.key(t.reference_key);
-        write_batched(w, tensor_by_name(one, t.id));
-    }
-    write_mat(w, "x", one.x);
-    write_mat(w, "y", one.y);
-    write_mat(w, "resid_mid", gpt_resid_mid(tr, one, l));
-    write_mat(w, "resid_post", b.resid_post);
-    w.end_object();
-}
-
 // The tokenizer saved beside the model, when there is one that fits wte: the top tokens'
 // and the DLA's token as text. None is not an error here (the ids are always written).
 std::optional<BpeTokenizer> tokenizer_beside(const Model& m, const std::string& path) {
@@ -239,39 +179,6 @@ std::optional<BpeTokenizer> tokenizer_beside(const Model& m, const std::string& 
     if (!tok.load_dir(dir.empty() ? std::string(".") : dir.string(), why) || !tok.check_embedding_rows(m.wte.rows(), why))
         return std::nullopt;
     return tok;
-}
-
-// What the Model view shows of one run: the next-token loss on the text and the top 5 at
-// the last position.
-struct RunSummary {
-    double loss = 0;
-    std::vector<TokenProb> top;
-};
-constexpr int ablation_top_k = 5;
-RunSummary summarize(const ModelTrace& tr) {
-    RunSummary s;
-    s.loss = next_token_loss(tr);
-    const int64_t T = tr.logits.rows(), V = tr.logits.cols();
-    s.top = top_k(softmax_logits(tr.logits.data() + (T - 1) * V, int(V)), ablation_top_k);
-    return s;
-}
-
-void write_summary(JsonWriter& w, const RunSummary& s, const BpeTokenizer* tok) {
-    w.begin_object();
-    w.key("loss");
-    if (std::isfinite(s.loss)) w.value(float(s.loss));
-    else w.value_null(); // one token: nothing to predict
-    w.key("top5");
-    w.begin_array();
-    for (const TokenProb& t : s.top) {
-        w.begin_object();
-        w.key("token"); w.value_int(t.token);
-        w.key("prob"); w.value(t.prob);
-        if (tok) { w.key("text"); w.value_string(tok->token_bytes(t.token)); }
-        w.end_object();
-    }
-    w.end_array();
-    w.end_object();
 }
 
 } // namespace
@@ -296,79 +203,27 @@ int run_model_trace(const TraceArgs& a) {
     int dla_pos = T - 1;
     if (!to_ablation(a.ablation, run.model, ab, error) || !to_dla_pos(a.ablation, T, T - 1, dla_pos, error))
         return usage_error(error);
-    const Ablation* ablated = ab.empty() ? nullptr : &ab;
-    const bool with_dla = ablated || a.ablation.dla_pos;
+    if (ab.mode == AblationMode::mean && !ab.empty())
+        compute_ablation_means(run.model, ablation_probe(run.model, run.tokens), run.kernel, ab);
 
-    // The clean run, then (with --ablate) the ablated one: the clean trace rerun from the
-    // first ablated layer, as the window does. The traced tensors are the ablated run's.
-    ModelTrace tr;
-    gpt_forward(run.model, run.tokens, run.kernel, true, tr);
-    RunSummary before, after;
-    int dla_token = 0;
-    if (ablated || with_dla) {
-        before = summarize(tr);
-        const int64_t V = tr.logits.cols();
-        dla_token = top_k(softmax_logits(tr.logits.data() + int64_t(dla_pos) * V, int(V)), 1)[0].token;
-    }
-    if (ablated) {
-        if (ab.mode == AblationMode::mean)
-            compute_ablation_means(run.model, ablation_probe(run.model, run.tokens), run.kernel, ab);
-        gpt_rerun_from(run.model, ab.first_layer(), run.kernel, ablated, tr);
-        after = summarize(tr);
-    }
-    const std::optional<BpeTokenizer> tok = with_dla ? tokenizer_beside(run.model, *o.model) : std::nullopt;
-    std::ios::sync_with_stdio(false);
-    JsonWriter w(std::cout);
-    w.begin_object();
-    write_model_info(w, run, *o.model);
-    w.key("kernel"); w.value_string(to_string(run.kernel));
-    w.key("T"); w.value_int(T);
-    w.key("tokens");
-    w.begin_array();
-    for (int t : run.tokens) w.value_int(t);
-    w.end_array();
-    if (a.intermediates) {
-        w.key("layers");
-        w.begin_array();
-        for (int l = 0; l < run.model.config.n_layer; ++l)
-            if (!run.layer || *run.layer == l) write_layer(w, run, tr, l, ablated);
-        w.end_array();
-    }
-    w.key("logits"); w.array(tr.logits.data(), {1, tr.logits.rows(), tr.logits.cols()});
+    GptTraceRequest r;
+    r.path = *o.model;
+    r.tokens = run.tokens;
+    r.kernel = run.kernel;
+    r.intermediates = a.intermediates;
+    r.layer = run.layer;
     if (p >= 0) {
-        // Token p replaced, and only rows p.. recomputed: causality says rows before p stay.
-        ModelTrace changed = tr;
-        gpt_update(run.model, p, id, run.kernel, changed, ablated);
-        w.key("perturbed_position"); w.value_int(p);
-        w.key("replacement"); w.value_int(id);
-        const GptCausality d = gpt_causality(tr, changed, p, id);
-        w.key("max_abs_diff_per_position");
-        w.array(d.logits_max_abs.data(), {int64_t(d.logits_max_abs.size())});
-        w.key("max_abs_diff_per_layer");
-        w.begin_array();
-        for (const std::vector<float>& r : d.resid_max_abs) w.array(r.data(), {int64_t(r.size())});
-        w.end_array();
+        r.perturb = p;
+        r.replacement = id;
     }
-    if (ablated) {
-        w.key("ablation");
-        w.begin_object();
-        write_ablation_heads(w, ab);
-        w.key("before"); write_summary(w, before, tok ? &*tok : nullptr);
-        w.key("after"); write_summary(w, after, tok ? &*tok : nullptr);
-        w.key("delta");
-        w.begin_object();
-        w.key("loss");
-        if (std::isfinite(after.loss - before.loss)) w.value(float(after.loss - before.loss));
-        else w.value_null();
-        w.end_object();
-        w.end_object();
-    }
-    if (with_dla) {
-        w.key("dla");
-        write_dla(w, logit_attribution(run.model, tr, dla_pos, dla_token, ablated), tok ? &*tok : nullptr);
-    }
-    w.end_object();
-    w.flush();
+    r.ablation = &ab;
+    if (a.ablation.dla_pos) r.dla_pos = dla_pos;
+    // Only a DLA (with or without an ablation) names tokens: the tokenizer is read for it.
+    const std::optional<BpeTokenizer> tok =
+        !ab.empty() || a.ablation.dla_pos ? tokenizer_beside(run.model, *o.model) : std::nullopt;
+    r.tokenizer = tok ? &*tok : nullptr;
+    std::ios::sync_with_stdio(false);
+    write_gpt_trace_json(std::cout, run.model, run.info, r);
     return finish_stdout("trace");
 }
 
@@ -446,7 +301,7 @@ AblationTimes time_ablation(const GptRun& run, Ablation& ab, int64_t repeat) {
         const double loss = next_token_loss(tr);
         const Clock::time_point t2 = Clock::now();
         const std::vector<TokenProb> top =
-            top_k(softmax_logits(tr.logits.data() + int64_t(T - 1) * V, int(V)), ablation_top_k);
+            top_k(softmax_logits(tr.logits.data() + int64_t(T - 1) * V, int(V)), gpt_summary_top_k);
         const Clock::time_point t3 = Clock::now();
         const LogitAttribution dla = logit_attribution(m, tr, T - 1, token, &ab);
         out.rerun_ms.push_back(ms_since(t0));
@@ -537,7 +392,7 @@ int run_model_bench(const BenchArgs& a) {
 
     JsonWriter w(std::cout);
     w.begin_object();
-    write_model_info(w, run, *o.model);
+    write_gpt_model_info(w, run.model, run.info, *o.model);
     w.key("kernel"); w.value_string(to_string(run.kernel));
     w.key("T"); w.value_int(T);
     w.key("perturbed_position"); w.value_int(p);

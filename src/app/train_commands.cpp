@@ -1,12 +1,12 @@
 // train_commands.cpp: attnviz train and attnviz heads; see train_commands.h.
 #include "train_commands.h"
-#include "ablation_scores.h"
 #include "atomic_file.h"
 #include "commands.h"
 #include "config.h"
 #include "model_io.h"
 #include "text_util.h"
 #include "train.h"
+#include "train_json.h"
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -71,32 +71,6 @@ void add_train_commands(CLI::App& app) {
 
 // =======================================================================================
 // [SECTION] Shared pieces
-
-static ojson config_json(const ModelConfig& c) {
-    ojson j = ojson::object();
-    j["V"] = c.vocab;
-    j["T"] = c.seq_len;
-    j["C"] = c.n_embd;
-    j["H"] = c.n_head;
-    j["L"] = c.n_layer;
-    return j;
-}
-
-static ojson scores_json(const HeadScores& s) {
-    ojson j = ojson::object();
-    j["prev_token"] = s.prev_token;
-    j["duplicate"] = s.duplicate;
-    j["induction"] = s.induction;
-    return j;
-}
-
-static ojson accuracy_json(const std::map<std::string, double>& acc) {
-    // PyTorch's order: prev, dup, next (a std::map would sort dup first).
-    ojson j = ojson::object();
-    for (const char* k : {"prev", "dup", "next"})
-        if (auto it = acc.find(k); it != acc.end()) j[k] = it->second;
-    return j;
-}
 
 static int print_json(const ojson& j) {
     std::cout << j.dump();
@@ -226,56 +200,19 @@ int run_train(const TrainArgs& a) {
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
     if (!save_model(a.out, run.model, error)) return usage_error(error);
-    ojson out = ojson::object();
-    out["task"] = to_string(task);
-    out["seed"] = seed;
-    ojson cfg = config_json(c);
-    cfg["lr"] = lr;
-    cfg["B"] = batch;
-    cfg["steps"] = steps;
-    out["config"] = cfg;
-    out["losses"] = ojson::array();
-    for (float l : run.losses) out["losses"].push_back(double(l));
-    out["accuracy"] = accuracy_json(accuracy(run.model));
-    out["head_scores"] = scores_json(head_scores(run.model));
-    out["seconds"] = seconds;
-    return print_json(out);
+    TrainReport report;
+    report.task = task;
+    report.seed = seed;
+    report.config = c;
+    report.lr = lr;
+    report.batch = batch;
+    report.steps = steps;
+    report.seconds = seconds;
+    return print_json(train_json(report, run));
 }
 
 // =======================================================================================
 // [SECTION] heads
-
-static ojson metrics_json(const TaskMetrics& t) {
-    ojson j = ojson::object();
-    j["loss"] = t.loss;
-    ojson acc = ojson::object();
-    for (const auto& [key, value] : t.accuracy) acc[key] = value;
-    j["accuracy"] = acc;
-    return j;
-}
-
-// Before and after ablating `ab`'s heads (the mean mode's means from the accuracy probe):
-// the task's loss and accuracy, the head scores after, and the differences.
-static ojson ablation_json(const Model& m, Ablation& ab) {
-    const KernelKind kernel = KernelKind::reference;
-    if (ab.mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, {}), kernel, ab);
-    const TaskMetrics before = task_metrics(m, kernel), after = task_metrics(m, kernel, &ab);
-    ojson j = ojson::object();
-    j["heads"] = ojson::array();
-    for (const HeadRef& h : ab.heads) j["heads"].push_back(to_string(h));
-    j["mode"] = to_string(ab.mode);
-    j["before"] = metrics_json(before);
-    j["after"] = metrics_json(after);
-    j["after"]["head_scores"] = scores_json(ablated_head_scores(m, kernel, &ab));
-    ojson delta = ojson::object();
-    delta["loss"] = after.loss - before.loss;
-    ojson acc = ojson::object();
-    for (size_t i = 0; i < after.accuracy.size() && i < before.accuracy.size(); ++i)
-        acc[after.accuracy[i].first] = after.accuracy[i].second - before.accuracy[i].second;
-    delta["accuracy"] = acc;
-    j["delta"] = delta;
-    return j;
-}
 
 int run_heads(const HeadsArgs& a) {
     Model m;
@@ -283,14 +220,10 @@ int run_heads(const HeadsArgs& a) {
     if (!load_model(a.weights, m, error)) return usage_error(error);
     Ablation ab;
     if (!to_ablation(a.ablation, m, ab, error)) return usage_error(error);
-    ojson out = ojson::object();
-    out["file"] = a.weights;
-    out["task"] = to_string(m.config.task);
-    out["config"] = config_json(m.config);
-    out["accuracy"] = accuracy_json(accuracy(m));
-    out["head_scores"] = scores_json(head_scores(m));
-    if (!ab.empty()) out["ablation"] = ablation_json(m, ab);
-    return print_json(out);
+    // The mean mode's means from the accuracy probe, on the kernel the metrics run on.
+    if (ab.mode == AblationMode::mean && !ab.empty())
+        compute_ablation_means(m, ablation_probe(m, {}), heads_kernel, ab);
+    return print_json(heads_json(m, a.weights, &ab));
 }
 
 } // namespace attnviz
