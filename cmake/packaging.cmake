@@ -75,7 +75,7 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # dpkg-shlibdeps finds the linked libraries (libglfw3, libstb0, libgomp1, libstdc++6, libc6);
 # what is opened at run time it cannot see: libGL.so.1 (GLFW opens it for GLX; Mesa's drivers
-# come with it through libglx-mesa0), OpenBLAS's pthread build (src/core/blas.cpp; without it
+# come with it through libglx-mesa0), OpenBLAS's pthread build (src/core/model/blas.cpp; without it
 # the fast kernel falls back to Eigen's slower products) and the DejaVu fonts (src/ui/theme.cpp;
 # without them ImGui's built-in font, which lacks √ ∞ −).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

@@ -27,7 +27,7 @@ set to attnviz's and once with one thread (on a busy machine torch's OpenMP regi
 cost milliseconds each); the faster of the two is the one compared against. After each
 torch run the script waits SETTLE_S for OpenBLAS's spinning threads to go to sleep. Which BLAS torch really loaded is read from the worker's /proc/self/maps. OpenBLAS 0.3.21 gives Intel
 CPUs newer than itself its SSE3 kernels; attnviz picks the kernel set from the CPU's features
-(src/core/blas.cpp), and torch's workers get the same one through OPENBLAS_CORETYPE, so that
+(src/core/model/blas.cpp), and torch's workers get the same one through OPENBLAS_CORETYPE, so that
 torch is compared at its best.
 
 Options: --bin PATH (default build/attnviz), --quick (the two small sizes only), --rounds N

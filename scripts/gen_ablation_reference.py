@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Regenerate tests/data/ablation/: head ablation and direct logit attribution computed by
-torch, for src/core/ablation.h and the tests of tests/core/test_ablation.cpp.
+torch, for src/core/model/ablation.h and the tests of tests/core/test_ablation.cpp.
 
 Usage (Debian's python3 with torch 1.13 and numpy):
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// Writes src/core/unicode_tables.inc: the code point ranges of the three classes GPT-2's
+// Writes src/core/text/unicode_tables.inc: the code point ranges of the three classes GPT-2's
 // pre-tokenizing expression uses, \p{L} (letters), \p{N} (numbers) and \s (whitespace),
 // taken from node's own Unicode property support, so no Unicode data file is needed.
-//   node scripts/gen_unicode_tables.js > src/core/unicode_tables.inc
+//   node scripts/gen_unicode_tables.js > src/core/text/unicode_tables.inc
 //   or: scripts/gen-references gen_unicode_tables
 //
 // \s is Unicode's White_Space property, as Python's `regex` module (GPT-2's encoder.py),

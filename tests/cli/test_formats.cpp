@@ -1,4 +1,4 @@
-// test_formats.cpp: the number and file formats of src/core/formats.h, in process.
+// test_formats.cpp: the number and file formats of src/core/io/formats.h, in process.
 // Expected texts are what Python 3 / numpy print, written down from them.
 #include "formats.h"
 #include "run_attnviz.h"
