@@ -77,6 +77,14 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
 
 } // namespace
 
+WeightsPathKind weights_path_kind(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(std::filesystem::path(path) / "model.safetensors", ec))
+        return WeightsPathKind::gpt_directory;
+    if (is_trained_model_file(path)) return WeightsPathKind::trained_model;
+    return WeightsPathKind::attention_block;
+}
+
 bool load_weights_file(AppState& s, const std::string& path, int layer, std::string& error) {
     auto refuse = [&](const std::string& why) {
         error = why;
@@ -86,12 +94,12 @@ bool load_weights_file(AppState& s, const std::string& path, int layer, std::str
     };
     if (path.empty()) return refuse("no weights file given; type the path of a .safetensors file");
     if (layer < 0) return refuse("layer " + std::to_string(layer) + " is not a layer; give 0 or more");
-    // A GPT-2 directory (with its model.safetensors): the whole model, in every view (a single
-    // GPT file keeps giving one attention block here; Open model shows it whole).
-    if (std::error_code ec; std::filesystem::is_regular_file(std::filesystem::path(path) / "model.safetensors", ec))
-        return open_model_path(s, path, error);
+    // A GPT-2 directory: the whole model, in every view (a single GPT file keeps giving one
+    // attention block here; Open model shows it whole).
+    const WeightsPathKind kind = weights_path_kind(path);
+    if (kind == WeightsPathKind::gpt_directory) return open_model_path(s, path, error);
     // A model attnviz train wrote: shown whole, on its letters, in every view.
-    if (is_trained_model_file(path)) {
+    if (kind == WeightsPathKind::trained_model) {
         if (!open_trained_file(s, path, "", error)) return false;
         s.edit_layer = std::clamp(layer, 0, s.edit_trained->model->config.n_layer - 1);
         return true;

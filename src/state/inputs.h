@@ -38,6 +38,11 @@ bool set_text(AppState& s, const std::string& text, std::string& error);
 // show at the current T, is refused: `error` is the reader's sentence (or the size's), the
 // current weights stay, and s.status says it. Returns true when the file was taken.
 bool load_weights_file(AppState& s, const std::string& path, int layer, std::string& error);
+// What "Load weights…" does with a path: a GPT-2 directory (holding model.safetensors) and a
+// model attnviz train wrote are shown whole, in every view; anything else is read as one
+// attention block's weights. Both load_weights_file and request_weights_file ask this.
+enum class WeightsPathKind { gpt_directory, trained_model, attention_block };
+WeightsPathKind weights_path_kind(const std::string& path);
 // Back to the seeded weights of the current config.
 void unload_weights(AppState& s);
 // A session's weights file: read with the session's n_head and checked against its C. On

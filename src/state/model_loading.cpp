@@ -103,12 +103,14 @@ bool request_model_path(AppState& s, const std::string& path, std::string& error
 }
 
 bool request_weights_file(AppState& s, const std::string& path, int layer, std::string& error) {
-    std::error_code ec;
-    // load_weights_file refuses an empty path and a negative layer with its own sentences.
+    // load_weights_file refuses an empty path and a negative layer with its own sentences,
+    // and reads one attention block's file (small) at once.
     if (path.empty() || layer < 0) return load_weights_file(s, path, layer, error);
-    if (std::filesystem::is_regular_file(std::filesystem::path(path) / "model.safetensors", ec))
-        return request_model_path(s, path, error);
-    if (is_trained_model_file(path)) return request_model_path(s, path, error, layer);
+    switch (weights_path_kind(path)) {
+    case WeightsPathKind::gpt_directory: return request_model_path(s, path, error);
+    case WeightsPathKind::trained_model: return request_model_path(s, path, error, layer);
+    case WeightsPathKind::attention_block: break;
+    }
     return load_weights_file(s, path, layer, error);
 }
 
