@@ -3,6 +3,7 @@
 // Each command checks its texts first (options.h), then computes with the core and prints.
 // Bad input ends in usage_error: one sentence on stderr, exit status 2.
 #include "commands.h"
+#include "bench_json.h"
 #include "lesson.h"
 #include "formats.h"
 #include "text_util.h"
@@ -154,22 +155,6 @@ static double process_cpu_ms() {
     return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
 }
 
-static double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// FLOPs the forward pass must do: the qkv and proj products, and the score and probs*v
-// products over the (query, key) pairs the mask leaves visible (T(T+1)/2 for causal).
-static double useful_flops(const Config& c) {
-    const double T = c.seq_len, C = c.n_embd;
-    double pairs = c.mask == MaskMode::causal ? T * (T + 1) / 2
-                   : c.mask == MaskMode::none ? T * T
-                                              : T * (T - 1) / 2;
-    return 2 * T * C * 3 * C + 2 * 2 * C * pairs + 2 * T * C * C; // C = head_dim * H
-}
-
 static int run_bench(const BenchArgs& a) {
     if (a.config.model) return run_model_bench(a);
     Inputs in;
@@ -249,40 +234,25 @@ static int run_bench(const BenchArgs& a) {
     // started for the second rate, spin for a moment after it.
     const detail::SgemmRates sgemm = detail::measure_sgemm(c.seq_len, 3 * c.n_embd, c.n_embd,
                                                            detail::work_team_threads(), 8, 0.2);
-    double fwd = median(forward_ms), upd = median(update_ms);
-    double flops = useful_flops(c);
-
-    JsonWriter w(std::cout);
-    w.begin_object();
-    w.key("seed"); w.value_int(int64_t(c.seed));
-    w.key("n_embd"); w.value_int(c.n_embd);
-    w.key("n_head"); w.value_int(c.n_head);
-    w.key("T"); w.value_int(c.seq_len);
-    w.key("head_dim"); w.value_int(c.head_dim());
-    w.key("mask"); w.value_string(to_string(c.mask));
-    w.key("scale"); w.value_string(to_string(c.scale));
-    w.key("kernel"); w.value_string(to_string(kernel));
-    w.key("input"); w.value_string(a.config.text ? "text" : "randn");
-    w.key("weights"); w.value_string(e.weights.source);
-    w.key("has_bias"); w.value_bool(e.weights.has_bias());
-    w.key("threads"); w.value_int(detail::work_team_threads());
-    w.key("repeat"); w.value_int(repeat);
-    w.key("perturbed_position"); w.value_int(p);
-    w.key("forward_ms"); w.value(float(fwd));
-    w.key("forward_ms_min"); w.value(float(*std::min_element(forward_ms.begin(), forward_ms.end())));
-    w.key("update_ms"); w.value(float(upd));
-    w.key("update_ms_min"); w.value(float(*std::min_element(update_ms.begin(), update_ms.end())));
-    w.key("update_first_ms"); w.value(float(median(update_first_ms)));
-    w.key("forward_cpu_ms"); w.value(float(median(forward_cpu_ms)));
-    w.key("update_cpu_ms"); w.value(float(median(update_cpu_ms)));
-    w.key("flops"); w.value(float(flops));
-    w.key("gflops"); w.value(float(flops / (fwd * 1e6)));
-    w.key("peak_rss_mb"); w.value(float(double(usage.ru_maxrss) / 1024.0)); // ru_maxrss is in KiB
-    w.key("blas_core"); w.value_string(detail::blas_core_name());
-    w.key("sgemm_gflops"); w.value(float(sgemm.team));             // as the forward runs it
-    w.key("sgemm_blas_threads_gflops"); w.value(float(sgemm.blas_threads)); // on OpenBLAS's threads
-    w.end_object();
-    w.flush();
+    LessonBenchTimes t;
+    t.config = c;
+    t.kernel = kernel;
+    t.text_input = a.config.text.has_value();
+    t.weights_source = e.weights.source;
+    t.has_bias = e.weights.has_bias();
+    t.threads = detail::work_team_threads();
+    t.repeat = repeat;
+    t.perturbed_position = p;
+    t.forward_ms = std::move(forward_ms);
+    t.update_ms = std::move(update_ms);
+    t.update_first_ms = std::move(update_first_ms);
+    t.forward_cpu_ms = std::move(forward_cpu_ms);
+    t.update_cpu_ms = std::move(update_cpu_ms);
+    t.peak_rss_mb = double(usage.ru_maxrss) / 1024.0; // ru_maxrss is in KiB
+    t.blas_core = detail::blas_core_name();
+    t.sgemm_gflops = sgemm.team;
+    t.sgemm_blas_threads_gflops = sgemm.blas_threads;
+    write_lesson_bench_json(std::cout, t);
     return finish_stdout("timings");
 }
 

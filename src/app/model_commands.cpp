@@ -6,6 +6,7 @@
 #include "ablation.h"
 #include "ablation_json.h"
 #include "ablation_options.h"
+#include "bench_json.h"
 #include "bpe_tokenizer.h"
 #include "gpt_io.h"
 #include "gpt_model.h"
@@ -257,24 +258,13 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // What the window does when a head's ablate toggle changes (recompute_ablation.cpp), timed
 // `repeat` times, each time beside a plain forward: its one trace rerun in place from the first layer whose ablation changed
 // (here the first ablated layer), then the next-token loss, the top 5 and the DLA at the
 // last position; the toggle cleared again (the rerun back to the clean model, timed on its
 // own); and the detector's repeated probe rerun with the ablation from the clean probe's
 // kept traces.
-struct AblationTimes {
-    std::vector<double> forward_ms, restore_ms, rerun_ms, detector_ms, with_detector_ms;
-    std::vector<double> parts_ms[4]; // of rerun_ms: the layers, the loss, the top 5, the DLA
-    int detector_sequences = 0, detector_length = 0;
-};
-AblationTimes time_ablation(const GptRun& run, Ablation& ab, int64_t repeat) {
+AblationBenchTimes time_ablation(const GptRun& run, Ablation& ab, int64_t repeat) {
     const Model& m = run.model;
     const int T = int(run.tokens.size());
     ModelTrace tr;
@@ -283,7 +273,7 @@ AblationTimes time_ablation(const GptRun& run, Ablation& ab, int64_t repeat) {
     const int64_t V = tr.logits.cols();
     const int token = top_k(softmax_logits(tr.logits.data() + int64_t(T - 1) * V, int(V)), 1)[0].token;
     const int l0 = first_difference(Ablation{}, ab);
-    AblationTimes out;
+    AblationBenchTimes out;
     out.detector_sequences = window_probe_count(m);
     // The window's clean detection, made when the model opened: the ablated one reruns its
     // probe traces from the first ablated layer.
@@ -384,53 +374,25 @@ int run_model_bench(const BenchArgs& a) {
         gpt_update(run.model, p, ids[(i + 1) % 2], run.kernel, tr);
         update_ms.push_back(ms_since(t0));
     }
-    AblationTimes abt;
-    if (!ab.empty()) abt = time_ablation(run, ab, repeat);
+    GptBenchTimes t;
+    if (!ab.empty()) t.ablation_times = time_ablation(run, ab, repeat);
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    const double fwd = median_of(forward_ms), upd = median_of(update_ms);
-
-    JsonWriter w(std::cout);
-    w.begin_object();
-    write_gpt_model_info(w, run.model, run.info, *o.model);
-    w.key("kernel"); w.value_string(to_string(run.kernel));
-    w.key("T"); w.value_int(T);
-    w.key("perturbed_position"); w.value_int(p);
-    w.key("repeat"); w.value_int(repeat);
-    w.key("load_ms"); w.value(float(load_ms));
-    w.key("forward_ms"); w.value(float(fwd));
-    w.key("forward_ms_min"); w.value(float(*std::min_element(forward_ms.begin(), forward_ms.end())));
-    w.key("update_ms"); w.value(float(upd));
-    w.key("update_ms_min"); w.value(float(*std::min_element(update_ms.begin(), update_ms.end())));
-    w.key("update_over_forward"); w.value(float(upd / fwd));
-    w.key("peak_rss_mb"); w.value(float(double(usage.ru_maxrss) / 1024.0)); // ru_maxrss is in KiB
-    w.key("threads"); w.value_int(detail::work_team_threads());
-    w.key("blas_core"); w.value_string(detail::blas_core_name());
-    if (!ab.empty()) {
-        w.key("ablation");
-        w.begin_object();
-        write_ablation_heads(w, ab);
-        w.key("first_layer"); w.value_int(ab.first_layer());
-        w.key("rerun_ms"); w.value(float(median_of(abt.rerun_ms)));
-        w.key("rerun_ms_min"); w.value(float(*std::min_element(abt.rerun_ms.begin(), abt.rerun_ms.end())));
-        const double fwd_beside = median_of(abt.forward_ms);
-        w.key("forward_ms"); w.value(float(fwd_beside));
-        w.key("rerun_over_forward"); w.value(float(median_of(abt.rerun_ms) / fwd_beside));
-        w.key("restore_ms"); w.value(float(median_of(abt.restore_ms)));
-        w.key("rerun_parts_ms");
-        w.begin_object();
-        const char* parts[4] = {"layers", "loss", "top5", "dla"};
-        for (int i = 0; i < 4; ++i) { w.key(parts[i]); w.value(float(median_of(abt.parts_ms[i]))); }
-        w.end_object();
-        w.key("detector_sequences"); w.value_int(abt.detector_sequences);
-        w.key("detector_length"); w.value_int(abt.detector_length);
-        w.key("detector_ms"); w.value(float(median_of(abt.detector_ms)));
-        w.key("with_detector_ms"); w.value(float(median_of(abt.with_detector_ms)));
-        w.key("with_detector_over_forward"); w.value(float(median_of(abt.with_detector_ms) / fwd_beside));
-        w.end_object();
-    }
-    w.end_object();
-    w.flush();
+    t.model = &run.model;
+    t.info = &run.info;
+    t.path = *o.model;
+    t.kernel = run.kernel;
+    t.T = T;
+    t.perturbed_position = p;
+    t.repeat = repeat;
+    t.load_ms = load_ms;
+    t.forward_ms = std::move(forward_ms);
+    t.update_ms = std::move(update_ms);
+    t.peak_rss_mb = double(usage.ru_maxrss) / 1024.0; // ru_maxrss is in KiB
+    t.threads = detail::work_team_threads();
+    t.blas_core = detail::blas_core_name();
+    t.ablation = &ab;
+    write_gpt_bench_json(std::cout, t);
     return finish_stdout("timings");
 }
 

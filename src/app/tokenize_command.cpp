@@ -1,6 +1,7 @@
 // tokenize_command.cpp: `attnviz tokenize`; see tokenize_command.h.
 #include "tokenize_command.h"
 #include "bpe_tokenizer.h"
+#include "model_json.h"  // write_tokens_json
 #include "commands.h"
 #include "options.h"
 #include "text_util.h"
@@ -9,7 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <sys/stat.h>
 
@@ -69,11 +69,7 @@ int run_tokenize(const TokenizeArgs& a) {
     if (!tok.load_dir(a.tokenizer, error)) return usage_error(error);
 
     const std::vector<int> ids = tok.encode(text);
-    nlohmann::json out = nlohmann::json::object();
-    out["ids"] = ids;
-    nlohmann::json& tokens = out["tokens"] = nlohmann::json::array();
-    for (int id : ids) tokens.push_back(tok.display(id));
-    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    write_tokens_json(std::cout, tok, ids);
     return finish_stdout("tokens");
 }
 

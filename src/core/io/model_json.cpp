@@ -6,6 +6,7 @@
 #include "gpt_model.h"
 #include "tensor_table.h"
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace attnviz {
 
@@ -168,6 +169,14 @@ void write_gpt_trace_json(std::ostream& out, const Model& m, const GptFileInfo& 
     }
     w.end_object();
     w.flush();
+}
+
+void write_tokens_json(std::ostream& out, const BpeTokenizer& tok, const std::vector<int>& ids) {
+    nlohmann::json j = nlohmann::json::object();
+    j["ids"] = ids;
+    nlohmann::json& tokens = j["tokens"] = nlohmann::json::array();
+    for (int id : ids) tokens.push_back(tok.display(id));
+    out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 } // namespace attnviz

@@ -62,4 +62,8 @@ struct GptTraceRequest {
 // run's, the DLA's token the clean run's top token at its position.
 void write_gpt_trace_json(std::ostream& out, const Model& m, const GptFileInfo& info, const GptTraceRequest& r);
 
+// `attnviz tokenize`: {"ids": [...], "tokens": [...]}, each token as tok.display shows it;
+// bytes that are not UTF-8 are written as U+FFFD.
+void write_tokens_json(std::ostream& out, const BpeTokenizer& tok, const std::vector<int>& ids);
+
 } // namespace attnviz
