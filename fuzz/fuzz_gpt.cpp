@@ -88,18 +88,18 @@ static void check_loaded(const Model& m, int n_head) {
     check_mat(m.wpe, c.seq_len, C, "wpe");
     require(int(m.h.size()) == c.n_layer, "one block per layer", std::to_string(m.h.size()));
     for (const Block& b : m.h) {
-        check_mat(b.attn.w_qkv, 3 * C, C, "c_attn");
-        check_mat(b.attn.w_proj, C, C, "c_proj");
-        check_mat(b.w_fc, 4 * C, C, "c_fc");
-        check_mat(b.w_mlp_proj, C, 4 * C, "mlp.c_proj");
+        check_mat(b.attn.c_attn.weight, 3 * C, C, "c_attn");
+        check_mat(b.attn.c_proj.weight, C, C, "c_proj");
+        check_mat(b.mlp.c_fc.weight, 4 * C, C, "c_fc");
+        check_mat(b.mlp.c_proj.weight, C, 4 * C, "mlp.c_proj");
         check_vec(b.ln_1.weight, C, true, "ln_1.weight");
         check_vec(b.ln_1.bias, C, c.bias, "ln_1.bias");
         check_vec(b.ln_2.weight, C, true, "ln_2.weight");
         check_vec(b.ln_2.bias, C, c.bias, "ln_2.bias");
-        check_vec(b.attn.b_qkv, 3 * C, c.bias, "c_attn.bias");
-        check_vec(b.attn.b_proj, C, c.bias, "c_proj.bias");
-        check_vec(b.b_fc, 4 * C, c.bias, "c_fc.bias");
-        check_vec(b.b_mlp_proj, C, c.bias, "mlp.c_proj.bias");
+        check_vec(b.attn.c_attn.bias, 3 * C, c.bias, "c_attn.bias");
+        check_vec(b.attn.c_proj.bias, C, c.bias, "c_proj.bias");
+        check_vec(b.mlp.c_fc.bias, 4 * C, c.bias, "c_fc.bias");
+        check_vec(b.mlp.c_proj.bias, C, c.bias, "mlp.c_proj.bias");
     }
     check_vec(m.ln_f.weight, C, true, "ln_f.weight");
     check_vec(m.ln_f.bias, C, c.bias, "ln_f.bias");

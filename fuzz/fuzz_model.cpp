@@ -40,8 +40,8 @@ static void check_loaded(Model& m) {
     check_shape(m.wpe, N, C, "wpe");
     require(int(m.h.size()) == c.n_layer, "one block per layer", std::to_string(m.h.size()));
     for (const Block& b : m.h) {
-        check_shape(b.attn.w_qkv, 3 * C, C, "c_attn");
-        check_shape(b.attn.w_proj, C, C, "c_proj");
+        check_shape(b.attn.c_attn.weight, 3 * C, C, "c_attn");
+        check_shape(b.attn.c_proj.weight, C, C, "c_proj");
     }
     auto head = [&](const Mat& w, bool has, int rows, const char* what) {
         if (has)

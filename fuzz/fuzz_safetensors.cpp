@@ -32,12 +32,12 @@ static void check_loaded(const LoadedWeights& w, std::optional<int> n_head) {
     require(C >= 1 && C <= max_n_embd, "n_embd range", w.description);
     require(w.n_head >= 1 && C % w.n_head == 0, "n_head divides n_embd", w.description);
     require(!n_head || *n_head == w.n_head, "caller's n_head kept", w.description);
-    require(w.weights.w_qkv.rows() == 3 * C && w.weights.w_qkv.cols() == C, "w_qkv shape", w.description);
-    require(w.weights.w_proj.rows() == C && w.weights.w_proj.cols() == C, "w_proj shape", w.description);
-    require(w.weights.b_qkv.size() == 0 || w.weights.b_qkv.size() == 3 * C, "b_qkv size", w.description);
-    require(w.weights.b_proj.size() == 0 || w.weights.b_proj.size() == C, "b_proj size", w.description);
-    require(w.weights.w_qkv.allFinite() && w.weights.w_proj.allFinite() && w.weights.b_qkv.allFinite() &&
-                w.weights.b_proj.allFinite(),
+    require(w.weights.c_attn.weight.rows() == 3 * C && w.weights.c_attn.weight.cols() == C, "c_attn.weight shape", w.description);
+    require(w.weights.c_proj.weight.rows() == C && w.weights.c_proj.weight.cols() == C, "c_proj.weight shape", w.description);
+    require(w.weights.c_attn.bias.size() == 0 || w.weights.c_attn.bias.size() == 3 * C, "c_attn.bias size", w.description);
+    require(w.weights.c_proj.bias.size() == 0 || w.weights.c_proj.bias.size() == C, "c_proj.bias size", w.description);
+    require(w.weights.c_attn.weight.allFinite() && w.weights.c_proj.weight.allFinite() && w.weights.c_attn.bias.allFinite() &&
+                w.weights.c_proj.bias.allFinite(),
             "finite weights", w.description);
     require(w.description.rfind(name + ": ", 0) == 0, "description names the file", w.description);
 }

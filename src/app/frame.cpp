@@ -23,10 +23,10 @@ void sync_grid_textures(AppState& s, std::vector<Texture>& tex) {
     for (Texture& t : tex) destroy(t);
     tex.clear();
     if (s.trained) {
-        for (const Trace& tr : s.model_base.layers) tex.resize(tex.size() + tr.probs.size());
+        for (const Trace& tr : s.model_base.layers) tex.resize(tex.size() + tr.att.size());
         size_t i = 0;
         for (const Trace& tr : s.model_base.layers)
-            for (const Mat& p : tr.probs) set_lazy(tex[i++], p.data(), int(p.rows()), int(p.cols()));
+            for (const Mat& p : tr.att) set_lazy(tex[i++], p.data(), int(p.rows()), int(p.cols()));
     }
     s.grid_upload = false;
 }

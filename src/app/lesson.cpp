@@ -31,8 +31,8 @@ std::vector<std::string> lesson_lines() {
             m = (std::isnan(diff[size_t(t)]) || diff[size_t(t)] > m) ? diff[size_t(t)] : m;
         return m;
     };
-    int64_t params = int64_t(e.weights.w_qkv.size() + e.weights.w_proj.size() + e.weights.b_qkv.size() +
-                             e.weights.b_proj.size());
+    int64_t params = int64_t(e.weights.c_attn.weight.size() + e.weights.c_proj.weight.size() + e.weights.c_attn.bias.size() +
+                             e.weights.c_proj.bias.size());
     lines.push_back(python_tuple({1, y1.rows(), y1.cols()}));
     lines.push_back(std::to_string(params));
     lines.push_back(python_float_repr(double(max_of(0, p))));

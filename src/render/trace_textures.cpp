@@ -27,16 +27,16 @@ void upload_trace(TraceTextures& tex, const Trace& tr, const Weights& w, const U
         // Per head (T, T): sent when a view draws them, under the renderer's budget.
         for (int h = 0; h < H; ++h) {
             set_lazy(tex.raw_scores[h], tr.raw_scores[h].data(), T, T);
-            set_lazy(tex.probs[h], tr.probs[h].data(), T, T);
+            set_lazy(tex.probs[h], tr.att[h].data(), T, T);
         }
         upload(tex.concat, tr.concat.data(), T, C);
         upload(tex.y, tr.y.data(), T, C);
-        if (w.w_qkv.rows() == 3 * C && w.w_proj.rows() == C) {
-            const float* wq = w.w_qkv.data(); // (3C, C)
+        if (w.c_attn.weight.rows() == 3 * C && w.c_proj.weight.rows() == C) {
+            const float* wq = w.c_attn.weight.data(); // (3C, C)
             upload(tex.w_q, wq, C, C);
             upload(tex.w_k, wq + size_t(C) * C, C, C);
             upload(tex.w_v, wq + size_t(2) * C * C, C, C);
-            upload(tex.w_proj, w.w_proj.data(), C, C);
+            upload(tex.w_proj, w.c_proj.weight.data(), C, C);
         }
         return;
     }
@@ -64,7 +64,7 @@ void upload_trace(TraceTextures& tex, const Trace& tr, const Weights& w, const U
     if (req.row0 >= 0 && req.row0 < T) {
         // Rows row0..T-1 of everything that mixes positions.
         const int r0 = req.row0;
-        for (int h = 0; h < heads; ++h) defer_rows(tex.probs[h], tr.probs[h].data(), r0, T);
+        for (int h = 0; h < heads; ++h) defer_rows(tex.probs[h], tr.att[h].data(), r0, T);
         defer_rows(tex.concat, tr.concat.data(), r0, T);
         defer_rows(tex.y, tr.y.data(), r0, T);
     }

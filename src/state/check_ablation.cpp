@@ -117,7 +117,7 @@ void compute_ablation_demo(AblationDemo& d) {
         for (int h : d.induction_heads) {
             HeadView hv;
             hv.layer = 1, hv.head = h;
-            const Mat& p = tr.layers[1].probs[size_t(h)];
+            const Mat& p = tr.layers[1].att[size_t(h)];
             hv.probs.assign(size_t(N) * size_t(N), 0.f);
             for (int i = 0; i < N; ++i)
                 for (int j = 0; j <= i; ++j) hv.probs[size_t(i) * size_t(N) + size_t(j)] = p(i, j);

@@ -31,9 +31,9 @@ namespace {
 int64_t model_floats(const Model& m) {
     int64_t n = m.wte.size() + m.wpe.size() + m.ln_f.weight.size() + m.ln_f.bias.size();
     for (const Block& b : m.h)
-        n += b.attn.w_qkv.size() + b.attn.w_proj.size() + b.attn.b_qkv.size() + b.attn.b_proj.size() +
-             b.ln_1.weight.size() + b.ln_1.bias.size() + b.ln_2.weight.size() + b.ln_2.bias.size() + b.w_fc.size() +
-             b.b_fc.size() + b.w_mlp_proj.size() + b.b_mlp_proj.size();
+        n += b.attn.c_attn.weight.size() + b.attn.c_proj.weight.size() + b.attn.c_attn.bias.size() + b.attn.c_proj.bias.size() +
+             b.ln_1.weight.size() + b.ln_1.bias.size() + b.ln_2.weight.size() + b.ln_2.bias.size() + b.mlp.c_fc.weight.size() +
+             b.mlp.c_fc.bias.size() + b.mlp.c_proj.weight.size() + b.mlp.c_proj.bias.size();
     return n;
 }
 

@@ -49,7 +49,7 @@ std::string check_trained(const TrainedInput& in, int64_t cap) {
     bool shapes = shape_is(m.wte, c.vocab + 1, c.n_embd) && shape_is(m.wpe, c.n_tokens(), c.n_embd) &&
                   int(m.h.size()) == c.n_layer;
     for (const Block& b : m.h)
-        shapes = shapes && shape_is(b.attn.w_qkv, 3 * c.n_embd, c.n_embd) && shape_is(b.attn.w_proj, c.n_embd, c.n_embd);
+        shapes = shapes && shape_is(b.attn.c_attn.weight, 3 * c.n_embd, c.n_embd) && shape_is(b.attn.c_proj.weight, c.n_embd, c.n_embd);
     if (!shapes) return "the trained model's tensors do not match its sizes; train or load it again";
     const int N = int(in.tokens.size());
     if (N < 2 || in.tokens[0] != c.bos())

@@ -71,7 +71,7 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
         const std::vector<int> tok = lesson_tokens(s);
         SequenceAttention a;
         a.tokens = &tok;
-        a.layers.push_back(&s.trace.probs);
+        a.layers.push_back(&s.trace.att);
         s.detection.text = detect_on_text({a});
         s.detection.repeat_induction.clear();
         s.detection.repeat_count = s.detection.repeat_len = 0;

@@ -187,7 +187,7 @@ void fill_heads(TrainPicture& p, const std::vector<TrainSnapshot>& snaps) {
         for (int h = 0; h < m.config.n_head; ++h) {
             HeadView v;
             v.layer = l, v.head = h;
-            const Mat& pr = tr.layers[size_t(l)].probs[size_t(h)];
+            const Mat& pr = tr.layers[size_t(l)].att[size_t(h)];
             v.probs.assign(pr.data(), pr.data() + size_t(N) * size_t(N));
             if (scored) {
                 v.prev_token = scored->scores.prev_token[size_t(l)][size_t(h)];

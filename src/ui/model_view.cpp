@@ -79,7 +79,7 @@ const Texture* pattern_texture(const AppState& s, const UiContext& ui, int layer
 
 const Mat* pattern_values(const AppState& s, int layer, int head) {
     const Trace& tr = s.trained ? s.model_base.layers[size_t(layer)] : s.trace;
-    return size_t(head) < tr.probs.size() ? &tr.probs[size_t(head)] : nullptr;
+    return size_t(head) < tr.att.size() ? &tr.att[size_t(head)] : nullptr;
 }
 
 MaskShade mask_shade(const Config& c) {

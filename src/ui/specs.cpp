@@ -241,7 +241,7 @@ MatrixSpec spec_probs(const AppState& s, const UiContext& ui, int h) {
     m.parts = {MatrixPart{&ui.tex->probs[size_t(h)], base_head_or_null(s, ui, &TraceTextures::probs, h), tr.T}};
     m.colormap = Colormap::viridis;
     m.lo = 0, m.hi = 1;
-    values_from(m, s, &Trace::probs, h);
+    values_from(m, s, &Trace::att, h);
     m.describe = [&tr, h](int i, int j, float v) {
         const std::string qk = "query " + std::to_string(i) + " → key " + std::to_string(j);
         if (std::isnan(v))
@@ -322,7 +322,7 @@ MatrixSpec spec_w_qkv_t(const AppState& s, const UiContext& ui) {
     for (MatrixPart& p : parts) p.transpose = true;
     m.parts = {parts[0], parts[1], parts[2]};
     m.col_caption.clear();
-    m.value = [&w](int in, int out) { return w.w_qkv(out, in); };
+    m.value = [&w](int in, int out) { return w.c_attn.weight(out, in); };
     m.describe = [C](int in, int out, float v) {
         const char* names[3] = {"query", "key", "value"};
         return std::string("weight from input channel ") + std::to_string(in) + " to " + names[out / C] + " channel " +
@@ -344,7 +344,7 @@ MatrixSpec spec_w_proj_t(const AppState& s, const UiContext& ui) {
     part.transpose = true;
     m.parts = {part};
     m.col_caption = "output channel";
-    m.value = [&w](int in, int out) { return w.w_proj(out, in); };
+    m.value = [&w](int in, int out) { return w.c_proj.weight(out, in); };
     m.describe = [](int in, int out, float v) {
         return "weight from concatenated channel " + std::to_string(in) + " to output channel " + std::to_string(out) +
                ": " + val(v);

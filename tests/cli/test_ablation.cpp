@@ -205,7 +205,7 @@ TEST(AblationCli, GptTraceIsTheAblatedRunAndMatchesTorch) {
             EXPECT_TRUE(replaced) << "head 1's columns of layer 0's concat are the replacement";
             for (int l = 0; l < 2; ++l)
                 EXPECT_NEAR(f32(j["layers"][size_t(l)]["softmax_probs"][0][3][T - 1][5]),
-                            tr.layers[size_t(l)].probs[3](T - 1, 5), 1e-7);
+                            tr.layers[size_t(l)].att[3](T - 1, 5), 1e-7);
             // The DLA at the last position onto the clean top-1: torch's terms.
             const json& d = j.at("dla");
             const json& want = ref.at("dla");

@@ -164,7 +164,7 @@ TEST(Formats, OneTableNamesEveryTensorAndTakesItsOtherNames) {
     for (const auto& [id, shape] : shapes) EXPECT_EQ(tensor_by_name(tr, id).shape, shape) << to_string(id);
     // Stored tensors are read in place; the derived ones are made in the scratch matrix.
     Mat scratch;
-    EXPECT_EQ(tensor_by_name(tr, TensorName::probs).block(2, scratch), tr.probs[2].data());
+    EXPECT_EQ(tensor_by_name(tr, TensorName::probs).block(2, scratch), tr.att[2].data());
     const float* masked = tensor_by_name(tr, TensorName::masked).block(1, scratch);
     EXPECT_EQ(masked, scratch.data());
     EXPECT_EQ(masked[0 * 5 + 1], -INFINITY);          // query 0 cannot see key 1

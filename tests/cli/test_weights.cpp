@@ -193,8 +193,8 @@ TEST(Weights, TheSameWeightsWithoutBiasesGiveADifferentY) {
     ASSERT_TRUE(attnviz::load_weights(nanogpt_file, 3, 0, lw, error)) << error;
     ASSERT_TRUE(lw.weights.has_bias());
     attnviz::Weights no_bias = lw.weights;
-    no_bias.b_qkv.resize(0);
-    no_bias.b_proj.resize(0);
+    no_bias.c_attn.bias.resize(0);
+    no_bias.c_proj.bias.resize(0);
     const std::string path = dir.path + "/no_bias.safetensors";
     ASSERT_TRUE(attnviz::save_weights(path, no_bias, 3, error)) << error;
 

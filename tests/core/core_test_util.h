@@ -117,7 +117,7 @@ inline void expect_same_trace(const Trace& a, const Trace& b, float tol, const s
     EXPECT_TRUE(same(a.k, b.k, tol)) << "k";
     EXPECT_TRUE(same(a.v, b.v, tol)) << "v";
     EXPECT_TRUE(same(a.raw_scores, b.raw_scores, tol)) << "raw_scores";
-    EXPECT_TRUE(same(a.probs, b.probs, tol)) << "probs";
+    EXPECT_TRUE(same(a.att, b.att, tol)) << "probs";
     EXPECT_TRUE(same(a.heads, b.heads, tol)) << "heads";
     EXPECT_TRUE(same(a.concat, b.concat, tol)) << "concat";
     EXPECT_TRUE(same(a.y, b.y, tol)) << "y";

@@ -91,14 +91,14 @@ inline GptTensors gpt_tensors(const Model& m, bool conv1d, const std::string& pr
         g.put_vec(h + "ln_1.bias", b.ln_1.bias);
         g.put_vec(h + "ln_2.weight", b.ln_2.weight);
         g.put_vec(h + "ln_2.bias", b.ln_2.bias);
-        g.put_mat(h + "attn.c_attn.weight", b.attn.w_qkv, conv1d);
-        g.put_vec(h + "attn.c_attn.bias", b.attn.b_qkv);
-        g.put_mat(h + "attn.c_proj.weight", b.attn.w_proj, conv1d);
-        g.put_vec(h + "attn.c_proj.bias", b.attn.b_proj);
-        g.put_mat(h + "mlp.c_fc.weight", b.w_fc, conv1d);
-        g.put_vec(h + "mlp.c_fc.bias", b.b_fc);
-        g.put_mat(h + "mlp.c_proj.weight", b.w_mlp_proj, conv1d);
-        g.put_vec(h + "mlp.c_proj.bias", b.b_mlp_proj);
+        g.put_mat(h + "attn.c_attn.weight", b.attn.c_attn.weight, conv1d);
+        g.put_vec(h + "attn.c_attn.bias", b.attn.c_attn.bias);
+        g.put_mat(h + "attn.c_proj.weight", b.attn.c_proj.weight, conv1d);
+        g.put_vec(h + "attn.c_proj.bias", b.attn.c_proj.bias);
+        g.put_mat(h + "mlp.c_fc.weight", b.mlp.c_fc.weight, conv1d);
+        g.put_vec(h + "mlp.c_fc.bias", b.mlp.c_fc.bias);
+        g.put_mat(h + "mlp.c_proj.weight", b.mlp.c_proj.weight, conv1d);
+        g.put_vec(h + "mlp.c_proj.bias", b.mlp.c_proj.bias);
     }
     g.put_vec(prefix + "ln_f.weight", m.ln_f.weight);
     g.put_vec(prefix + "ln_f.bias", m.ln_f.bias);

@@ -76,7 +76,7 @@ void expect_accuracy(const TaskMetrics& got, const json& want, const std::string
 void expect_patterns(const ModelTrace& tr, const json& patterns, float tol, const std::string& what) {
     ASSERT_EQ(tr.layers.size(), patterns.size()) << what;
     for (size_t l = 0; l < tr.layers.size(); ++l)
-        EXPECT_TRUE(same(tr.layers[l].probs, tensor(patterns[l]), tol)) << what << " layer " << l;
+        EXPECT_TRUE(same(tr.layers[l].att, tensor(patterns[l]), tol)) << what << " layer " << l;
 }
 
 void expect_scores(const std::vector<std::vector<float>>& got, const json& want, float tol, const std::string& what) {
@@ -246,7 +246,7 @@ void expect_same_model_trace(const ModelTrace& a, const ModelTrace& b, const std
     EXPECT_TRUE(same(a.h0, b.h0)) << "h0";
     for (size_t l = 0; l < a.layers.size(); ++l) {
         SCOPED_TRACE("layer " + std::to_string(l));
-        EXPECT_TRUE(same(a.layers[l].probs, b.layers[l].probs)) << "probs";
+        EXPECT_TRUE(same(a.layers[l].att, b.layers[l].att)) << "probs";
         EXPECT_TRUE(same(a.layers[l].k, b.layers[l].k)) << "k";
         EXPECT_TRUE(same(a.layers[l].v, b.layers[l].v)) << "v";
         if (!a.lean) {
@@ -292,7 +292,7 @@ void check_zero_leaves_earlier_layers(const ModelTrace& clean, const ModelTrace&
                                       const std::string& what) {
     SCOPED_TRACE(what);
     for (int l = 0; l < layer; ++l) {
-        EXPECT_TRUE(same(ab.layers[size_t(l)].probs, clean.layers[size_t(l)].probs)) << "layer " << l;
+        EXPECT_TRUE(same(ab.layers[size_t(l)].att, clean.layers[size_t(l)].att)) << "layer " << l;
         EXPECT_TRUE(same(ab.layers[size_t(l)].y, clean.layers[size_t(l)].y)) << "layer " << l;
         if (!clean.blocks.empty()) {
             EXPECT_TRUE(same(ab.blocks[size_t(l)].resid_post, clean.blocks[size_t(l)].resid_post)) << "layer " << l;
@@ -301,7 +301,7 @@ void check_zero_leaves_earlier_layers(const ModelTrace& clean, const ModelTrace&
     const Trace& a = ab.layers[size_t(layer)];
     const Trace& c = clean.layers[size_t(layer)];
     EXPECT_TRUE(same(a.x, c.x)) << "x of the ablated layer";
-    EXPECT_TRUE(same(a.probs, c.probs)) << "the ablated layer's patterns";
+    EXPECT_TRUE(same(a.att, c.att)) << "the ablated layer's patterns";
     EXPECT_TRUE(same(a.heads[size_t(head)], c.heads[size_t(head)])) << "the ablated head's own output";
     bool zero = true, others = true;
     for (int t = 0; t < a.concat.rows(); ++t)

@@ -42,7 +42,7 @@ TEST(AblationReruns, ToyRerunFromTheFirstAblatedBlockIsTheAblatedForward) {
         model_rerun_from(m, ab.first_layer(), KernelKind::reference, got, &ab);
         for (size_t l = 0; l < want.layers.size(); ++l) {
             EXPECT_TRUE(same(want.layers[l].y, got.layers[l].y)) << text << " layer " << l;
-            EXPECT_TRUE(same(want.layers[l].probs[1], got.layers[l].probs[1])) << text << " layer " << l;
+            EXPECT_TRUE(same(want.layers[l].att[1], got.layers[l].att[1])) << text << " layer " << l;
         }
         EXPECT_TRUE(same(want.logits_next, got.logits_next)) << text;
         // And the ablation did change the output (the rerun is not a no-op).
@@ -64,7 +64,7 @@ TEST(AblationReruns, AttentionOnlyForwardHasEveryLayersWeights) {
         ASSERT_EQ(part.layers.size(), full.layers.size());
         for (size_t l = 0; l < full.layers.size(); ++l)
             for (int h = 0; h < m.config.n_head; ++h)
-                EXPECT_TRUE(same(full.layers[l].probs[size_t(h)], part.layers[l].probs[size_t(h)])) << l << "." << h;
+                EXPECT_TRUE(same(full.layers[l].att[size_t(h)], part.layers[l].att[size_t(h)])) << l << "." << h;
         EXPECT_EQ(part.logits.size(), 0);
         EXPECT_EQ(part.h_out.size(), 0);
     }

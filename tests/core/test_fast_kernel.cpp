@@ -82,8 +82,8 @@ TEST(FastKernel, IsTheReferenceBitForBitAtTinySizes) {
         const Config c = random_config(rng, 20, 40, all_masks[n % 3], all_scales[n % 3]);
         Experiment e = make_experiment(c);
         if (n % 2) {
-            e.weights.b_qkv = Vec::LinSpaced(3 * c.n_embd, -0.7f, 0.9f);
-            e.weights.b_proj = Vec::LinSpaced(c.n_embd, 0.4f, -0.3f);
+            e.weights.c_attn.bias = Vec::LinSpaced(3 * c.n_embd, -0.7f, 0.9f);
+            e.weights.c_proj.bias = Vec::LinSpaced(c.n_embd, 0.4f, -0.3f);
         }
         Trace ref, f;
         forward(c, e.weights, e.x, KernelKind::reference, ref);

@@ -16,12 +16,12 @@ TEST(FpContract, ReferenceKernelRoundsEveryProduct) {
     c.seq_len = 1;
     const float a = 1.f + 0x1p-12f;
     Weights w;
-    w.w_qkv.resize(6, 2);
+    w.c_attn.weight.resize(6, 2);
     for (int o = 0; o < 6; ++o) {
-        w.w_qkv(o, 0) = -1.f;
-        w.w_qkv(o, 1) = a;
+        w.c_attn.weight(o, 0) = -1.f;
+        w.c_attn.weight(o, 1) = a;
     }
-    w.w_proj = Mat::Identity(2, 2);
+    w.c_proj.weight = Mat::Identity(2, 2);
     Mat x(1, 2);
     x << 1.f, a;
     for (KernelKind kernel : {KernelKind::reference}) {

@@ -23,7 +23,7 @@ void expect_rows_before_equal(const ModelTrace& a, const ModelTrace& b, int p, b
         const Trace& x = a.layers[l];
         const Trace& y = b.layers[l];
         for (int h = 0; h < x.H; ++h) {
-            same(x.probs[h], y.probs[h], "probs", l);
+            same(x.att[h], y.att[h], "probs", l);
             same(x.k[h], y.k[h], "k", l);
             same(x.v[h], y.v[h], "v", l);
             if (!lean) {
@@ -48,8 +48,8 @@ float max_diff(const Mat& a, const Mat& b) { return (a - b).cwiseAbs().maxCoeff(
 void expect_traces_close(const ModelTrace& a, const ModelTrace& b, float tol) {
     for (size_t l = 0; l < a.layers.size(); ++l) {
         for (int h = 0; h < a.layers[l].H; ++h) {
-            if (tol == 0.f) EXPECT_TRUE(a.layers[l].probs[h] == b.layers[l].probs[h]) << l;
-            else EXPECT_LE(max_diff(a.layers[l].probs[h], b.layers[l].probs[h]), tol) << l;
+            if (tol == 0.f) EXPECT_TRUE(a.layers[l].att[h] == b.layers[l].att[h]) << l;
+            else EXPECT_LE(max_diff(a.layers[l].att[h], b.layers[l].att[h]), tol) << l;
         }
         if (tol == 0.f) EXPECT_TRUE(a.blocks[l].resid_post == b.blocks[l].resid_post) << l;
         else EXPECT_LE(max_diff(a.blocks[l].resid_post, b.blocks[l].resid_post), tol) << l;

@@ -49,7 +49,7 @@ TEST_F(GptFiles, TheWellFormedRewriteLoads) {
     ASSERT_TRUE(load_gpt(write(nano(), "ok.safetensors"), std::nullopt, m, info, error)) << error;
     EXPECT_EQ(info.n_head_from, "__metadata__");
     EXPECT_EQ(info.layout, "nanoGPT");
-    EXPECT_EQ(m.h[1].w_mlp_proj, good.h[1].w_mlp_proj);
+    EXPECT_EQ(m.h[1].mlp.c_proj.weight, good.h[1].mlp.c_proj.weight);
 }
 
 TEST_F(GptFiles, Truncated) {
@@ -130,7 +130,7 @@ TEST_F(GptFiles, ConfigJsonThatDisagrees) {
     EXPECT_EQ(info.n_head_from, "config.json");
     EXPECT_EQ(m.config.n_head, 2);
     EXPECT_TRUE(info.conv1d);
-    EXPECT_EQ(m.h[0].w_fc, good.h[0].w_fc); // transposed back from Conv1D
+    EXPECT_EQ(m.h[0].mlp.c_fc.weight, good.h[0].mlp.c_fc.weight); // transposed back from Conv1D
 }
 
 TEST_F(GptFiles, DirectoryWithoutModelAndOtherFiles) {

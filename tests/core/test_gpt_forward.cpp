@@ -21,7 +21,7 @@ float max_diff(const Mat& a, const Mat& b) {
 
 Mat stack_probs(const Trace& tr) {
     Mat out(tr.H * tr.T, tr.T);
-    for (int h = 0; h < tr.H; ++h) out.middleRows(h * tr.T, tr.T) = tr.probs[h];
+    for (int h = 0; h < tr.H; ++h) out.middleRows(h * tr.T, tr.T) = tr.att[h];
     return out;
 }
 
@@ -79,8 +79,8 @@ TEST(GptForward, TheModelFileItselfReadsAsItsDirectory) {
     const Model a = load_fixture_model(gpt_data("gpt2"));
     const Model b = load_fixture_model(gpt_data("gpt2/model.safetensors"));
     EXPECT_EQ(a.wte, b.wte);
-    EXPECT_EQ(a.h[1].w_fc, b.h[1].w_fc);
-    EXPECT_EQ(a.h[1].attn.w_qkv, b.h[1].attn.w_qkv);
+    EXPECT_EQ(a.h[1].mlp.c_fc.weight, b.h[1].mlp.c_fc.weight);
+    EXPECT_EQ(a.h[1].attn.c_attn.weight, b.h[1].attn.c_attn.weight);
 }
 
 // The Hugging Face file's weights rewritten in nanoGPT's layout (nn.Linear, biases,
@@ -95,14 +95,14 @@ TEST(GptForward, NanoGptLayoutWithBiasesReadsTheSameWeights) {
     const Model nm = load_fixture_model(dir.file("nano.safetensors"));
     EXPECT_EQ(nm.config.gelu, Gelu::erf);
     EXPECT_TRUE(nm.config.bias);
-    EXPECT_EQ(nm.h[0].attn.w_qkv, hfm.h[0].attn.w_qkv);
-    EXPECT_EQ(nm.h[1].b_mlp_proj, hfm.h[1].b_mlp_proj);
+    EXPECT_EQ(nm.h[0].attn.c_attn.weight, hfm.h[0].attn.c_attn.weight);
+    EXPECT_EQ(nm.h[1].mlp.c_proj.bias, hfm.h[1].mlp.c_proj.bias);
     EXPECT_EQ(nm.ln_f.bias, hfm.ln_f.bias);
     const std::vector<int> tokens = fixture_tokens(gpt_data("gpt2_forward.safetensors"));
     ModelTrace a, b;
     gpt_forward(hfm, tokens, KernelKind::reference, false, a);
     gpt_forward(nm, tokens, KernelKind::reference, false, b);
-    EXPECT_EQ(a.layers[0].probs[0], b.layers[0].probs[0]); // GELU comes after layer 0's attention
+    EXPECT_EQ(a.layers[0].att[0], b.layers[0].att[0]); // GELU comes after layer 0's attention
     EXPECT_GT((a.logits - b.logits).cwiseAbs().maxCoeff(), 1e-6f);
 }
 

@@ -16,7 +16,7 @@ void check_probs(const Trace& t, int& masked_zeros) {
             const int n = detail::visible_count(t.config.mask, t.T, i);
             double sum = 0;
             for (int j = 0; j < t.T; ++j) {
-                const float p = t.probs[h](i, j);
+                const float p = t.att[h](i, j);
                 if (n == 0) {
                     ASSERT_TRUE(std::isnan(p)) << "h=" << h << " i=" << i << " j=" << j;
                 } else if (t.visible(i, j)) {
@@ -123,7 +123,7 @@ TEST(Invariants, CausalRowsBeforePAreIdenticalInEveryIntermediate) {
         forward(c, e.weights, e.x, kernel, t1);
         forward(c, e.weights, perturbed_input(e, p, 1.f), kernel, t2);
         for (int h = 0; h < c.n_head; ++h) {
-            EXPECT_TRUE(same(Mat(t1.probs[h].topRows(p)), Mat(t2.probs[h].topRows(p))));
+            EXPECT_TRUE(same(Mat(t1.att[h].topRows(p)), Mat(t2.att[h].topRows(p))));
             EXPECT_TRUE(same(Mat(t1.heads[h].topRows(p)), Mat(t2.heads[h].topRows(p))));
             EXPECT_FALSE(same(Mat(t1.heads[h].row(p)), Mat(t2.heads[h].row(p))));
         }
@@ -204,16 +204,16 @@ TEST(Invariants, BiasesAreAddedAfterTheSum) {
     c.seq_len = 70; // large enough for the fast kernel's sgemm path
     Experiment e = make_experiment(c);
     Weights with_qkv = e.weights;
-    with_qkv.b_qkv = Vec::LinSpaced(3 * c.n_embd, -0.7f, 0.9f);
+    with_qkv.c_attn.bias = Vec::LinSpaced(3 * c.n_embd, -0.7f, 0.9f);
     Weights with_both = with_qkv;
-    with_both.b_proj = Vec::LinSpaced(c.n_embd, 0.3f, -0.2f);
+    with_both.c_proj.bias = Vec::LinSpaced(c.n_embd, 0.3f, -0.2f);
     Trace plain, tq, tb;
     forward(c, e.weights, e.x, KernelKind::reference, plain);
     forward(c, with_qkv, e.x, KernelKind::reference, tq);
     forward(c, with_both, e.x, KernelKind::reference, tb);
     for (int t = 0; t < c.seq_len; ++t) {
-        for (int o = 0; o < 3 * c.n_embd; ++o) ASSERT_EQ(tq.qkv(t, o), plain.qkv(t, o) + with_qkv.b_qkv[o]);
-        for (int o = 0; o < c.n_embd; ++o) ASSERT_EQ(tb.y(t, o), tq.y(t, o) + with_both.b_proj[o]);
+        for (int o = 0; o < 3 * c.n_embd; ++o) ASSERT_EQ(tq.qkv(t, o), plain.qkv(t, o) + with_qkv.c_attn.bias[o]);
+        for (int o = 0; o < c.n_embd; ++o) ASSERT_EQ(tb.y(t, o), tq.y(t, o) + with_both.c_proj.bias[o]);
     }
     Trace fast;
     forward(c, with_both, e.x, KernelKind::fast, fast);

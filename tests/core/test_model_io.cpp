@@ -244,12 +244,12 @@ TEST(ModelIo, SaveNeverWritesNaNAndKeepsTheOldFile) {
     const std::string path = dir.file("keep.safetensors");
     write_bytes(path, "the user's file");
     Model m = random_model(small(Task::induction, 2), 5);
-    m.h[1].attn.w_proj(3, 4) = NAN;
+    m.h[1].attn.c_proj.weight(3, 4) = NAN;
     std::string error;
     EXPECT_FALSE(save_model(path, m, error));
     EXPECT_NE(error.find("transformer.h.1.attn.c_proj.weight holds a non-finite value"), std::string::npos) << error;
     EXPECT_EQ(read_bytes(path), "the user's file");
-    m.h[1].attn.w_proj(3, 4) = 1.f;
+    m.h[1].attn.c_proj.weight(3, 4) = 1.f;
     ASSERT_TRUE(save_model(path, m, error)) << error; // replaces it whole
     Model back;
     ASSERT_TRUE(load_model(path, back, error)) << error;

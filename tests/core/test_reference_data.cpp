@@ -27,8 +27,8 @@ TEST(ReferenceData, GeneratorOutputsAreBitExact) {
         const Config c = case_config(j);
         const int p = j.at("perturbed_position").get<int>();
         Experiment e = make_experiment(c);
-        EXPECT_TRUE(same(e.weights.w_qkv, flat(j.at("qkv_weight")))) << "qkv_weight";
-        EXPECT_TRUE(same(e.weights.w_proj, flat(j.at("proj_weight")))) << "proj_weight";
+        EXPECT_TRUE(same(e.weights.c_attn.weight, flat(j.at("qkv_weight")))) << "qkv_weight";
+        EXPECT_TRUE(same(e.weights.c_proj.weight, flat(j.at("proj_weight")))) << "proj_weight";
         EXPECT_TRUE(same(e.x, flat(j.at("x")))) << "x";
         EXPECT_TRUE(same(perturbed_row(e, p, 1.f), flat(j.at("perturbed_row")))) << "perturbed_row";
         EXPECT_TRUE(same(perturbed_input(e, p, 1.f), flat(j.at("x2")))) << "x2";
@@ -54,13 +54,13 @@ TEST(ReferenceData, LoadedWeightsKeepTheSeededInput) {
         const Config c = case_config(j);
         Experiment seeded = make_experiment(c);
         Weights other = seeded.weights;
-        other.w_qkv.setConstant(0.25f);
+        other.c_attn.weight.setConstant(0.25f);
         other.source = "test";
         Experiment loaded = make_experiment(c, other);
         EXPECT_TRUE(same(loaded.x, seeded.x));
         EXPECT_TRUE(same(loaded.replacement, seeded.replacement));
         EXPECT_EQ(loaded.draws_after_row, seeded.draws_after_row);
-        EXPECT_EQ(loaded.weights.w_qkv(0, 0), 0.25f);
+        EXPECT_EQ(loaded.weights.c_attn.weight(0, 0), 0.25f);
     }
 }
 
@@ -72,7 +72,7 @@ void check_outputs(const json& expected, const Trace& t1, const Trace& t2, float
     EXPECT_TRUE(same(max_abs_diff_per_position(t1.y, t2.y), flat(expected.at("max_abs_diff_per_position")), tol))
         << "max_abs_diff_per_position";
     if (!intermediates) return;
-    EXPECT_TRUE(same(t1.probs, flat(expected.at("softmax_probs_for_x")), tol)) << "softmax_probs_for_x";
+    EXPECT_TRUE(same(t1.att, flat(expected.at("softmax_probs_for_x")), tol)) << "softmax_probs_for_x";
     PerHead masked(size_t(t1.H));
     for (int h = 0; h < t1.H; ++h) t1.fill_masked(h, masked[size_t(h)]);
     EXPECT_TRUE(same(masked, flat(expected.at("masked_scores_for_x"), neg_inf), tol)) << "masked_scores_for_x";
@@ -102,7 +102,7 @@ void check_case(const json& j, KernelKind kernel, float tol) {
     }
     EXPECT_TRUE(same(scaled, flat(in.at("scaled_scores")), tol)) << "scaled_scores";
     EXPECT_TRUE(same(masked, flat(in.at("masked_scores"), neg_inf), tol)) << "masked_scores";
-    EXPECT_TRUE(same(t1.probs, flat(in.at("softmax_probs")), tol)) << "softmax_probs";
+    EXPECT_TRUE(same(t1.att, flat(in.at("softmax_probs")), tol)) << "softmax_probs";
     EXPECT_TRUE(same(t1.heads, flat(in.at("head_outputs")), tol)) << "head_outputs";
     EXPECT_TRUE(same(t1.concat, flat(in.at("y_concat_before_proj")), tol)) << "y_concat_before_proj";
     check_outputs(j, t1, t2, tol, false);

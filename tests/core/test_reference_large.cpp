@@ -69,8 +69,8 @@ Weights case_weights(const json& j, const Experiment& e) {
     gen.randn(int64_t(c.seq_len) * c.n_embd);
     gen.randn(c.n_embd);
     std::vector<float> b_qkv = gen.randn(3 * c.n_embd), b_proj = gen.randn(c.n_embd);
-    w.b_qkv = Eigen::Map<const Vec>(b_qkv.data(), 3 * c.n_embd);
-    w.b_proj = Eigen::Map<const Vec>(b_proj.data(), c.n_embd);
+    w.c_attn.bias = Eigen::Map<const Vec>(b_qkv.data(), 3 * c.n_embd);
+    w.c_proj.bias = Eigen::Map<const Vec>(b_proj.data(), c.n_embd);
     w.source = "seeded, with seeded biases";
     return w;
 }
@@ -90,7 +90,7 @@ void check_softmax_rows(const json& j, const Trace& t, float tol) {
     for (const json& r : j.at("softmax_rows_for_x")) {
         const int h = r.at("head").get<int>(), i = r.at("query").get<int>();
         SCOPED_TRACE("softmax row head " + std::to_string(h) + " query " + std::to_string(i));
-        Vec row = t.probs[size_t(h)].row(i);
+        Vec row = t.att[size_t(h)].row(i);
         EXPECT_TRUE(same(row, flat(r.at("values")), tol));
     }
 }
@@ -115,7 +115,7 @@ void check_case(const json& j, KernelKind kernel, float tol) {
     const json& hashes = j.at("hashes_for_x");
     EXPECT_TRUE(hash_is(t1.qkv, hashes, "qkv"));
     EXPECT_TRUE(hash_is(t1.raw_scores, hashes, "raw_scores"));
-    EXPECT_TRUE(hash_is(t1.probs, hashes, "softmax_probs"));
+    EXPECT_TRUE(hash_is(t1.att, hashes, "softmax_probs"));
     EXPECT_TRUE(hash_is(t1.heads, hashes, "head_outputs"));
     EXPECT_TRUE(hash_is(t1.concat, hashes, "y_concat_before_proj"));
 }
@@ -149,8 +149,8 @@ TEST(LargeReferenceData, GeneratorOutputsAreBitExact) {
         const Weights w = case_weights(j, e);
         EXPECT_EQ(w.has_bias(), j.at("bias").get<bool>());
         if (w.has_bias()) {
-            EXPECT_TRUE(same(w.b_qkv, flat(j.at("qkv_bias")))) << "qkv_bias";
-            EXPECT_TRUE(same(w.b_proj, flat(j.at("proj_bias")))) << "proj_bias";
+            EXPECT_TRUE(same(w.c_attn.bias, flat(j.at("qkv_bias")))) << "qkv_bias";
+            EXPECT_TRUE(same(w.c_proj.bias, flat(j.at("proj_bias")))) << "proj_bias";
         }
     }
 }

@@ -151,13 +151,13 @@ TEST(Generator, KaimingUniformIsFused) {
     // forms would be -0.00264698267 and 0.189661473.
     TorchGenerator gen(0);
     Weights w = init_weights(gen, 8);
-    EXPECT_EQ(bits(w.w_qkv(0, 0)), 0xbb2d7922u);
-    EXPECT_EQ(bits(w.w_qkv(0, 1)), 0x3e42369cu);
+    EXPECT_EQ(bits(w.c_attn.weight(0, 0)), 0xbb2d7922u);
+    EXPECT_EQ(bits(w.c_attn.weight(0, 1)), 0x3e42369cu);
     EXPECT_EQ(gen.draws(), 256u);
-    EXPECT_EQ(w.w_qkv.rows(), 24);
-    EXPECT_EQ(w.w_proj.rows(), 8);
-    for (int i = 0; i < w.w_qkv.size(); ++i) {
-        ASSERT_LE(std::fabs(w.w_qkv.data()[i]), 0.353553385f);
+    EXPECT_EQ(w.c_attn.weight.rows(), 24);
+    EXPECT_EQ(w.c_proj.weight.rows(), 8);
+    for (int i = 0; i < w.c_attn.weight.size(); ++i) {
+        ASSERT_LE(std::fabs(w.c_attn.weight.data()[i]), 0.353553385f);
     }
 }
 

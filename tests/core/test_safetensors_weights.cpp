@@ -52,18 +52,18 @@ TEST(SafetensorsWeights, LessonFileHoldsTheLessonsWeights) {
     EXPECT_EQ(w.tensor_names.size(), 2u);
     EXPECT_NE(w.description.find(path), std::string::npos);
     EXPECT_EQ(w.weights.source, w.description);
-    ASSERT_EQ(w.weights.w_qkv.rows(), 24);
-    ASSERT_EQ(w.weights.w_qkv.cols(), 8);
-    ASSERT_EQ(w.weights.w_proj.rows(), 8);
-    ASSERT_EQ(w.weights.w_proj.cols(), 8);
+    ASSERT_EQ(w.weights.c_attn.weight.rows(), 24);
+    ASSERT_EQ(w.weights.c_attn.weight.cols(), 8);
+    ASSERT_EQ(w.weights.c_proj.weight.rows(), 8);
+    ASSERT_EQ(w.weights.c_proj.weight.cols(), 8);
 
     // the PyTorch dump of torch.manual_seed(0); SelfAttention(8, 2), printed round-trip exact
     std::ifstream f(std::string(ATTNVIZ_TEST_DATA) + "/lesson_example.json");
     json ref = json::parse(f);
     for (int r = 0; r < 24; ++r)
-        for (int c = 0; c < 8; ++c) ASSERT_EQ(w.weights.w_qkv(r, c), float(ref["qkv_weight"][r][c].get<double>())) << r << "," << c;
+        for (int c = 0; c < 8; ++c) ASSERT_EQ(w.weights.c_attn.weight(r, c), float(ref["qkv_weight"][r][c].get<double>())) << r << "," << c;
     for (int r = 0; r < 8; ++r)
-        for (int c = 0; c < 8; ++c) ASSERT_EQ(w.weights.w_proj(r, c), float(ref["proj_weight"][r][c].get<double>())) << r << "," << c;
+        for (int c = 0; c < 8; ++c) ASSERT_EQ(w.weights.c_proj.weight(r, c), float(ref["proj_weight"][r][c].get<double>())) << r << "," << c;
     // n_head given by the caller wins over the file's
     ASSERT_TRUE(load_weights(path, 4, 0, w, error)) << error;
     EXPECT_EQ(w.n_head, 4);
@@ -80,12 +80,12 @@ TEST(SafetensorsWeights, NanoGptBlockWithBiases) {
     EXPECT_EQ(w.n_head, 3);
     EXPECT_FALSE(w.conv1d);
     auto raw = raw_tensors(path);
-    ASSERT_EQ(w.weights.b_qkv.size(), 36);
-    ASSERT_EQ(w.weights.b_proj.size(), 12);
-    expect_bits(w.weights.w_qkv.data(), raw_f32(raw["c_attn.weight"]), "c_attn.weight");
-    expect_bits(w.weights.w_proj.data(), raw_f32(raw["c_proj.weight"]), "c_proj.weight");
-    expect_bits(w.weights.b_qkv.data(), raw_f32(raw["c_attn.bias"]), "c_attn.bias");
-    expect_bits(w.weights.b_proj.data(), raw_f32(raw["c_proj.bias"]), "c_proj.bias");
+    ASSERT_EQ(w.weights.c_attn.bias.size(), 36);
+    ASSERT_EQ(w.weights.c_proj.bias.size(), 12);
+    expect_bits(w.weights.c_attn.weight.data(), raw_f32(raw["c_attn.weight"]), "c_attn.weight");
+    expect_bits(w.weights.c_proj.weight.data(), raw_f32(raw["c_proj.weight"]), "c_proj.weight");
+    expect_bits(w.weights.c_attn.bias.data(), raw_f32(raw["c_attn.bias"]), "c_attn.bias");
+    expect_bits(w.weights.c_proj.bias.data(), raw_f32(raw["c_proj.bias"]), "c_proj.bias");
     EXPECT_EQ(w.qkv_bias_name, "c_attn.bias");
     EXPECT_NE(w.description.find("with biases"), std::string::npos);
 }
@@ -106,10 +106,10 @@ TEST(SafetensorsWeights, HuggingFaceGpt2IsTransposedFromConv1D) {
         const std::string h = "h." + std::to_string(layer) + ".attn.";
         EXPECT_EQ(w.qkv_name, h + "c_attn.weight");
         ASSERT_EQ(raw[h + "c_attn.weight"].shape, (std::vector<uint64_t>{12, 36})); // Conv1D [in][out]
-        expect_bits(w.weights.w_qkv.data(), transposed(raw_f32(raw[h + "c_attn.weight"]), 12, 36), h + "c_attn.weight");
-        expect_bits(w.weights.w_proj.data(), transposed(raw_f32(raw[h + "c_proj.weight"]), 12, 12), h + "c_proj.weight");
-        expect_bits(w.weights.b_qkv.data(), raw_f32(raw[h + "c_attn.bias"]), h + "c_attn.bias");
-        expect_bits(w.weights.b_proj.data(), raw_f32(raw[h + "c_proj.bias"]), h + "c_proj.bias");
+        expect_bits(w.weights.c_attn.weight.data(), transposed(raw_f32(raw[h + "c_attn.weight"]), 12, 36), h + "c_attn.weight");
+        expect_bits(w.weights.c_proj.weight.data(), transposed(raw_f32(raw[h + "c_proj.weight"]), 12, 12), h + "c_proj.weight");
+        expect_bits(w.weights.c_attn.bias.data(), raw_f32(raw[h + "c_attn.bias"]), h + "c_attn.bias");
+        expect_bits(w.weights.c_proj.bias.data(), raw_f32(raw[h + "c_proj.bias"]), h + "c_proj.bias");
         EXPECT_NE(w.description.find("transposed"), std::string::npos);
     }
     // the two layers really differ, so picking the wrong one would be noticed
@@ -117,7 +117,7 @@ TEST(SafetensorsWeights, HuggingFaceGpt2IsTransposedFromConv1D) {
     std::string error;
     ASSERT_TRUE(load_weights(path, 4, 0, a, error));
     ASSERT_TRUE(load_weights(path, 4, 1, b, error));
-    EXPECT_NE(a.weights.w_qkv, b.weights.w_qkv);
+    EXPECT_NE(a.weights.c_attn.weight, b.weights.c_attn.weight);
 }
 
 TEST(SafetensorsWeights, PrefixedGpt2InHalfPrecision) {
@@ -131,10 +131,10 @@ TEST(SafetensorsWeights, PrefixedGpt2InHalfPrecision) {
     EXPECT_EQ(w.layers, (std::vector<int>{0, 1, 2}));
     const std::string h = "transformer.h.2.attn.";
     ASSERT_EQ(raw[h + "c_attn.weight"].dtype, "F16");
-    expect_bits(w.weights.w_qkv.data(), transposed(halves(raw[h + "c_attn.weight"]), 12, 36), h + "c_attn.weight");
-    expect_bits(w.weights.w_proj.data(), transposed(halves(raw[h + "c_proj.weight"]), 12, 12), h + "c_proj.weight");
-    expect_bits(w.weights.b_qkv.data(), halves(raw[h + "c_attn.bias"]), h + "c_attn.bias");
-    expect_bits(w.weights.b_proj.data(), halves(raw[h + "c_proj.bias"]), h + "c_proj.bias");
+    expect_bits(w.weights.c_attn.weight.data(), transposed(halves(raw[h + "c_attn.weight"]), 12, 36), h + "c_attn.weight");
+    expect_bits(w.weights.c_proj.weight.data(), transposed(halves(raw[h + "c_proj.weight"]), 12, 12), h + "c_proj.weight");
+    expect_bits(w.weights.c_attn.bias.data(), halves(raw[h + "c_attn.bias"]), h + "c_attn.bias");
+    expect_bits(w.weights.c_proj.bias.data(), halves(raw[h + "c_proj.bias"]), h + "c_proj.bias");
 }
 
 TEST(SafetensorsWeights, FullNanoGptModelInBFloat16) {
@@ -151,8 +151,8 @@ TEST(SafetensorsWeights, FullNanoGptModelInBFloat16) {
     EXPECT_FALSE(w.weights.has_bias());
     const std::string h = "_orig_mod.transformer.h.1.attn.";
     ASSERT_EQ(raw[h + "c_attn.weight"].shape, (std::vector<uint64_t>{24, 8}));
-    expect_bits(w.weights.w_qkv.data(), bfloats(raw[h + "c_attn.weight"]), h + "c_attn.weight");
-    expect_bits(w.weights.w_proj.data(), bfloats(raw[h + "c_proj.weight"]), h + "c_proj.weight");
+    expect_bits(w.weights.c_attn.weight.data(), bfloats(raw[h + "c_attn.weight"]), h + "c_attn.weight");
+    expect_bits(w.weights.c_proj.weight.data(), bfloats(raw[h + "c_proj.weight"]), h + "c_proj.weight");
     EXPECT_NE(w.description.find("nanoGPT model"), std::string::npos);
 }
 
@@ -182,7 +182,7 @@ TEST(SafetensorsWeights, SeveralPrefixesPickTheShortest) {
     ASSERT_TRUE(load_weights(path, 2, 0, w, error)) << error;
     EXPECT_EQ(w.prefix, "");
     EXPECT_EQ(w.layers, std::vector<int>{0});
-    EXPECT_EQ(w.weights.w_qkv(0, 0), 1.f);
+    EXPECT_EQ(w.weights.c_attn.weight(0, 0), 1.f);
     EXPECT_NE(w.description.find("(h.0.attn.c_attn.weight)"), std::string::npos) << w.description;
 }
 
@@ -196,8 +196,8 @@ TEST(SafetensorsWeights, FileAndMemoryLoadersAgree) {
         ASSERT_TRUE(load_weights(path, 4, layer, a, error)) << error;
         ASSERT_TRUE(load_weights_from_memory((const uint8_t*)bytes.data(), bytes.size(), path, 4, layer, b, error))
             << error;
-        EXPECT_EQ(a.weights.w_qkv, b.weights.w_qkv) << name;
-        EXPECT_EQ(a.weights.w_proj, b.weights.w_proj) << name;
+        EXPECT_EQ(a.weights.c_attn.weight, b.weights.c_attn.weight) << name;
+        EXPECT_EQ(a.weights.c_proj.weight, b.weights.c_proj.weight) << name;
         EXPECT_EQ(a.description, b.description) << name;
     }
 }
@@ -210,37 +210,37 @@ static Weights random_weights(int C, bool biases, uint32_t seed) {
     std::mt19937 gen(seed);
     std::normal_distribution<float> normal(0.f, 1.f);
     Weights w;
-    w.w_qkv.resize(3 * C, C);
-    w.w_proj.resize(C, C);
-    for (Eigen::Index i = 0; i < w.w_qkv.size(); ++i) w.w_qkv.data()[i] = normal(gen);
-    for (Eigen::Index i = 0; i < w.w_proj.size(); ++i) w.w_proj.data()[i] = normal(gen);
+    w.c_attn.weight.resize(3 * C, C);
+    w.c_proj.weight.resize(C, C);
+    for (Eigen::Index i = 0; i < w.c_attn.weight.size(); ++i) w.c_attn.weight.data()[i] = normal(gen);
+    for (Eigen::Index i = 0; i < w.c_proj.weight.size(); ++i) w.c_proj.weight.data()[i] = normal(gen);
     if (biases) {
-        w.b_qkv.resize(3 * C);
-        w.b_proj.resize(C);
-        for (Eigen::Index i = 0; i < w.b_qkv.size(); ++i) w.b_qkv[i] = normal(gen);
-        for (Eigen::Index i = 0; i < w.b_proj.size(); ++i) w.b_proj[i] = normal(gen);
+        w.c_attn.bias.resize(3 * C);
+        w.c_proj.bias.resize(C);
+        for (Eigen::Index i = 0; i < w.c_attn.bias.size(); ++i) w.c_attn.bias[i] = normal(gen);
+        for (Eigen::Index i = 0; i < w.c_proj.bias.size(); ++i) w.c_proj.bias[i] = normal(gen);
     }
     // values whose bits a careless writer would lose
-    w.w_qkv(0, 0) = -0.f;
-    w.w_qkv(1, 0) = std::numeric_limits<float>::denorm_min();
-    w.w_qkv(2, 0) = std::numeric_limits<float>::max();
-    w.w_proj(0, 0) = -std::numeric_limits<float>::min();
+    w.c_attn.weight(0, 0) = -0.f;
+    w.c_attn.weight(1, 0) = std::numeric_limits<float>::denorm_min();
+    w.c_attn.weight(2, 0) = std::numeric_limits<float>::max();
+    w.c_proj.weight(0, 0) = -std::numeric_limits<float>::min();
     return w;
 }
 
 static void expect_same_weights(const Weights& a, const Weights& b) {
-    ASSERT_EQ(a.w_qkv.rows(), b.w_qkv.rows());
-    ASSERT_EQ(a.w_qkv.cols(), b.w_qkv.cols());
-    ASSERT_EQ(a.w_proj.rows(), b.w_proj.rows());
-    ASSERT_EQ(a.b_qkv.size(), b.b_qkv.size());
-    ASSERT_EQ(a.b_proj.size(), b.b_proj.size());
-    EXPECT_EQ(0, std::memcmp(a.w_qkv.data(), b.w_qkv.data(), 4 * a.w_qkv.size()));
-    EXPECT_EQ(0, std::memcmp(a.w_proj.data(), b.w_proj.data(), 4 * a.w_proj.size()));
-    if (a.b_qkv.size()) {
-        EXPECT_EQ(0, std::memcmp(a.b_qkv.data(), b.b_qkv.data(), 4 * a.b_qkv.size()));
+    ASSERT_EQ(a.c_attn.weight.rows(), b.c_attn.weight.rows());
+    ASSERT_EQ(a.c_attn.weight.cols(), b.c_attn.weight.cols());
+    ASSERT_EQ(a.c_proj.weight.rows(), b.c_proj.weight.rows());
+    ASSERT_EQ(a.c_attn.bias.size(), b.c_attn.bias.size());
+    ASSERT_EQ(a.c_proj.bias.size(), b.c_proj.bias.size());
+    EXPECT_EQ(0, std::memcmp(a.c_attn.weight.data(), b.c_attn.weight.data(), 4 * a.c_attn.weight.size()));
+    EXPECT_EQ(0, std::memcmp(a.c_proj.weight.data(), b.c_proj.weight.data(), 4 * a.c_proj.weight.size()));
+    if (a.c_attn.bias.size()) {
+        EXPECT_EQ(0, std::memcmp(a.c_attn.bias.data(), b.c_attn.bias.data(), 4 * a.c_attn.bias.size()));
     }
-    if (a.b_proj.size()) {
-        EXPECT_EQ(0, std::memcmp(a.b_proj.data(), b.b_proj.data(), 4 * a.b_proj.size()));
+    if (a.c_proj.bias.size()) {
+        EXPECT_EQ(0, std::memcmp(a.c_proj.bias.data(), b.c_proj.bias.data(), 4 * a.c_proj.bias.size()));
     }
 }
 
@@ -264,9 +264,9 @@ TEST(SafetensorsSave, RoundTripIsBitExact) {
             EXPECT_EQ(raw.size(), biases ? 4u : 2u);
             EXPECT_EQ(raw["qkv.weight"].shape, (std::vector<uint64_t>{uint64_t(3 * C), uint64_t(C)}));
             EXPECT_EQ(raw["qkv.weight"].dtype, "F32");
-            expect_bits(w.w_qkv.data(), raw_f32(raw["qkv.weight"]), "qkv.weight");
+            expect_bits(w.c_attn.weight.data(), raw_f32(raw["qkv.weight"]), "qkv.weight");
             if (biases) {
-                expect_bits(w.b_proj.data(), raw_f32(raw["proj.bias"]), "proj.bias");
+                expect_bits(w.c_proj.bias.data(), raw_f32(raw["proj.bias"]), "proj.bias");
             }
         }
     }
@@ -341,13 +341,13 @@ TEST(SafetensorsSave, RefusesWhatCannotBeLoadedAgain) {
     refused(w, 3, path, "n_embd 8 is not divisible by n_head 3; n_head can be 1, 2, 4 or 8");
     refused(w, 0, path, "n_head 0");
     Weights bad = w;
-    bad.w_qkv(4, 2) = NAN;
+    bad.c_attn.weight(4, 2) = NAN;
     refused(bad, 2, path, "qkv.weight has a non-finite value at flat index 34");
     bad = w;
-    bad.w_qkv.resize(23, 8);
+    bad.c_attn.weight.resize(23, 8);
     refused(bad, 2, path, "qkv.weight is 23 x 8 but must be 24 x 8");
     bad = w;
-    bad.b_proj.resize(7);
+    bad.c_proj.bias.resize(7);
     refused(bad, 2, path, "proj.bias has 7 values");
     refused(Weights{}, 1, path, "n_embd 0");
     refused(w, 2, dir.file("no/such/dir/w.safetensors"), "does not exist");

@@ -75,8 +75,8 @@ TEST(TextInput, SameSeedSameWeightsAsTheLesson) {
     Experiment words, lesson = make_experiment(cfg);
     std::string error;
     ASSERT_TRUE(make_text_experiment(cfg, tokenize("a b c"), nullptr, words, error)) << error;
-    EXPECT_EQ(words.weights.w_qkv, lesson.weights.w_qkv);
-    EXPECT_EQ(words.weights.w_proj, lesson.weights.w_proj);
+    EXPECT_EQ(words.weights.c_attn.weight, lesson.weights.c_attn.weight);
+    EXPECT_EQ(words.weights.c_proj.weight, lesson.weights.c_proj.weight);
 }
 
 TEST(TextInput, BadTextGetsOneSentence) {

@@ -85,7 +85,7 @@ TEST(TrainModel, ReferenceForwardOfTrainedModelsIsTorchsBitForBit) {
             const Trace& a = tr.layers[l];
             EXPECT_TRUE(same(a.x, tensor(L.at("x")))) << "layer " << l << " x";
             EXPECT_TRUE(same(a.qkv, tensor(L.at("qkv")))) << "layer " << l << " qkv";
-            EXPECT_TRUE(same(a.probs, tensor(L.at("probs")))) << "layer " << l << " probs";
+            EXPECT_TRUE(same(a.att, tensor(L.at("probs")))) << "layer " << l << " probs";
             EXPECT_TRUE(same(a.y, tensor(L.at("y")))) << "layer " << l << " y";
         }
         EXPECT_TRUE(same(tr.h_out, tensor(f.at("h_out")))) << "h_out";

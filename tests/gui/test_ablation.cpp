@@ -75,8 +75,8 @@ void expect_same_trace(const ModelTrace& a, const ModelTrace& b, const std::stri
     for (size_t l = 0; l < a.layers.size(); ++l) {
         EXPECT_TRUE(same_bits(a.layers[l].concat, b.layers[l].concat)) << what << ": layer " << l << " concat";
         EXPECT_TRUE(same_bits(a.layers[l].y, b.layers[l].y)) << what << ": layer " << l << " y";
-        for (size_t h = 0; h < a.layers[l].probs.size(); ++h)
-            EXPECT_TRUE(same_bits(a.layers[l].probs[h], b.layers[l].probs[h])) << what << ": layer " << l << " head " << h;
+        for (size_t h = 0; h < a.layers[l].att.size(); ++h)
+            EXPECT_TRUE(same_bits(a.layers[l].att[h], b.layers[l].att[h])) << what << ": layer " << l << " head " << h;
     }
     EXPECT_TRUE(same_bits(a.h_out, b.h_out)) << what;
     EXPECT_TRUE(same_bits(a.logits_next, b.logits_next)) << what;
@@ -147,7 +147,7 @@ TEST(Ablation, ToyAblationIsAppliedByRecomputeWithTheCoresNumbers) {
     request_layer(s, 1);
     recompute(s);
     EXPECT_TRUE(same_bits(s.trace.y, want.layers[1].y));
-    EXPECT_TRUE(same_bits(s.trace.probs[0], want.layers[1].probs[0]));
+    EXPECT_TRUE(same_bits(s.trace.att[0], want.layers[1].att[0]));
     // Moving the predictions' position takes the DLA there.
     s.predict_pos = 3;
     recompute(s);

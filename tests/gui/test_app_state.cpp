@@ -40,7 +40,7 @@ TEST(AppStateRecompute, SliderMoveEqualsAFreshForwardAndUploadsRowsFromP) {
     Trace fresh;
     forward(s.config, s.experiment.weights, perturbed_input(s.experiment, 2, 0.5f), KernelKind::reference, fresh);
     EXPECT_TRUE(same_bits(s.trace.y, fresh.y));
-    for (int h = 0; h < 2; ++h) EXPECT_TRUE(same_bits(s.trace.probs[size_t(h)], fresh.probs[size_t(h)]));
+    for (int h = 0; h < 2; ++h) EXPECT_TRUE(same_bits(s.trace.att[size_t(h)], fresh.att[size_t(h)]));
     // Rows before p did not move, exactly.
     ASSERT_EQ(s.dy.size(), 4u);
     EXPECT_EQ(s.dy[0], 0.f);

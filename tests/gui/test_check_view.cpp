@@ -42,7 +42,7 @@ namespace {
 RowSharpness from_probs(const Trace& tr, int h, int i) {
     RowSharpness r;
     for (int j = 0; j < tr.T; ++j) {
-        const double w = tr.probs[size_t(h)](i, j);
+        const double w = tr.att[size_t(h)](i, j);
         r.max_weight = std::max(r.max_weight, w);
         if (w > 0) r.entropy -= w * std::log(w);
     }

@@ -84,10 +84,10 @@ TEST(GptState, LayerPickerShowsEachLayersOwnTrace) {
         recompute(s);
         ASSERT_EQ(s.layer, l);
         EXPECT_TRUE(same_bits(s.trace.x, t.layers[size_t(l)].x)) << l;
-        for (int h = 0; h < 4; ++h) EXPECT_TRUE(same_bits(s.trace.probs[size_t(h)], t.layers[size_t(l)].probs[size_t(h)])) << l;
-        EXPECT_TRUE(same_bits(s.experiment.weights.w_qkv, in->model->h[size_t(l)].attn.w_qkv)) << l;
+        for (int h = 0; h < 4; ++h) EXPECT_TRUE(same_bits(s.trace.att[size_t(h)], t.layers[size_t(l)].att[size_t(h)])) << l;
+        EXPECT_TRUE(same_bits(s.experiment.weights.c_attn.weight, in->model->h[size_t(l)].attn.c_attn.weight)) << l;
     }
-    EXPECT_FALSE(same_bits(t.layers[0].probs[0], t.layers[1].probs[0]));
+    EXPECT_FALSE(same_bits(t.layers[0].att[0], t.layers[1].att[0]));
 }
 
 TEST(GptState, TypedTextRetokenizesAndABadEditKeepsTheState) {

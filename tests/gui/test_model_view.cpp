@@ -177,7 +177,7 @@ TEST(ModelView, ClickOpensTheHeadInTheScoresView) {
     EXPECT_EQ(s.view, View::scores);
     EXPECT_EQ(s.layer, 1);
     EXPECT_EQ(s.windows[int(View::scores)].head0, 1);
-    EXPECT_TRUE(same_bits(s.trace.probs[1], s.model_base.layers[1].probs[1]));
+    EXPECT_TRUE(same_bits(s.trace.att[1], s.model_base.layers[1].att[1]));
     // The lesson's module: one layer, the head only.
     AppState l = lesson_state();
     open_in_scores(l, 0, 1);
@@ -191,7 +191,7 @@ TEST(ModelView, LessonShowsItsHeadsWithPreviousTokenScoresOnly) {
     ASSERT_EQ(s.detection.text.prev_token.size(), 1u);
     ASSERT_EQ(s.detection.text.prev_token[0].size(), 2u);
     double want = 0;
-    for (int i = 1; i < 4; ++i) want += s.trace.probs[0](i, i - 1);
+    for (int i = 1; i < 4; ++i) want += s.trace.att[0](i, i - 1);
     EXPECT_NEAR(s.detection.text.prev_token[0][0], want / 3, 1e-7);
     EXPECT_TRUE(std::isnan(s.detection.text.duplicate[0][0])); // no words: no repeated token
     EXPECT_TRUE(s.detection.repeat_induction.empty());

@@ -41,7 +41,7 @@ void expect_same_trace(const Trace& a, const Trace& b, const std::string& what) 
     ASSERT_EQ(a.H, b.H) << what;
     for (int h = 0; h < a.H; ++h) {
         EXPECT_TRUE(same_bits(a.raw_scores[size_t(h)], b.raw_scores[size_t(h)])) << what << ": scores h" << h;
-        EXPECT_TRUE(same_bits(a.probs[size_t(h)], b.probs[size_t(h)])) << what << ": probs h" << h;
+        EXPECT_TRUE(same_bits(a.att[size_t(h)], b.att[size_t(h)])) << what << ": probs h" << h;
     }
     EXPECT_TRUE(same_bits(a.concat, b.concat)) << what << ": concat";
     EXPECT_TRUE(same_bits(a.y, b.y)) << what << ": y";
@@ -67,7 +67,7 @@ TEST(TrainedViews, EachLayersTraceIsModelForwards) {
         EXPECT_EQ(s.config.n_head, 2);
         EXPECT_EQ(s.config.mask, MaskMode::causal);
         EXPECT_EQ(s.config.scale, ScaleMode::head_dim);
-        EXPECT_TRUE(same_bits(s.experiment.weights.w_qkv, in->model->h[size_t(l)].attn.w_qkv));
+        EXPECT_TRUE(same_bits(s.experiment.weights.c_attn.weight, in->model->h[size_t(l)].attn.c_attn.weight));
     }
     // Block 0's input is the embeddings; block 1's is h + attn(h) of block 0.
     EXPECT_TRUE(same_bits(s.model_base.layers[0].x, want.h0));

@@ -36,8 +36,8 @@ TEST(WeightsPanel, LoadReplacesTheWeightsAndKeepsXFromTheSeed) {
     EXPECT_EQ(s.config.n_head, 2); // the file does not say; the current H divides 12
     LoadedWeights want;
     ASSERT_TRUE(load_weights(gpt2_file, 2, 1, want, error)) << error;
-    EXPECT_TRUE(same_bits(s.experiment.weights.w_qkv, want.weights.w_qkv));
-    EXPECT_TRUE(same_bits(s.experiment.weights.w_proj, want.weights.w_proj));
+    EXPECT_TRUE(same_bits(s.experiment.weights.c_attn.weight, want.weights.c_attn.weight));
+    EXPECT_TRUE(same_bits(s.experiment.weights.c_proj.weight, want.weights.c_proj.weight));
     // x is what the seed gives without the file.
     EXPECT_TRUE(same_bits(s.experiment.x, make_experiment(s.config).x));
     Trace fresh;
@@ -111,7 +111,7 @@ TEST(WeightsPanel, CIsTheFilesUntilUnloaded) {
     unload_weights(s);
     recompute(s);
     EXPECT_FALSE(s.weights);
-    EXPECT_TRUE(same_bits(s.experiment.weights.w_qkv, make_experiment(s.config).weights.w_qkv));
+    EXPECT_TRUE(same_bits(s.experiment.weights.c_attn.weight, make_experiment(s.config).weights.c_attn.weight));
 }
 
 TEST(WeightsPanel, SessionsReopenTheFileAndRefuseAMissingOne) {

@@ -241,15 +241,15 @@ bool load_gpt(const std::string& path, std::optional<int> n_head, Model& out, Gp
         const std::string h = P + "h." + std::to_string(l) + ".";
         Block& b = m.h[size_t(l)];
         if (!ln(h + "ln_1", b.ln_1) || !ln(h + "ln_2", b.ln_2) ||
-            !r.matrix(h + "attn.c_attn.weight", 3 * C, C, cv, b.attn.w_qkv) ||
-            !r.matrix(h + "attn.c_proj.weight", C, C, cv, b.attn.w_proj) ||
-            !r.matrix(h + "mlp.c_fc.weight", 4 * C, C, cv, b.w_fc) ||
-            !r.matrix(h + "mlp.c_proj.weight", C, 4 * C, cv, b.w_mlp_proj))
+            !r.matrix(h + "attn.c_attn.weight", 3 * C, C, cv, b.attn.c_attn.weight) ||
+            !r.matrix(h + "attn.c_proj.weight", C, C, cv, b.attn.c_proj.weight) ||
+            !r.matrix(h + "mlp.c_fc.weight", 4 * C, C, cv, b.mlp.c_fc.weight) ||
+            !r.matrix(h + "mlp.c_proj.weight", C, 4 * C, cv, b.mlp.c_proj.weight))
             return false;
-        if (c.bias && (!r.vector(h + "attn.c_attn.bias", 3 * C, b.attn.b_qkv) ||
-                       !r.vector(h + "attn.c_proj.bias", C, b.attn.b_proj) ||
-                       !r.vector(h + "mlp.c_fc.bias", 4 * C, b.b_fc) ||
-                       !r.vector(h + "mlp.c_proj.bias", C, b.b_mlp_proj)))
+        if (c.bias && (!r.vector(h + "attn.c_attn.bias", 3 * C, b.attn.c_attn.bias) ||
+                       !r.vector(h + "attn.c_proj.bias", C, b.attn.c_proj.bias) ||
+                       !r.vector(h + "mlp.c_fc.bias", 4 * C, b.mlp.c_fc.bias) ||
+                       !r.vector(h + "mlp.c_proj.bias", C, b.mlp.c_proj.bias)))
             return false;
         b.attn.source = file;
     }

@@ -59,8 +59,8 @@ std::vector<ModelTensor> model_layout(const ModelConfig& c) {
     out.push_back({wpe_name, c.n_tokens(), C, [](Model& m, int) { return &m.wpe; }, -1});
     for (int l = 0; l < c.n_layer; ++l) {
         const std::string base = block_prefix + std::to_string(l) + ".attn.";
-        out.push_back({base + "c_attn.weight", 3 * C, C, [](Model& m, int b) { return &m.h[size_t(b)].attn.w_qkv; }, l});
-        out.push_back({base + "c_proj.weight", C, C, [](Model& m, int b) { return &m.h[size_t(b)].attn.w_proj; }, l});
+        out.push_back({base + "c_attn.weight", 3 * C, C, [](Model& m, int b) { return &m.h[size_t(b)].attn.c_attn.weight; }, l});
+        out.push_back({base + "c_proj.weight", C, C, [](Model& m, int b) { return &m.h[size_t(b)].attn.c_proj.weight; }, l});
     }
     if (c.has_prev_head()) out.push_back({"head_prev.weight", V + 1, C, [](Model& m, int) { return &m.head_prev; }, -1});
     if (c.has_dup_head()) out.push_back({"head_dup.weight", 2, C, [](Model& m, int) { return &m.head_dup; }, -1});

@@ -36,7 +36,7 @@ const std::vector<TraceTensor>& trace_tensors() {
          "att.masked_fill(~mask, float(\"-inf\"))", "scaled, −∞ where the mask forbids", {"scores_masked"},
          [](const Trace& t, int b, Mat& s) { t.fill_masked(b, s); return one(s); }},
         {TensorName::probs, "probs", "softmax_probs", "(H, T, T)", true, W::T, "att = F.softmax(..., dim=-1)",
-         "the softmax weights", {"att"}, [](const Trace& t, int b, Mat&) { return head(t.probs, b); }},
+         "the softmax weights", {"att"}, [](const Trace& t, int b, Mat&) { return head(t.att, b); }},
         {TensorName::heads, "heads", "head_outputs", "(H, T, head_dim)", true, W::head_dim, "att @ v",
          "each head's output", {"head_out"}, [](const Trace& t, int b, Mat&) { return head(t.heads, b); }},
         {TensorName::concat, "concat", "y_concat_before_proj", "(T, C)", false, W::C,

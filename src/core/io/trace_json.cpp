@@ -50,8 +50,8 @@ void write_trace_json(std::ostream& out, const Experiment& e, const TraceJsonReq
     w.key("mask"); w.value_string(to_string(c.mask));
     w.key("scale"); w.value_string(to_string(c.scale));
     w.key("kernel"); w.value_string(to_string(r.kernel));
-    w.key("param_count"); w.value_int(int64_t(e.weights.w_qkv.size() + e.weights.w_proj.size() +
-                                             e.weights.b_qkv.size() + e.weights.b_proj.size()));
+    w.key("param_count"); w.value_int(int64_t(e.weights.c_attn.weight.size() + e.weights.c_proj.weight.size() +
+                                             e.weights.c_attn.bias.size() + e.weights.c_proj.bias.size()));
 
     // Where the weights came from, when a file gave them.
     if (r.weights) {
@@ -84,10 +84,10 @@ void write_trace_json(std::ostream& out, const Experiment& e, const TraceJsonReq
     }
 
     // The weights, [out][in] as torch stores them, and the input.
-    w.key("qkv_weight"); w.array(e.weights.w_qkv.data(), {3 * C, C});
-    w.key("proj_weight"); w.array(e.weights.w_proj.data(), {C, C});
-    if (e.weights.b_qkv.size() > 0) { w.key("qkv_bias"); w.array(e.weights.b_qkv.data(), {3 * C}); }
-    if (e.weights.b_proj.size() > 0) { w.key("proj_bias"); w.array(e.weights.b_proj.data(), {C}); }
+    w.key("qkv_weight"); w.array(e.weights.c_attn.weight.data(), {3 * C, C});
+    w.key("proj_weight"); w.array(e.weights.c_proj.weight.data(), {C, C});
+    if (e.weights.c_attn.bias.size() > 0) { w.key("qkv_bias"); w.array(e.weights.c_attn.bias.data(), {3 * C}); }
+    if (e.weights.c_proj.bias.size() > 0) { w.key("proj_bias"); w.array(e.weights.c_proj.bias.data(), {C}); }
     w.key("x"); w.array(e.x.data(), {1, T, C});
     Mat x2;
     if (r.perturb) {

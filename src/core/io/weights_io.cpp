@@ -239,28 +239,28 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
     std::vector<float> v;
     Weights& w = out.weights;
     if (!read_checked(file, read, *qkv, v, error)) return false;
-    w.w_qkv.resize(3 * c, c);
+    w.c_attn.weight.resize(3 * c, c);
     if (out.conv1d) {
         for (int i = 0; i < c; ++i) // file [C][3C] = [in][out]
-            for (int o = 0; o < 3 * c; ++o) w.w_qkv(o, i) = v[size_t(i) * 3 * c + o];
+            for (int o = 0; o < 3 * c; ++o) w.c_attn.weight(o, i) = v[size_t(i) * 3 * c + o];
     } else {
-        std::copy(v.begin(), v.end(), w.w_qkv.data());
+        std::copy(v.begin(), v.end(), w.c_attn.weight.data());
     }
     if (!read_checked(file, read, *proj, v, error)) return false;
-    w.w_proj.resize(c, c);
+    w.c_proj.weight.resize(c, c);
     if (out.conv1d) {
         for (int i = 0; i < c; ++i) // file [C][C] = [in][out]
-            for (int o = 0; o < c; ++o) w.w_proj(o, i) = v[size_t(i) * c + o];
+            for (int o = 0; o < c; ++o) w.c_proj.weight(o, i) = v[size_t(i) * c + o];
     } else {
-        std::copy(v.begin(), v.end(), w.w_proj.data());
+        std::copy(v.begin(), v.end(), w.c_proj.weight.data());
     }
     if (qkv_bias) {
         if (!read_checked(file, read, *qkv_bias, v, error)) return false;
-        w.b_qkv = Eigen::Map<const Vec>(v.data(), 3 * c);
+        w.c_attn.bias = Eigen::Map<const Vec>(v.data(), 3 * c);
     }
     if (proj_bias) {
         if (!read_checked(file, read, *proj_bias, v, error)) return false;
-        w.b_proj = Eigen::Map<const Vec>(v.data(), c);
+        w.c_proj.bias = Eigen::Map<const Vec>(v.data(), c);
     }
 
     // 5. One line that says what was loaded.
@@ -312,22 +312,22 @@ static bool all_finite(const float* p, Eigen::Index n, Eigen::Index& at) {
 }
 
 bool save_weights(const std::string& path, const Weights& weights, int n_head, std::string& error) {
-    const Eigen::Index C = weights.w_proj.rows();
+    const Eigen::Index C = weights.c_proj.weight.rows();
     auto dims = [](Eigen::Index r, Eigen::Index c) { return std::to_string(r) + " x " + std::to_string(c); };
     if (C < 1 || C > max_n_embd)
         return fail(error, path, "cannot save weights with n_embd " + std::to_string(C) + "; it must be 1 to " +
                                      std::to_string(max_n_embd));
-    if (weights.w_proj.cols() != C)
-        return fail(error, path, "cannot save: proj.weight is " + dims(C, weights.w_proj.cols()) + " but must be " + dims(C, C));
-    if (weights.w_qkv.rows() != 3 * C || weights.w_qkv.cols() != C)
+    if (weights.c_proj.weight.cols() != C)
+        return fail(error, path, "cannot save: proj.weight is " + dims(C, weights.c_proj.weight.cols()) + " but must be " + dims(C, C));
+    if (weights.c_attn.weight.rows() != 3 * C || weights.c_attn.weight.cols() != C)
         return fail(error, path,
-                    "cannot save: qkv.weight is " + dims(weights.w_qkv.rows(), weights.w_qkv.cols()) + " but must be " +
+                    "cannot save: qkv.weight is " + dims(weights.c_attn.weight.rows(), weights.c_attn.weight.cols()) + " but must be " +
                         dims(3 * C, C));
-    if (weights.b_qkv.size() != 0 && weights.b_qkv.size() != 3 * C)
-        return fail(error, path, "cannot save: qkv.bias has " + std::to_string(weights.b_qkv.size()) +
+    if (weights.c_attn.bias.size() != 0 && weights.c_attn.bias.size() != 3 * C)
+        return fail(error, path, "cannot save: qkv.bias has " + std::to_string(weights.c_attn.bias.size()) +
                                      " values but must have " + std::to_string(3 * C));
-    if (weights.b_proj.size() != 0 && weights.b_proj.size() != C)
-        return fail(error, path, "cannot save: proj.bias has " + std::to_string(weights.b_proj.size()) +
+    if (weights.c_proj.bias.size() != 0 && weights.c_proj.bias.size() != C)
+        return fail(error, path, "cannot save: proj.bias has " + std::to_string(weights.c_proj.bias.size()) +
                                      " values but must have " + std::to_string(C));
     if (n_head < 1 || n_head > max_n_head)
         return fail(error, path, "cannot save with n_head " + std::to_string(n_head) + "; give one from 1 to " +
@@ -338,10 +338,10 @@ bool save_weights(const std::string& path, const Weights& weights, int n_head, s
                         "; n_head can be " + list_or(head_choices(int(C))));
 
     std::vector<TensorOut> tensors;
-    tensors.push_back({"qkv.weight", {uint64_t(3 * C), uint64_t(C)}, weights.w_qkv.data()});
-    tensors.push_back({"proj.weight", {uint64_t(C), uint64_t(C)}, weights.w_proj.data()});
-    if (weights.b_qkv.size()) tensors.push_back({"qkv.bias", {uint64_t(3 * C)}, weights.b_qkv.data()});
-    if (weights.b_proj.size()) tensors.push_back({"proj.bias", {uint64_t(C)}, weights.b_proj.data()});
+    tensors.push_back({"qkv.weight", {uint64_t(3 * C), uint64_t(C)}, weights.c_attn.weight.data()});
+    tensors.push_back({"proj.weight", {uint64_t(C), uint64_t(C)}, weights.c_proj.weight.data()});
+    if (weights.c_attn.bias.size()) tensors.push_back({"qkv.bias", {uint64_t(3 * C)}, weights.c_attn.bias.data()});
+    if (weights.c_proj.bias.size()) tensors.push_back({"proj.bias", {uint64_t(C)}, weights.c_proj.bias.data()});
     for (const TensorOut& t : tensors) {
         Eigen::Index at = 0, n = 1;
         for (uint64_t d : t.shape) n *= Eigen::Index(d);

@@ -23,8 +23,8 @@ namespace attnviz {
 enum class WeightScheme { lesson, nanogpt_block, layered };
 
 struct LoadedWeights {
-    Weights weights;        // w_qkv (3C, C), w_proj (C, C) in nn.Linear layout [out][in];
-                            // b_qkv, b_proj filled when the file has them; source = description
+    Weights weights;        // c_attn.weight (3C, C), c_proj.weight (C, C) in nn.Linear layout
+                            // [out][in]; the biases filled when the file has them; source = description
     int n_embd = 0;         // C, from the shapes
     int n_head = 0;         // H, from the caller or the file's __metadata__
     bool n_head_from_file = false;

@@ -167,14 +167,14 @@ std::vector<std::vector<int>> ablation_probe(const Model& m, const std::vector<i
 namespace {
 
 // Head h's output z at row t of a layer's trace: heads[h] when the trace keeps it, else
-// probs[h] row t times v[h] (a lean GPT trace keeps only those), in float32.
+// att[h] row t times v[h] (a lean GPT trace keeps only those), in float32.
 void head_output(const Trace& a, int h, int t, float* z) {
     const int hd = a.head_dim;
     if (size_t(h) < a.heads.size() && a.heads[size_t(h)].rows() == a.T) {
         for (int d = 0; d < hd; ++d) z[d] = a.heads[size_t(h)](t, d);
         return;
     }
-    const Mat& p = a.probs[size_t(h)];
+    const Mat& p = a.att[size_t(h)];
     const Mat& v = a.v[size_t(h)];
     for (int d = 0; d < hd; ++d) {
         float s = 0.f;
@@ -223,7 +223,7 @@ void apply_ablation(const Ablation& ab, int layer, const Weights& w, int r0, Ker
         const Vec& r = *ab.replacement(h.layer, h.head, hd);
         for (int t = r0; t < T; ++t) tr.concat.row(t).segment(h.head * hd, hd) = r; // r is a row (Vec)
     }
-    detail::linear_forward_rows(tr.y.data(), tr.concat.data(), w.w_proj, w.b_proj, r0, T, kernel);
+    detail::linear_forward_rows(tr.y.data(), tr.concat.data(), w.c_proj.weight, w.c_proj.bias, r0, T, kernel);
     tr.update_cache.p = -1; // its partial sums are of the heads' own outputs
 }
 
@@ -425,17 +425,17 @@ LogitAttribution logit_attribution(const Model& m, const ModelTrace& tr, int pos
             // The head's part of y: W_proj's columns h*hd .. times z.
             for (int k = 0; k < C; ++k) {
                 double s = 0;
-                for (int d = 0; d < hd; ++d) s += double(w.w_proj(k, h * hd + d)) * double(z[size_t(d)]);
+                for (int d = 0; d < hd; ++d) s += double(w.c_proj.weight(k, h * hd + d)) * double(z[size_t(d)]);
                 comp[size_t(k)] = s;
                 attn[size_t(k)] += s;
             }
             out.heads[size_t(l)][size_t(h)] = term();
         }
         if (!gpt) continue;
-        if (w.b_proj.size() == C) {
+        if (w.c_proj.bias.size() == C) {
             for (int k = 0; k < C; ++k) {
-                comp[size_t(k)] = double(w.b_proj[k]);
-                attn[size_t(k)] += double(w.b_proj[k]);
+                comp[size_t(k)] = double(w.c_proj.bias[k]);
+                attn[size_t(k)] += double(w.c_proj.bias[k]);
             }
             out.attn_bias[size_t(l)] = term();
         }

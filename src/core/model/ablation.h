@@ -8,12 +8,12 @@
 //   mean      z_h := mean of z_h over the probe (every sequence and every position), the
 //                    clean model's (no head ablated): a toy model's accuracy probe (seed
 //                    4321, 256 sequences, train.h), a GPT model's shown text
-//   then      y = concat W_proj^T (+ b_proj), the block's residual add, and every later block
+//   then      y = concat W_proj^T (+ c_proj.bias), the block's residual add, and every later block
 //
 // This is PyTorch's forward with a hook that sets the head's slice of y before c_proj
 // (scripts/gen_ablation_reference.py): on the reference kernel the same float32 loops, so
 // the result is torch's within rounding of the replaced values only (zero: bit for bit).
-// In a trace of an ablated layer, heads[h] and probs[h] keep what the head computed (its
+// In a trace of an ablated layer, heads[h] and att[h] keep what the head computed (its
 // pattern is unchanged: it only stops being read), concat holds the replaced slice and y
 // the projection of it. Later layers see the change through the residual stream.
 //
@@ -21,7 +21,7 @@
 //   toy      the residual stream is h_out = wte[tok] + wpe[pos] + sum of every head's
 //            z_h W_proj[:, h]^T; the unembedding U is lm_head (induction), head_prev (prev,
 //            both) or head_dup (dup); a component's DLA is its (C) vector . U[tok]
-//   GPT      h_out = embed + pos_embed + sum over layers (heads + b_proj) + sum of MLP outputs;
+//   GPT      h_out = embed + pos_embed + sum over layers (heads + c_proj.bias) + sum of MLP outputs;
 //            ln_f is frozen at the clean run's scale sigma = sqrt(var(h_out[pos]) + 1e-5):
 //            a component's DLA is ((c - mean(c)) / sigma * ln_f.weight) . wte[tok], and
 //            ln_f.bias . wte[tok] is a term of its own
@@ -81,7 +81,7 @@ void compute_ablation_means(const Model& m, const std::vector<std::vector<int>>&
 
 // In a trace of layer `layer` whose attention has just run on rows r0..T-1: the ablated
 // heads' columns of concat replaced on those rows, and y recomputed there (the same kernel's
-// linear layer, with b_proj when the weights have it). Nothing when no head of the layer is
+// linear layer, with c_proj.bias when the weights have it). Nothing when no head of the layer is
 // ablated. The forwards of model.h and gpt_model.h call it; so can a test.
 void apply_ablation(const Ablation& ab, int layer, const Weights& w, int r0, KernelKind kernel, Trace& tr);
 
@@ -106,14 +106,14 @@ struct LogitAttribution {
     float scale = 1;                      // GPT: ln_f's frozen sigma; toy: 1
     std::vector<std::vector<float>> heads; // [layer][head]
     float embed = 0, pos_embed = 0;       // wte[tok] and wpe[pos]
-    std::vector<float> attn_bias;         // GPT with biases: per layer b_proj's term; else empty
+    std::vector<float> attn_bias;         // GPT with biases: per layer c_proj.bias's term; else empty
     std::vector<float> mlp;               // GPT: per layer the MLP output's term; else empty
     float ln_bias = 0;                    // GPT with biases: ln_f.bias . wte[tok]
     float sum() const;                    // every term added up: the logit within rounding
 };
 // The unembedding the DLA of a toy model reads (see the top); a GPT model's wte.
 const Mat& dla_unembedding(const Model& m);
-// From a trace of `m` made with `ab` (lean or not: z is probs v when the trace dropped heads).
+// From a trace of `m` made with `ab` (lean or not: z is att v when the trace dropped heads).
 // Throws std::invalid_argument with one sentence for a pos or token outside the trace.
 LogitAttribution logit_attribution(const Model& m, const ModelTrace& tr, int pos, int token,
                                    const Ablation* ab = nullptr);

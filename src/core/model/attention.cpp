@@ -101,7 +101,7 @@ void prepare_trace(const Config& c, KernelKind kernel, ConstMatRef x, Trace& tr)
         ph->resize(size_t(H));
         for (Mat& m : *ph) resize(m, T, hd);
     }
-    for (PerHead* ph : {&tr.raw_scores, &tr.probs}) {
+    for (PerHead* ph : {&tr.raw_scores, &tr.att}) {
         ph->resize(size_t(H));
         for (Mat& m : *ph) resize(m, T, T);
     }
@@ -117,13 +117,13 @@ namespace {
 // as one sentence rather than a crash.
 void check_weights(const Config& c, const Weights& w) {
     const int C = c.n_embd;
-    if (w.w_qkv.rows() != 3 * C || w.w_qkv.cols() != C || w.w_proj.rows() != C || w.w_proj.cols() != C)
-        throw std::invalid_argument("weights are for n_embd " + std::to_string(w.w_proj.rows()) +
+    if (w.c_attn.weight.rows() != 3 * C || w.c_attn.weight.cols() != C || w.c_proj.weight.rows() != C || w.c_proj.weight.cols() != C)
+        throw std::invalid_argument("weights are for n_embd " + std::to_string(w.c_proj.weight.rows()) +
                                     " but the config has n_embd " + std::to_string(C) +
                                     "; load weights of the same size");
-    if ((w.b_qkv.size() != 0 && w.b_qkv.size() != 3 * C) || (w.b_proj.size() != 0 && w.b_proj.size() != C))
-        throw std::invalid_argument("bias lengths " + std::to_string(w.b_qkv.size()) + " and " +
-                                    std::to_string(w.b_proj.size()) + " do not match n_embd " +
+    if ((w.c_attn.bias.size() != 0 && w.c_attn.bias.size() != 3 * C) || (w.c_proj.bias.size() != 0 && w.c_proj.bias.size() != C))
+        throw std::invalid_argument("bias lengths " + std::to_string(w.c_attn.bias.size()) + " and " +
+                                    std::to_string(w.c_proj.bias.size()) + " do not match n_embd " +
                                     std::to_string(C) + "; give 3C and C values or none");
 }
 

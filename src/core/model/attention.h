@@ -5,12 +5,13 @@
 //   raw = q k^T                          (H, T, T)
 //   scaled = raw * scale                 scale = f32(head_dim ** -0.5) for the lesson
 //   masked = masked_fill(~tril, -inf)    (H, T, T)
-//   probs = softmax(masked, dim=-1)      (H, T, T)
-//   heads = probs v                      (H, T, head_dim)
+//   att = softmax(masked, dim=-1)        (H, T, T)
+//   heads = att v                        (H, T, head_dim)
 //   concat = transpose back, view        (T, C)
 //   y = concat W_proj^T                  (T, C)
+// W_qkv is c_attn.weight and W_proj c_proj.weight (weights.h).
 //
-// Memory: a trace stores raw scores and probs (two T x T per head). `scaled` and
+// Memory: a trace stores raw scores and att (two T x T per head). `scaled` and
 // `masked` are one float32 multiply and one comparison away from `raw`, so they are
 // derived on demand (scaled_at, masked_at, fill_scaled, fill_masked) and give exactly
 // the values torch has.
@@ -43,14 +44,14 @@ struct Trace {
     float scale = 1.f;    // f32 of the double head_dim^-0.5 (or C^-0.5, or 1)
 
     Mat x;                // (T, C)       input, B dropped
-    Mat qkv;              // (T, 3C)      x W_qkv^T (+ b_qkv)
+    Mat qkv;              // (T, 3C)      x W_qkv^T (+ c_attn.bias)
     PerHead q, k, v;      // H x (T, head_dim)
     PerHead raw_scores;   // H x (T, T)   q k^T, before scaling
-    PerHead probs;        // H x (T, T)   softmax weights; exactly 0 where masked; NaN rows
+    PerHead att;          // H x (T, T)   softmax weights; exactly 0 where masked; NaN rows
                           //              when a row is fully masked (off-by-one, row 0)
-    PerHead heads;        // H x (T, head_dim)  probs v
+    PerHead heads;        // H x (T, head_dim)  att v
     Mat concat;           // (T, C)       heads side by side, before proj
-    Mat y;                // (T, C)       concat W_proj^T (+ b_proj)
+    Mat y;                // (T, C)       concat W_proj^T (+ c_proj.bias)
     UpdateCache update_cache; // fast kernel only; see UpdateCache
 
     // True when key j is visible from query i under the trace's mask.

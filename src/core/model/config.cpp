@@ -105,7 +105,7 @@ int64_t trace_bytes(const Config& c) {
     int64_t floats = T * C      // x
                      + T * 3 * C  // qkv
                      + 3 * T * C  // q, k, v per head
-                     + 2 * H * T * T // raw scores and probs
+                     + 2 * H * T * T // raw scores and att (softmax weights)
                      + T * C      // heads
                      + 2 * T * C; // concat, y
     int64_t weights = 4 * C * C + 4 * C;

@@ -55,14 +55,14 @@ Model random_gpt(const ModelConfig& c, uint64_t seed) {
     for (Block& b : m.h) {
         ln(b.ln_1);
         ln(b.ln_2);
-        normal(b.attn.w_qkv, 3 * C, C);
-        normal(b.attn.w_proj, C, C);
-        zeros(b.attn.b_qkv, 3 * C);
-        zeros(b.attn.b_proj, C);
-        normal(b.w_fc, 4 * C, C);
-        zeros(b.b_fc, 4 * C);
-        normal(b.w_mlp_proj, C, 4 * C);
-        zeros(b.b_mlp_proj, C);
+        normal(b.attn.c_attn.weight, 3 * C, C);
+        normal(b.attn.c_proj.weight, C, C);
+        zeros(b.attn.c_attn.bias, 3 * C);
+        zeros(b.attn.c_proj.bias, C);
+        normal(b.mlp.c_fc.weight, 4 * C, C);
+        zeros(b.mlp.c_fc.bias, 4 * C);
+        normal(b.mlp.c_proj.weight, C, 4 * C);
+        zeros(b.mlp.c_proj.bias, C);
         b.attn.source = "random";
     }
     ln(m.ln_f);
@@ -108,10 +108,10 @@ void mlp_rows(const Block& b, Gelu gelu, int r0, KernelKind kernel, BlockTrace& 
     bt.resid_post.resize(T, C);
     layernorm_forward(bt.ln_2.data(), bt.resid_mid.data(), b.ln_2, r0, T, C);
     Mat fc(T, 4 * C); // (T, 4C), only rows r0.. are written and read
-    linear_forward_rows(fc.data(), bt.ln_2.data(), b.w_fc, b.b_fc, r0, T, kernel);
+    linear_forward_rows(fc.data(), bt.ln_2.data(), b.mlp.c_fc.weight, b.mlp.c_fc.bias, r0, T, kernel);
     float* f = fc.data() + int64_t(r0) * 4 * C;
     gelu_forward(f, f, int64_t(T - r0) * 4 * C, gelu, kernel);
-    linear_forward_rows(bt.mlp.data(), fc.data(), b.w_mlp_proj, b.b_mlp_proj, r0, T, kernel);
+    linear_forward_rows(bt.mlp.data(), fc.data(), b.mlp.c_proj.weight, b.mlp.c_proj.bias, r0, T, kernel);
     residual_forward_rows(bt.resid_post.data(), bt.resid_mid.data(), bt.mlp.data(), r0, T, C);
 }
 
@@ -126,10 +126,10 @@ void head_rows(const Model& m, int r0, KernelKind kernel, ModelTrace& tr) {
 
 // Attention rows p..T-1 of a fast trace whose x rows from p on changed: qkv, q, k, v rows
 // from p, then per head and block of rows the scores against the keys the block sees, the
-// softmax and probs v. Rows before p keep their k, v and probs.
+// softmax and att v. Rows before p keep their k, v and att.
 void fast_attention_from(const Weights& w, int p, bool keep_raw, Trace& a) {
     const int T = a.T, C = a.C, H = a.H, hd = a.head_dim;
-    linear_forward_rows(a.qkv.data(), a.x.data(), w.w_qkv, w.b_qkv, p, T, KernelKind::fast);
+    linear_forward_rows(a.qkv.data(), a.x.data(), w.c_attn.weight, w.c_attn.bias, p, T, KernelKind::fast);
     for (int t = p; t < T; ++t)
         for (int h = 0; h < H; ++h) {
             a.q[h].row(t) = a.qkv.block(t, h * hd, 1, hd);
@@ -145,17 +145,17 @@ void fast_attention_from(const Weights& w, int p, bool keep_raw, Trace& a) {
         Mat s(r1 - r0, keys);
         blas_product(a.q[h].middleRows(r0, r1 - r0), a.k[h].topRows(keys), true, s);
         if (keep_raw) a.raw_scores[h].middleRows(r0, r1 - r0) = s;
-        Mat& probs = a.probs[h];
+        Mat& att = a.att[h];
         for (int i = r0; i < r1; ++i) {
             const int n = i + 1; // causal: keys 0..i; Eigen's vectorised exp
-            probs.row(i).head(n) = s.row(i - r0).head(n) * a.scale;
-            const float mx = probs.row(i).head(n).maxCoeff();
-            probs.row(i).head(n) = (probs.row(i).head(n).array() - mx).exp().matrix();
-            probs.row(i).head(n) *= 1.f / probs.row(i).head(n).sum();
-            probs.row(i).tail(T - n).setZero();
+            att.row(i).head(n) = s.row(i - r0).head(n) * a.scale;
+            const float mx = att.row(i).head(n).maxCoeff();
+            att.row(i).head(n) = (att.row(i).head(n).array() - mx).exp().matrix();
+            att.row(i).head(n) *= 1.f / att.row(i).head(n).sum();
+            att.row(i).tail(T - n).setZero();
         }
         Mat out(r1 - r0, hd);
-        blas_product(probs.block(r0, 0, r1 - r0, r1), a.v[h].topRows(r1), false, out);
+        blas_product(att.block(r0, 0, r1 - r0, r1), a.v[h].topRows(r1), false, out);
         a.heads[h].middleRows(r0, r1 - r0) = out;
     });
     if (keep_raw)
@@ -167,7 +167,7 @@ void fast_attention_from(const Weights& w, int p, bool keep_raw, Trace& a) {
             }
     for (int t = p; t < T; ++t)
         for (int h = 0; h < H; ++h) a.concat.block(t, h * hd, 1, hd) = a.heads[h].row(t);
-    linear_forward_rows(a.y.data(), a.concat.data(), w.w_proj, w.b_proj, p, T, KernelKind::fast);
+    linear_forward_rows(a.y.data(), a.concat.data(), w.c_proj.weight, w.c_proj.bias, p, T, KernelKind::fast);
     a.update_cache.p = -1;
 }
 

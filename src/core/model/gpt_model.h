@@ -4,7 +4,7 @@
 // Memory at GPT-2 small, T = 1024 (L = 12, H = 12, C = 768, V = 50257): the weights are
 // 0.5 GB, every layer's attention weights (L H T^2 floats) 0.6 GB and the logits 0.2 GB.
 // A full trace also keeps each layer's raw scores (another 0.6 GB) and the rest of the
-// shape walk, so large models run lean: each layer keeps probs, k, v (the update's keys and
+// shape walk, so large models run lean: each layer keeps att, k, v (the update's keys and
 // values) and resid_post, and gpt_layer_trace recomputes one layer's whole shape walk (and
 // gpt_resid_mid its resid_mid) when a view needs it.
 #pragma once

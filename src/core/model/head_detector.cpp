@@ -34,7 +34,7 @@ void check(const std::vector<SequenceAttention>& seqs) {
 SequenceAttention attention_of(const ModelTrace& t) {
     SequenceAttention s;
     s.tokens = &t.tokens;
-    for (const Trace& tr : t.layers) s.layers.push_back(&tr.probs);
+    for (const Trace& tr : t.layers) s.layers.push_back(&tr.att);
     return s;
 }
 
@@ -245,7 +245,7 @@ int window_probe_count(const Model& m) {
     const int repeat = std::min(c.seq_len / 3, detector_max_repeat);
     const int length = (starts_with_bos(c) ? 1 : 0) + 2 * std::max(repeat, 1);
     double params = double(m.wte.size());
-    for (const Block& b : m.h) params += double(b.attn.w_qkv.size() + b.attn.w_proj.size() + b.w_fc.size() + b.w_mlp_proj.size());
+    for (const Block& b : m.h) params += double(b.attn.c_attn.weight.size() + b.attn.c_proj.weight.size() + b.mlp.c_fc.weight.size() + b.mlp.c_proj.weight.size());
     return std::clamp(int(2e10 / (double(length) * params)), 2, detector_repeat_count);
 }
 

@@ -39,7 +39,7 @@ namespace {
 // read by the softmax while it is still in L2 (one (T, T) product per head goes through
 // memory three times and measured about 20% slower at T = 1024).
 constexpr int raw_chunk_rows = 128;
-// Rows per softmax + probs v step.
+// Rows per softmax + att v step.
 constexpr int block_rows = 64;
 // Multiply-adds from which a step is cut into pieces for several threads; below, one
 // thread does the step in one product (a piece costs a wake-up and a repacking).
@@ -80,7 +80,7 @@ std::vector<int> split_rows(MaskMode mask, int T, int r0, int parts, int64_t fix
     return at;
 }
 
-// probs row from raw row over the n visible keys (a prefix); 0 beyond, unless the zeros
+// att row from raw row over the n visible keys (a prefix); 0 beyond, unless the zeros
 // are known to be there already (an update keeps the mask). With no visible key the row
 // is NaN, as torch's softmax of an all -inf row.
 void softmax_row(const float* raw, float scale, int n, int T, float* p, bool zero_rest) {
@@ -98,19 +98,19 @@ void softmax_row(const float* raw, float scale, int n, int T, float* p, bool zer
 }
 
 // Softmax and head outputs for rows i0 .. i1-1 of head h (raw scores already there).
-// `fresh`: the probs buffer may hold anything, so the masked part is zeroed too.
+// `fresh`: the att buffer may hold anything, so the masked part is zeroed too.
 void attend_block(Trace& tr, int h, int i0, int i1, bool fresh) {
     const int T = tr.T, n = i1 - i0;
     const MaskMode mask = tr.config.mask;
     const Mat& raw = tr.raw_scores[h];
-    Mat& probs = tr.probs[h];
+    Mat& att = tr.att[h];
     for (int i = i0; i < i1; ++i)
         softmax_row(raw.data() + int64_t(i) * T, tr.scale, visible_count(mask, T, i), T,
-                    probs.data() + int64_t(i) * T, fresh);
+                    att.data() + int64_t(i) * T, fresh);
     // Keys beyond the last row's visible prefix have probability 0 in every row of the
     // block. At least one key, so a NaN row (off-by-one row 0) still gives NaN outputs.
     const int keys = std::max(1, visible_count(mask, T, i1 - 1));
-    blas_product(probs.block(i0, 0, n, keys), tr.v[h].topRows(keys), false, tr.heads[h].middleRows(i0, n));
+    blas_product(att.block(i0, 0, n, keys), tr.v[h].topRows(keys), false, tr.heads[h].middleRows(i0, n));
 }
 
 // Rows [a, b) of head h: raw scores if asked (a full forward rather than an update), then
@@ -146,7 +146,7 @@ std::vector<int> split_columns(int n, int unit, int pieces) {
     return at;
 }
 
-// qkv = x W_qkv^T (+ b_qkv) for every row, in column groups of whole heads (head blocks
+// qkv = x W_qkv^T (+ c_attn.bias) for every row, in column groups of whole heads (head blocks
 // of q, k and v are columns h*head_dim of each third), each copied into q, k, v.
 void qkv_step(const Weights& w, Trace& tr, const Plan& plan) {
     const int H = tr.H, hd = tr.head_dim;
@@ -154,8 +154,8 @@ void qkv_step(const Weights& w, Trace& tr, const Plan& plan) {
     run_pieces(int(at.size()) - 1, plan.threads, [&](int k) {
         const int b0 = at[size_t(k)], b1 = at[size_t(k) + 1], c0 = b0 * hd, n = (b1 - b0) * hd;
         auto out = tr.qkv.middleCols(c0, n);
-        blas_product(tr.x, w.w_qkv.middleRows(c0, n), true, out); // (T, C) x (C, n)
-        if (w.b_qkv.size() > 0) out.rowwise() += w.b_qkv.segment(c0, n);
+        blas_product(tr.x, w.c_attn.weight.middleRows(c0, n), true, out); // (T, C) x (C, n)
+        if (w.c_attn.bias.size() > 0) out.rowwise() += w.c_attn.bias.segment(c0, n);
         for (int b = b0; b < b1; ++b) {
             PerHead& dst = b < H ? tr.q : b < 2 * H ? tr.k : tr.v;
             dst[size_t(b % H)] = tr.qkv.middleCols(b * hd, hd);
@@ -163,7 +163,7 @@ void qkv_step(const Weights& w, Trace& tr, const Plan& plan) {
     });
 }
 
-// y rows r0 .. T-1 = concat W_proj^T (+ b_proj), in column groups.
+// y rows r0 .. T-1 = concat W_proj^T (+ c_proj.bias), in column groups.
 void proj_step(const Weights& w, Trace& tr, int r0, const Plan& plan) {
     const int n = tr.T - r0;
     if (n <= 0) return;
@@ -171,8 +171,8 @@ void proj_step(const Weights& w, Trace& tr, int r0, const Plan& plan) {
     run_pieces(int(at.size()) - 1, plan.threads, [&](int k) {
         const int c0 = at[size_t(k)], m = at[size_t(k) + 1] - c0;
         auto out = tr.y.block(r0, c0, n, m);
-        blas_product(tr.concat.middleRows(r0, n), w.w_proj.middleRows(c0, m), true, out); // (n, C) x (C, m)
-        if (w.b_proj.size() > 0) out.rowwise() += w.b_proj.segment(c0, m);
+        blas_product(tr.concat.middleRows(r0, n), w.c_proj.weight.middleRows(c0, m), true, out); // (n, C) x (C, m)
+        if (w.c_proj.bias.size() > 0) out.rowwise() += w.c_proj.bias.segment(c0, m);
     });
 }
 
@@ -192,18 +192,18 @@ float exp_range(const float* raw, float scale, float m, int j0, int j1, float* p
 
 // The update cache (UpdateCache in attention.h) of head h for rows i0 .. i1-1 after an
 // update at p. Every one of these rows except p sees key p. Each row's terms without key p
-// go into its probs row (0 at key p; the masked part is 0 already), and one product
+// go into its att row (0 at key p; the masked part is 0 already), and one product
 // (rows, keys) x (keys, head_dim) sums them against v. Row p's u row is not used.
 void build_cache_block(Trace& tr, int h, int p, int i0, int i1) {
     const int T = tr.T;
     const MaskMode mask = tr.config.mask;
     UpdateCache& cache = tr.update_cache;
-    Mat& probs = tr.probs[h];
+    Mat& att = tr.att[h];
     for (int i = i0; i < i1; ++i) {
         if (i == p) continue;
         const int n = visible_count(mask, T, i); // > p: row i sees key p
         const float* raw = tr.raw_scores[h].data() + int64_t(i) * T;
-        float* e = probs.data() + int64_t(i) * T;
+        float* e = att.data() + int64_t(i) * T;
         // scale > 0, so the largest scaled score is the largest raw score scaled.
         const float m = std::max(max_of(raw, 0, p), max_of(raw, p + 1, n)) * tr.scale;
         e[p] = 0.f;
@@ -211,13 +211,13 @@ void build_cache_block(Trace& tr, int h, int p, int i0, int i1) {
         cache.sum(h, i) = exp_range(raw, tr.scale, m, 0, p, e) + exp_range(raw, tr.scale, m, p + 1, n, e);
     }
     const int keys = std::max(1, visible_count(mask, T, i1 - 1));
-    blas_product(probs.block(i0, 0, i1 - i0, keys), tr.v[h].topRows(keys), false, cache.u[size_t(h)].middleRows(i0, i1 - i0));
+    blas_product(att.block(i0, 0, i1 - i0, keys), tr.v[h].topRows(keys), false, cache.u[size_t(h)].middleRows(i0, i1 - i0));
 }
 
 // Rows [a, b) of head h after an update at p (raw row p and column p are new): the cache
 // built first if asked, then each row's softmax and head output from it and the one new
 // score raw(i, p) and v row p, and their columns of concat. Row p, whose query changed,
-// is recomputed whole. The probs come from the raw scores each time, so repeated updates
+// is recomputed whole. The att come from the raw scores each time, so repeated updates
 // do not drift.
 void update_rows(Trace& tr, int h, int p, int a, int b, bool build) {
     const int T = tr.T, hd = tr.head_dim;
@@ -225,7 +225,7 @@ void update_rows(Trace& tr, int h, int p, int a, int b, bool build) {
     const float scale = tr.scale;
     const UpdateCache& cache = tr.update_cache;
     const Mat& raw = tr.raw_scores[h];
-    Mat& probs = tr.probs[h];
+    Mat& att = tr.att[h];
     const Mat& u = cache.u[size_t(h)];
     for (int i0 = a; i0 < b; i0 += block_rows) {
         const int i1 = std::min(b, i0 + block_rows);
@@ -233,11 +233,11 @@ void update_rows(Trace& tr, int h, int p, int a, int b, bool build) {
         for (int i = i0; i < i1; ++i) {
             const int n = visible_count(mask, T, i);
             const float* r = raw.data() + int64_t(i) * T;
-            float* e = probs.data() + int64_t(i) * T;
+            float* e = att.data() + int64_t(i) * T;
             if (i == p) {
                 softmax_row(r, scale, n, T, e, false);
                 const int keys = std::max(1, n); // a NaN row still gives NaN outputs
-                tr.heads[h].row(i).noalias() = probs.block(i, 0, 1, keys) * tr.v[h].topRows(keys);
+                tr.heads[h].row(i).noalias() = att.block(i, 0, 1, keys) * tr.v[h].topRows(keys);
                 continue;
             }
             // Fold key p into the cached max and sum: m = max(M, s_p), and the cached
@@ -291,7 +291,7 @@ void fast_forward(const Weights& w, Trace& tr) {
     }
     const SerialEigen serial; // the pieces are the parallelism
     const int64_t T = tr.T, C = tr.C;
-    // Multiply-adds: qkv, raw scores (all T^2), probs v (the visible half), proj.
+    // Multiply-adds: qkv, raw scores (all T^2), att v (the visible half), proj.
     const Plan plan = plan_for(T * C * 3 * C + T * T * C + T * T * C / 2 + T * C * C);
     qkv_step(w, tr, plan);
     attention_step(tr, 0, true, plan);
@@ -308,12 +308,12 @@ void fast_update(const Weights& w, int p, Trace& tr) {
     const int64_t T = tr.T;
     const int r0 = first_affected_row(tr.config.mask, p);
     const int64_t n = T - r0;
-    // The first update at p builds the cache (UpdateCache in attention.h): the probs v
+    // The first update at p builds the cache (UpdateCache in attention.h): the att v
     // product of the rows that see key p, without it. Later ones at the same p need none.
     const bool build = tr.update_cache.p != p;
     if (build) reset_cache(tr, p);
     // Multiply-adds: row p's q, k, v and scores, the exps of the affected rows (about 8
-    // each), the cache's probs v when it is built, and the projection of the rows.
+    // each), the cache's att v when it is built, and the projection of the rows.
     const int64_t visible = (T * T - int64_t(r0) * r0) / 2;
     const Plan plan =
         plan_for(3 * int64_t(C) * C + 2 * T * C + visible * H * 8 + (build ? visible * C : 0) + n * C * C);
@@ -323,8 +323,8 @@ void fast_update(const Weights& w, int p, Trace& tr) {
         for (int part = 0; part < 3; ++part) {
             const int c0 = part * C + h * hd;
             auto out = tr.qkv.row(p).segment(c0, hd);
-            out.noalias() = tr.x.row(p) * w.w_qkv.middleRows(c0, hd).transpose();
-            if (w.b_qkv.size() > 0) out += w.b_qkv.segment(c0, hd);
+            out.noalias() = tr.x.row(p) * w.c_attn.weight.middleRows(c0, hd).transpose();
+            if (w.c_attn.bias.size() > 0) out += w.c_attn.bias.segment(c0, hd);
             PerHead& dst = part == 0 ? tr.q : part == 1 ? tr.k : tr.v;
             dst[size_t(h)].row(p) = out;
         }

@@ -98,13 +98,13 @@ float lane_sum(const float* e, int L) {
     return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
 }
 
-// One softmax row: probs[h][i][*] from raw row i, scaled, masked with -inf. A row with
+// One softmax row: att[h][i][*] from raw row i, scaled, masked with -inf. A row with
 // every key masked has max -inf, (-inf) - (-inf) = NaN, so the whole row is NaN, as in torch.
 void softmax_row(Trace& tr, int h, int i) {
     const int T = tr.T;
     const int n = visible_count(tr.config.mask, T, i); // keys 0 .. n-1
     const float* raw = tr.raw_scores[h].data() + int64_t(i) * T;
-    float* p = tr.probs[h].data() + int64_t(i) * T;
+    float* p = tr.att[h].data() + int64_t(i) * T;
     // masked scores go into p first, then are replaced by e_j, then by p_j.
     for (int j = 0; j < n; ++j) p[j] = raw[j] * tr.scale;
     for (int j = n; j < T; ++j) p[j] = -std::numeric_limits<float>::infinity();
@@ -120,12 +120,12 @@ void softmax_row(Trace& tr, int h, int i) {
     for (int j = 0; j < T; ++j) p[j] = p[j] * inv;
 }
 
-// heads[h][i][d] = sum_j probs[h][i][j] v[h][j][d], sequential in j over all T keys
+// heads[h][i][d] = sum_j att[h][i][j] v[h][j][d], sequential in j over all T keys
 // (masked keys add +0, which changes nothing but keeps torch's order). Sixteen d at a
 // time are kept in registers; each is still its own sum in j order.
 void head_row(Trace& tr, int h, int i) {
     const int T = tr.T, hd = tr.head_dim;
-    const float* p = tr.probs[h].data() + int64_t(i) * T;
+    const float* p = tr.att[h].data() + int64_t(i) * T;
     const float* v = tr.v[h].data();
     float* out = tr.heads[h].data() + int64_t(i) * hd;
     constexpr int lanes = 16;
@@ -176,7 +176,7 @@ void rows_from(const Weights& w, Trace& tr, int r0, const Split& split) {
         for (int i = r0 + id; i < T; i += split.pieces) {
             for (int h = 0; h < H; ++h)
                 for (int d = 0; d < hd; ++d) tr.concat(i, h * hd + d) = tr.heads[h](i, d);
-            linear_row(tr.concat.data() + int64_t(i) * C, w.w_proj, w.b_proj, tr.y.data() + int64_t(i) * C);
+            linear_row(tr.concat.data() + int64_t(i) * C, w.c_proj.weight, w.c_proj.bias, tr.y.data() + int64_t(i) * C);
         }
     });
 }
@@ -186,7 +186,7 @@ void forward_rows(const Weights& w, Trace& tr, const Split& split) {
     // qkv = x W_qkv^T: (T, C) -> (T, 3C), then split into q, k, v
     run_pieces(split.pieces, split.threads, [&](int id) {
         for (int t = id; t < T; t += split.pieces) {
-            linear_row(tr.x.data() + int64_t(t) * C, w.w_qkv, w.b_qkv, tr.qkv.data() + int64_t(t) * 3 * C);
+            linear_row(tr.x.data() + int64_t(t) * C, w.c_attn.weight, w.c_attn.bias, tr.qkv.data() + int64_t(t) * 3 * C);
             split_row(tr, t);
         }
     });
@@ -216,7 +216,7 @@ void reference_forward(const Weights& w, Trace& tr) {
 
 void reference_update(const Weights& w, int p, Trace& tr) {
     const int T = tr.T, C = tr.C;
-    linear_row(tr.x.data() + int64_t(p) * C, w.w_qkv, w.b_qkv, tr.qkv.data() + int64_t(p) * 3 * C);
+    linear_row(tr.x.data() + int64_t(p) * C, w.c_attn.weight, w.c_attn.bias, tr.qkv.data() + int64_t(p) * 3 * C);
     split_row(tr, p);
     // New q row p changes score row p; new k row p changes score column p.
     for (int h = 0; h < tr.H; ++h) {
@@ -232,7 +232,7 @@ void reference_update_from(const Weights& w, int p, bool keep_masked_scores, Tra
     const Split split = split_for(work_from(tr, p) + int64_t(T - p) * C * 3 * C);
     run_pieces(split.pieces, split.threads, [&](int id) {
         for (int t = p + id; t < T; t += split.pieces) {
-            linear_row(tr.x.data() + int64_t(t) * C, w.w_qkv, w.b_qkv, tr.qkv.data() + int64_t(t) * 3 * C);
+            linear_row(tr.x.data() + int64_t(t) * C, w.c_attn.weight, w.c_attn.bias, tr.qkv.data() + int64_t(t) * 3 * C);
             split_row(tr, t);
         }
     });

@@ -118,8 +118,8 @@ Model init_model(const ModelConfig& c, uint64_t seed) {
     randn_mat(g, m.wpe, c.n_tokens(), C);
     m.h.resize(size_t(c.n_layer));
     for (Block& b : m.h) {
-        linear_mat(g, b.attn.w_qkv, 3 * C, C);
-        linear_mat(g, b.attn.w_proj, C, C);
+        linear_mat(g, b.attn.c_attn.weight, 3 * C, C);
+        linear_mat(g, b.attn.c_proj.weight, C, C);
         b.attn.source = "trained";
     }
     if (c.has_prev_head()) linear_mat(g, m.head_prev, V + 1, C);
@@ -134,8 +134,8 @@ std::vector<Param> parameters(Model& m) {
     p.push_back({"transformer.wpe.weight", &m.wpe});
     for (size_t l = 0; l < m.h.size(); ++l) {
         const std::string prefix = "transformer.h." + std::to_string(l) + ".attn.";
-        p.push_back({prefix + "c_attn.weight", &m.h[l].attn.w_qkv});
-        p.push_back({prefix + "c_proj.weight", &m.h[l].attn.w_proj});
+        p.push_back({prefix + "c_attn.weight", &m.h[l].attn.c_attn.weight});
+        p.push_back({prefix + "c_proj.weight", &m.h[l].attn.c_proj.weight});
     }
     if (m.config.has_prev_head()) p.push_back({"head_prev.weight", &m.head_prev});
     if (m.config.has_dup_head()) p.push_back({"head_dup.weight", &m.head_dup});

@@ -99,13 +99,15 @@ Config block_config(const ModelConfig& c, int N);
 
 // One block of the stack. The toy models use attn alone; GPT models all of it.
 struct Block {
-    Weights attn;       // w_qkv (3C, C), w_proj (C, C) as nn.Linear [out][in]; biases (3C), (C)
-                        // for GPT models with bias, none for the toy models
+    // nanoGPT's MLP: c_proj(gelu(c_fc(x))).
+    struct Mlp {
+        Linear c_fc;    // (4C, C), (4C) or empty
+        Linear c_proj;  // (C, 4C), (C) or empty
+    };
+    Weights attn;       // attn.c_attn (3C, C), attn.c_proj (C, C) as nn.Linear [out][in]; biases
+                        // (3C), (C) for GPT models with bias, none for the toy models
     LayerNormWeights ln_1, ln_2; // GPT only
-    Mat w_fc;           // (4C, C)  mlp.c_fc.weight, nn.Linear layout
-    Vec b_fc;           // (4C) or empty
-    Mat w_mlp_proj;     // (C, 4C)  mlp.c_proj.weight
-    Vec b_mlp_proj;     // (C) or empty
+    Mlp mlp;            // GPT only
 };
 
 struct Model {

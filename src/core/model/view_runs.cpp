@@ -103,8 +103,8 @@ void grow_ranges(Ranges& rg, const Trace& tr, const Weights* weights, const Chan
     grow_set(rg.raw, H, raw);
     grow_set(rg.heads, H, heads);
     if (weights) {
-        grow(rg.w_qkv.all, max_abs(weights->w_qkv));
-        grow(rg.w_proj.all, max_abs(weights->w_proj));
+        grow(rg.w_qkv.all, max_abs(weights->c_attn.weight));
+        grow(rg.w_proj.all, max_abs(weights->c_proj.weight));
     }
 }
 

@@ -102,7 +102,7 @@ void prepare_chunks(const ModelConfig& c, int B, TrainWorkspace& w) {
 }
 
 void make_embedding_tables(const Model& m, EmbeddingTables& t) {
-    const Mat& W = m.h[0].attn.w_qkv;
+    const Mat& W = m.h[0].attn.c_attn.weight;
     ensure(t.qkv0_tok, m.wte.rows(), W.rows());
     ensure(t.qkv0_pos, m.wpe.rows(), W.rows());
     matmul_forward(t.qkv0_tok.data(), m.wte.data(), W, int(m.wte.rows())); // (V+1, 3C)
@@ -121,9 +121,9 @@ void chunk_forward(const Model& m, const EmbeddingTables& t, const int* tok, Chu
         if (l == 0)
             embedding_product_forward(w.qkv[0].data(), tok, t.qkv0_tok, t.qkv0_pos, B, N); // (M, 3C)
         else
-            matmul_forward(w.qkv[l].data(), w.h[l].data(), a.w_qkv, M);                  // (M, 3C)
+            matmul_forward(w.qkv[l].data(), w.h[l].data(), a.c_attn.weight, M);          // (M, 3C)
         attention_forward(w.atty[l].data(), w.att[l].data(), w.qkv[l].data(), B, N, C, H, scale); // (M, C)
-        matmul_forward(w.h[l + 1].data(), w.atty[l].data(), a.w_proj, M);                // (M, C)
+        matmul_forward(w.h[l + 1].data(), w.atty[l].data(), a.c_proj.weight, M);         // (M, C)
         residual_forward(w.h[l + 1].data(), w.h[l].data(), w.h[l + 1].data(), int64_t(M) * C);
     }
     const float* hL = w.h.back().data();
@@ -163,8 +163,8 @@ void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkW
     zero_like(g.wte, m.wte);
     zero_like(g.wpe, m.wpe);
     for (int l = 0; l < L; ++l) {
-        if (l > 0) zero_like(g.h[size_t(l)].w_qkv, m.h[size_t(l)].attn.w_qkv); // block 0's: the batch's, from its tables
-        zero_like(g.h[size_t(l)].w_proj, m.h[size_t(l)].attn.w_proj);
+        if (l > 0) zero_like(g.h[size_t(l)].w_qkv, m.h[size_t(l)].attn.c_attn.weight); // block 0's: the batch's, from its tables
+        zero_like(g.h[size_t(l)].w_proj, m.h[size_t(l)].attn.c_proj.weight);
     }
     ensure(w.dh, M, C);
     ensure(w.datty, M, C);
@@ -190,11 +190,11 @@ void chunk_backward(const Model& m, const int* tok, const Counts& counts, ChunkW
     for (int l = L - 1; l >= 0; --l) {
         const Weights& a = m.h[size_t(l)].attn;
         BlockGrads& d = g.h[size_t(l)];
-        matmul_backward(w.datty.data(), d.w_proj, w.dh.data(), w.atty[size_t(l)].data(), a.w_proj, M, false);
+        matmul_backward(w.datty.data(), d.w_proj, w.dh.data(), w.atty[size_t(l)].data(), a.c_proj.weight, M, false);
         attention_backward(w.dqkv.data(), w.dscratch.data(), w.datty.data(), w.qkv[size_t(l)].data(),
                            w.att[size_t(l)].data(), B, N, C, H, scale);
         if (l > 0) {
-            matmul_backward(w.dh.data(), d.w_qkv, w.dqkv.data(), w.h[size_t(l)].data(), a.w_qkv, M, true);
+            matmul_backward(w.dh.data(), d.w_qkv, w.dqkv.data(), w.h[size_t(l)].data(), a.c_attn.weight, M, true);
         } else { // G_tok and G_pos (train_work.h); the batch's sums go through W once
             ensure(w.dqkv0_tok, m.wte.rows(), 3 * C);
             ensure(w.dqkv0_pos, m.wpe.rows(), 3 * C);
@@ -247,7 +247,7 @@ float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, Mo
         *sum_of[p] = *part[0][p];
         for (size_t k = 1; k < part.size(); ++k) *sum_of[p] += *part[k][p];
     }
-    ensure(grads.h[0].w_qkv, m.h[0].attn.w_qkv.rows(), m.h[0].attn.w_qkv.cols());
+    ensure(grads.h[0].w_qkv, m.h[0].attn.c_attn.weight.rows(), m.h[0].attn.c_attn.weight.cols());
     grads.h[0].w_qkv.setZero();
     // Block 0's qkv through its tables (train_work.h), on the batch's G_tok and G_pos.
     Mat& gtok = w.chunks[0].dqkv0_tok;
@@ -257,7 +257,7 @@ float batch_loss_and_grads(const Model& m, const Batch& b, TrainWorkspace& w, Mo
         gpos += w.chunks[k].dqkv0_pos;
     }
     embedding_product_weights_backward(grads.wte, grads.wpe, grads.h[0].w_qkv, gtok, gpos, m.wte, m.wpe,
-                                       m.h[0].attn.w_qkv);
+                                       m.h[0].attn.c_attn.weight);
     double sum[3] = {0.0, 0.0, 0.0};
     for (const ChunkWork& cw : w.chunks)
         for (int i = 0; i < 3; ++i) sum[i] += cw.loss[i];
