@@ -88,15 +88,15 @@ void request_trained_model(AppState& s, std::shared_ptr<const TrainedInput> in) 
 
 void reset_to_lesson(AppState& s) {
     request_config(s, lesson_config(), KernelChoice::automatic);
-    s.shared_ranges = true;
+    s.screen.shared_ranges = true;
     s.strength = 0;
     s.perturb_dirty = true;
     s.p = 2;
-    for (ViewWindow& w : s.windows) w = ViewWindow{};
+    for (ViewWindow& w : s.screen.windows) w = ViewWindow{};
     // The lesson's input: random x and the seeded weights.
     s.edit_tokens.clear();
     s.edit_weights.reset();
-    s.text_field.clear();
+    s.fields.text_field.clear();
     // The lesson's module, not a trained model.
     request_trained_model(s, nullptr);
     s.edit_layer = 0;
@@ -139,7 +139,7 @@ namespace state_detail {
 // Keeps every view's window inside the new shapes.
 void clamp_windows(AppState& s) {
     const Config& c = s.config;
-    for (ViewWindow& w : s.windows) {
+    for (ViewWindow& w : s.screen.windows) {
         w.row0 = std::clamp(w.row0, 0, c.seq_len - 1);
         w.key0 = std::clamp(w.key0, 0, c.seq_len - 1);
         w.chan0 = std::clamp(w.chan0, 0, 3 * c.n_embd - 1);
@@ -225,8 +225,8 @@ void recompute(AppState& s) {
     // Heads ablated or restored (recompute_ablation.cpp): the shown model's run again, from the
     // first layer that changed, with the perturbation applied to it afterwards.
     bool ablation_changed = false;
-    if (s.ablation_dirty) {
-        s.ablation_dirty = false;
+    if (s.ablation.dirty) {
+        s.ablation.dirty = false;
         ablation_changed = apply_ablation_edit(s);
     }
     if (s.perturb_dirty && s.ready) {
@@ -242,7 +242,7 @@ void recompute(AppState& s) {
 
 float range_of(const AppState& s, const RangeSet& r, int head) {
     float v = r.all;
-    if (!s.shared_ranges && head >= 0 && head < int(r.head.size())) v = r.head[size_t(head)];
+    if (!s.screen.shared_ranges && head >= 0 && head < int(r.head.size())) v = r.head[size_t(head)];
     return v > 0 ? v : 1.f;
 }
 

@@ -127,7 +127,7 @@ bool apply_trained(AppState& s) {
     if (!same_run) ablation_after_run(s);
     s.trained_words.clear();
     for (int t : in->tokens) s.trained_words.push_back(model_token_label(s, t));
-    s.sequence_field = in->gpt() ? gpt_sequence_text(*in) : sequence_text(m.config, in->tokens);
+    s.fields.sequence_field = in->gpt() ? gpt_sequence_text(*in) : sequence_text(m.config, in->tokens);
     s.p = std::clamp(s.p, first_replaceable(s), N - 1);
     show_new_run(s);
     clamp_windows(s);
@@ -160,11 +160,11 @@ void leave_trained(AppState& s) {
     s.applied_replace_token = -1;
     s.causality = GptCausality{};
     // The lesson's module has no heads to ablate: the ablation goes with the model.
-    const AblationMode mode = s.ablation.mode;
-    s.ablation = s.edit_ablation = Ablation{};
-    s.ablation.mode = s.edit_ablation.mode = mode;
-    s.model_clean = ModelTrace{};
-    s.ablation_numbers = AblationNumbers{};
+    const AblationMode mode = s.ablation.applied.mode;
+    s.ablation.applied = s.ablation.edit = Ablation{};
+    s.ablation.applied.mode = s.ablation.edit.mode = mode;
+    s.ablation.model_clean = ModelTrace{};
+    s.ablation.numbers = AblationNumbers{};
 }
 
 } // namespace state_detail

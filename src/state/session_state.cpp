@@ -14,13 +14,13 @@ Session to_session(const AppState& s) {
     ss.kernel = s.kernel_choice == KernelChoice::reference ? "reference"
                 : s.kernel_choice == KernelChoice::fast    ? "fast"
                                                            : "";
-    ss.view = to_string(s.view);
-    ss.step = s.step;
+    ss.view = to_string(s.screen.view);
+    ss.step = s.screen.step;
     ss.perturb = s.strength != 0 ? s.p : -1;
     ss.strength = s.strength != 0 ? double(s.strength) : 1.0;
-    ss.theme = to_string(s.theme);
-    ss.font_scale = double(s.font_scale);
-    ss.palette = to_string(s.palette);
+    ss.theme = to_string(s.screen.theme);
+    ss.font_scale = double(s.screen.font_scale);
+    ss.palette = to_string(s.screen.palette);
     ss.tokens = s.tokens;
     if (s.weights) {
         ss.weights_path = s.weights->path;
@@ -49,8 +49,8 @@ Session to_session(const AppState& s) {
         sm.layer = s.layer;
         sm.replace_token = s.replace_token;
         sm.source = s.trained->source;
-        for (const HeadRef& h : s.ablation.heads) sm.ablate += (sm.ablate.empty() ? "" : ",") + to_string(h);
-        sm.ablate_mode = to_string(s.ablation.mode);
+        for (const HeadRef& h : s.ablation.applied.heads) sm.ablate += (sm.ablate.empty() ? "" : ",") + to_string(h);
+        sm.ablate_mode = to_string(s.ablation.applied.mode);
     }
     return ss;
 }
@@ -159,19 +159,19 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     }
     s.edit_tokens = ss.tokens;
     s.edit_weights = weights;
-    s.weights_field = ss.weights_path;
-    s.layer_field = ss.layer;
-    s.text_field.clear();
-    for (const std::string& w : ss.tokens) s.text_field += (s.text_field.empty() ? "" : " ") + w;
-    s.view = view;
-    s.step = ss.step;
+    s.fields.weights_field = ss.weights_path;
+    s.fields.layer_field = ss.layer;
+    s.fields.text_field.clear();
+    for (const std::string& w : ss.tokens) s.fields.text_field += (s.fields.text_field.empty() ? "" : " ") + w;
+    s.screen.view = view;
+    s.screen.step = ss.step;
     s.p = ss.perturb >= 0 ? ss.perturb : std::min(2, ss.config.seq_len - 1);
     s.strength = ss.perturb >= 0 ? float(ss.strength) : 0.f;
     s.perturb_dirty = true;
-    if (s.theme != theme || s.font_scale != float(ss.font_scale)) s.fonts_dirty = true;
-    s.theme = theme;
-    s.font_scale = float(ss.font_scale);
-    s.palette = palette;
+    if (s.screen.theme != theme || s.screen.font_scale != float(ss.font_scale)) s.fonts_dirty = true;
+    s.screen.theme = theme;
+    s.screen.font_scale = float(ss.font_scale);
+    s.screen.palette = palette;
     return true;
 }
 

@@ -260,7 +260,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         draw_gpt_causality_view(s, ui, p0, p1);
         return;
     }
-    ViewWindow& win = s.windows[int(View::causality)];
+    ViewWindow& win = s.screen.windows[int(View::causality)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
     const float gap = std::round(8 * ui.scale);

@@ -24,11 +24,11 @@ void heading(UiContext& ui, const char* text) {
 // "Show answer" / the answer in a dimmer colour.
 void answer(AppState& s, int n, const char* text) {
     ImGui::PushID(n);
-    if (!s.answer_shown[n]) {
-        if (ImGui::SmallButton("Show the answer")) s.answer_shown[n] = true;
+    if (!s.screen.answer_shown[n]) {
+        if (ImGui::SmallButton("Show the answer")) s.screen.answer_shown[n] = true;
     } else {
         ImGui::TextDisabled("%s", text);
-        if (ImGui::SmallButton("Hide the answer")) s.answer_shown[n] = false;
+        if (ImGui::SmallButton("Hide the answer")) s.screen.answer_shown[n] = false;
     }
     ImGui::PopID();
 }
@@ -41,7 +41,7 @@ void show_causality(AppState& s) {
         e.seq_len = std::max(e.seq_len, 3);
         request_config(s, e, s.kernel_choice);
     }
-    s.view = View::causality;
+    s.screen.view = View::causality;
     request_perturbation(s, 2, 1.f);
 }
 
@@ -50,7 +50,7 @@ void show_heads(AppState& s, int H) {
     Config e = s.config;
     e.n_head = H;
     request_config(s, e, s.kernel_choice);
-    s.view = View::scores;
+    s.screen.view = View::scores;
 }
 
 void set_scale(AppState& s, ScaleMode m) {
@@ -317,7 +317,7 @@ void show_me(AppState& s, int question) {
                                   "; press L (Back to the lesson) to compare H = 1, 2, 4 on the lesson's module.";
         else show_heads(s, next);
     }
-    if (question == 3) s.view = View::scores;
+    if (question == 3) s.screen.view = View::scores;
     if (question == 4) start_ablation_demo(s);
 }
 

@@ -57,7 +57,7 @@ void draw_controls_row(AppState& s, UiContext& ui, ImVec2 pos, float width) {
     const float rest = pos.x + width - ImGui::GetCursorScreenPos().x - apply_w - ImGui::GetStyle().ItemSpacing.x;
     ImGui::SetNextItemWidth(std::round(std::clamp(rest, 60 * ui.scale, 200 * ui.scale)));
     const bool tok = s.trained->tokenizer != nullptr;
-    const bool enter = ImGui::InputTextWithHint("##replace", tok ? "a word or an id" : "an id", &s.replace_field,
+    const bool enter = ImGui::InputTextWithHint("##replace", tok ? "a word or an id" : "an id", &s.fields.replace_field,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tok ? "A word that is one token through the tokenizer (type its leading space, \" dog\"), or "
@@ -66,7 +66,7 @@ void draw_controls_row(AppState& s, UiContext& ui, ImVec2 pos, float width) {
     ImGui::SameLine();
     if (ImGui::Button("Apply") || enter) {
         std::string error;
-        set_replacement_text(s, s.replace_field, error);
+        set_replacement_text(s, s.fields.replace_field, error);
     }
     ImGui::PopID();
 }
@@ -181,7 +181,7 @@ float draw_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int& t0, int&
 } // namespace
 
 void draw_gpt_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
-    ViewWindow& win = s.windows[int(View::causality)];
+    ViewWindow& win = s.screen.windows[int(View::causality)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
     const float gap = std::round(8 * ui.scale);

@@ -11,8 +11,8 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
     nlohmann::json j;
     j["width"] = width;
     j["height"] = height;
-    j["view"] = to_string(s.view);
-    j["step"] = s.step;
+    j["view"] = to_string(s.screen.view);
+    j["step"] = s.screen.step;
     j["config"] = {{"n_embd", s.config.n_embd}, {"n_head", s.config.n_head}, {"seq_len", s.config.seq_len},
                    {"seed", s.config.seed},     {"mask", to_string(s.config.mask)},
                    {"scale", to_string(s.config.scale)}, {"kernel", to_string(s.kernel)}};
@@ -31,7 +31,7 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
                           {"resid_post", s.causality.resid_max_abs},
                           {"logits", s.causality.logits_max_abs}};
     nlohmann::json items = nlohmann::json::array();
-    for (const LayoutItem& it : s.layout) {
+    for (const LayoutItem& it : s.screen.layout) {
         nlohmann::json o = {{"kind", it.kind}, {"name", it.name}, {"head", it.head}, {"x", it.x}, {"y", it.y},
                             {"w", it.w},       {"h", it.h}};
         if (it.kind == "heatmap" || it.kind == "table") // a table: the causality view's layer x position numbers

@@ -58,8 +58,8 @@ const char* role_words(int kind) {
 
 void open_in_scores(AppState& s, int layer, int head) {
     if (s.trained) request_layer(s, layer);
-    s.windows[int(View::scores)].head0 = std::clamp(head, 0, std::max(0, s.config.n_head - 1));
-    s.view = View::scores;
+    s.screen.windows[int(View::scores)].head0 = std::clamp(head, 0, std::max(0, s.config.n_head - 1));
+    s.screen.view = View::scores;
 }
 
 namespace {
@@ -170,7 +170,7 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
         dl->AddLine(ImVec2(m0.x + in, m0.y + in), ImVec2(m1.x - in, m1.y - in), cross, std::max(1.5f, ui.scale * 1.5f));
         dl->AddLine(ImVec2(m0.x + in, m1.y - in), ImVec2(m1.x - in, m0.y + in), cross, std::max(1.5f, ui.scale * 1.5f));
         if (mark_hovered) {
-            s.hover_layer = layer, s.hover_head = head;
+            s.model_view.hover_layer = layer, s.model_view.hover_head = head;
             ImGui::SetTooltip("%s layer %d, head %d (A)%s", ablated ? "Restore" : "Ablate", layer, head,
                               ablated ? "" : ": its output becomes zero (or its mean), and the model runs again");
         }
@@ -183,15 +183,15 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
     if (ImGui::IsItemHovered()) {
         const ImVec2 m = ImGui::GetIO().MousePos;
         const int r = std::clamp(int((m.y - a.y) / cell), 0, N - 1), k = std::clamp(int((m.x - a.x) / cell), 0, N - 1);
-        s.predict_hover = r;
-        s.hover_layer = layer, s.hover_head = head;
+        s.model_view.predict_hover = r;
+        s.model_view.hover_layer = layer, s.model_view.hover_head = head;
         const Mat* v = pattern_values(s, layer, head);
         const std::vector<std::string>& words = position_words(s);
         auto named = [&](int t) { return size_t(t) < words.size() ? std::to_string(t) + " (" + words[size_t(t)] + ")" : std::to_string(t); };
         std::string tip = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": query " + named(r) + " → key " +
                           named(k) + ": weight " + (v ? format_value((*v)(r, k), 3) : std::string("?"));
         if (role) tip += "\n" + std::string(role_words(role->kind)) + " head (" + format_value(role->score, 2) + ")";
-        if (ablated) tip += "\nAblated: its output is replaced by " + std::string(s.ablation.mode == AblationMode::zero ? "zero" : "its mean") +
+        if (ablated) tip += "\nAblated: its output is replaced by " + std::string(s.ablation.applied.mode == AblationMode::zero ? "zero" : "its mean") +
                             ", so later layers no longer read it (the pattern is what it still computes).";
         tip += "\nClick to open it in the scores view";
         tip += s.trained ? "; A or the corner mark ablates / restores it." : ".";
@@ -265,15 +265,15 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
     const int L = layer_count(s), H = s.config.n_head;
-    ViewWindow& win = s.windows[int(View::model)];
+    ViewWindow& win = s.screen.windows[int(View::model)];
     const GridPlan g = plan_grid(s, ui, ImVec2(p1.x - p0.x, p1.y - p0.y));
     const GridFit& fit = g.fit;
     const bool paged = g.paged, ticks = g.ticks;
     const float gap = g.gap, tag_h = g.tag_h, label_w = g.label_w, header_h = g.header_h, pager_h = g.pager_h,
                 tick_w = g.tick_w;
-    s.model_layer0 = std::clamp(s.model_layer0, 0, std::max(0, L - fit.layers));
+    s.model_view.model_layer0 = std::clamp(s.model_view.model_layer0, 0, std::max(0, L - fit.layers));
     win.head0 = std::clamp(win.head0, 0, std::max(0, H - fit.heads));
-    const int l0 = s.model_layer0, h0 = win.head0;
+    const int l0 = s.model_view.model_layer0, h0 = win.head0;
     const int l1 = std::min(L, l0 + fit.layers), h1 = std::min(H, h0 + fit.heads);
     float y = p0.y;
     if (paged) {
@@ -289,11 +289,11 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
         ImGui::PushID("grid_pager");
         ImGui::BeginDisabled(l0 <= 0);
-        if (ImGui::ArrowButton("##lprev", ImGuiDir_Up)) s.model_layer0 = std::max(0, l0 - fit.layers);
+        if (ImGui::ArrowButton("##lprev", ImGuiDir_Up)) s.model_view.model_layer0 = std::max(0, l0 - fit.layers);
         ImGui::EndDisabled();
         ImGui::SameLine();
         ImGui::BeginDisabled(l1 >= L);
-        if (ImGui::ArrowButton("##lnext", ImGuiDir_Down)) s.model_layer0 = l0 + fit.layers;
+        if (ImGui::ArrowButton("##lnext", ImGuiDir_Down)) s.model_view.model_layer0 = l0 + fit.layers;
         ImGui::EndDisabled();
         ImGui::SameLine();
         ImGui::AlignTextToFramePadding();
@@ -311,7 +311,7 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::PopID();
         y += pager_h;
     }
-    const std::vector<HeadRole>& roles = s.roles;
+    const std::vector<HeadRole>& roles = s.model_view.roles;
     auto role_of = [&](int l, int h) -> const HeadRole* {
         for (const HeadRole& r : roles)
             if (r.layer == l && r.head == h) return &r;
@@ -350,8 +350,8 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     // Short windows (text size 2 at 720 pixels): no sentence under the title, the
     // predictions on two lines.
     const bool compact = p1.y - p0.y < 420 * ui.scale;
-    s.predict_hover = -1; // set again below while the cursor is over a pattern
-    s.hover_layer = s.hover_head = -1; // and the head under it, for the key A
+    s.model_view.predict_hover = -1; // set again below while the cursor is over a pattern
+    s.model_view.hover_layer = s.model_view.hover_head = -1; // and the head under it, for the key A
     float y = p0.y;
     std::string title = "Model: " + std::to_string(L) + (L == 1 ? " layer × " : " layers × ") + std::to_string(H) + " heads";
     if (text_size(hf, title + ", each head's weights on the sequence").x <= width) title += ", each head's weights on the sequence";
@@ -362,7 +362,7 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     if (!s.trained) {
         ImGui::TextDisabled("The lesson's module is one layer: its %d heads on the input. A trained model shows every "
                             "layer and what its heads have learnt.", H);
-        if (ImGui::SmallButton("Open the Train view")) s.view = View::train;
+        if (ImGui::SmallButton("Open the Train view")) s.screen.view = View::train;
     } else if (!compact) {
         ImGui::TextDisabled("Rows: layers, columns: heads; in each pattern query i down, key j across. A framed head "
                             "passes a detector score of %.1f. Click a head to open it in the scores view.",

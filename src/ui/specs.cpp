@@ -35,7 +35,7 @@ std::string val(float v) { return format_value(v, 3); }
 // scale, so a block looks the same in qkv and on its own. Per-head ranges are per part.
 float part_range(const AppState& s, Part which, int h) {
     const RangeSet* ranges[3] = {&s.ranges.q, &s.ranges.k, &s.ranges.v};
-    if (s.shared_ranges)
+    if (s.screen.shared_ranges)
         return std::max({range_of(s, s.ranges.q, -1), range_of(s, s.ranges.k, -1), range_of(s, s.ranges.v, -1)});
     return range_of(s, *ranges[int(which)], h);
 }

@@ -76,16 +76,16 @@ void sequence_field(AppState& s, const char* label, const char* hint, const std:
     ImGui::SameLine();
     const float apply_w = ImGui::CalcTextSize("Apply").x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SetNextItemWidth(-(apply_w + ImGui::GetStyle().ItemSpacing.x));
-    if (s.focus_panel) { // F6: the keyboard starts in the first field
+    if (s.screen.focus_panel) { // F6: the keyboard starts in the first field
         ImGui::SetKeyboardFocusHere(0);
-        s.focus_panel = false;
+        s.screen.focus_panel = false;
     }
-    const bool enter = ImGui::InputTextWithHint("##sequence", hint, &s.sequence_field, ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool enter = ImGui::InputTextWithHint("##sequence", hint, &s.fields.sequence_field, ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip.c_str());
     ImGui::SameLine();
     if (ImGui::Button("Apply##sequence") || enter) {
         std::string error;
-        set_trained_sequence(s, s.sequence_field, error);
+        set_trained_sequence(s, s.fields.sequence_field, error);
     }
 }
 

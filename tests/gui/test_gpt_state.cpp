@@ -98,7 +98,7 @@ TEST(GptState, TypedTextRetokenizesAndABadEditKeepsTheState) {
     ASSERT_TRUE(s.trained->tokenizer);
     EXPECT_EQ(s.trained->tokens, s.trained->tokenizer->encode("the dog and the cat"));
     EXPECT_EQ(s.config.seq_len, int(s.trained->tokens.size()));
-    EXPECT_EQ(s.sequence_field, "the dog and the cat");
+    EXPECT_EQ(s.fields.sequence_field, "the dog and the cat");
     const std::vector<int> kept = s.trained->tokens;
     std::string long_text;
     for (int i = 0; i < 80; ++i) long_text += " cat";
@@ -180,21 +180,21 @@ TEST(GptState, ReplacingTokenPLeavesEveryLayerBeforePExactlyUnchanged) {
 TEST(GptState, ModelViewDetectorAndPredictionsAreTheModels) {
     const auto in = gpt_input(true, sentence);
     AppState s = gpt_state(in);
-    s.view = View::model;
+    s.screen.view = View::model;
     const int T = s.config.seq_len;
-    s.predict_pos = 3;
+    s.model_view.predict_pos = 3;
     recompute(s);
     const ModelTrace t = forward_of(*in->model, in->tokens);
     const HeadScores want = detect_on_text({attention_of(t)});
-    EXPECT_EQ(s.detection.text.prev_token, want.prev_token);
-    EXPECT_EQ(s.detection.text.duplicate.size(), 2u);
-    ASSERT_EQ(s.detection.repeat_induction.size(), 2u);
-    ASSERT_EQ(s.detection.repeat_induction[0].size(), 4u);
-    for (const std::vector<float>& row : s.detection.repeat_induction)
+    EXPECT_EQ(s.model_view.detection.text.prev_token, want.prev_token);
+    EXPECT_EQ(s.model_view.detection.text.duplicate.size(), 2u);
+    ASSERT_EQ(s.model_view.detection.repeat_induction.size(), 2u);
+    ASSERT_EQ(s.model_view.detection.repeat_induction[0].size(), 4u);
+    for (const std::vector<float>& row : s.model_view.detection.repeat_induction)
         for (float v : row) EXPECT_TRUE(v >= 0.f && v <= 1.f) << v;
-    ASSERT_EQ(int(s.predictions.size()), T);
+    ASSERT_EQ(int(s.model_view.predictions.size()), T);
     for (int pos : {3, T - 1}) {
-        const std::vector<TokenProb>& top = s.predictions[size_t(pos)];
+        const std::vector<TokenProb>& top = s.model_view.predictions[size_t(pos)];
         ASSERT_EQ(top.size(), 5u) << pos;
         const std::vector<TokenProb> ref = top_k(softmax_logits(t.logits.data() + int64_t(pos) * 1000, 1000), 5);
         for (size_t k = 0; k < 5; ++k) {

@@ -205,7 +205,7 @@ TEST(TrainedViews, TheSequenceIsLettersOfTheVocabulary) {
     AppState s = state_with(trained("both_s0_200.safetensors", ""));
     ASSERT_NE(s.trained, nullptr);
     // The default: the first letters, repeated, so an induction head has something to copy.
-    EXPECT_EQ(s.sequence_field, "a b c d a b c d");
+    EXPECT_EQ(s.fields.sequence_field, "a b c d a b c d");
     std::string error;
     EXPECT_FALSE(set_trained_sequence(s, "a b z", error));
     EXPECT_NE(error.find("'z' is not a letter of the model's vocabulary (a, b, c ... p)"), std::string::npos) << error;
@@ -220,7 +220,7 @@ TEST(TrainedViews, TheSequenceIsLettersOfTheVocabulary) {
     const std::vector<int> want = {16, 0, 1, 2, 0};
     EXPECT_EQ(s.trained->tokens, want);
     EXPECT_EQ(s.config.seq_len, 5);
-    EXPECT_EQ(s.sequence_field, "a b c a");
+    EXPECT_EQ(s.fields.sequence_field, "a b c a");
 }
 
 TEST(TrainedViews, TheWeightsFieldOpensATrainedFile) {
