@@ -134,8 +134,14 @@ struct TrainedInput {
     std::string tokenizer_note;
     std::string text;
     std::string layout;      // GPT: "GPT-2 (Hugging Face)" or "nanoGPT"
+    // This input is a GPT model (a staged or a read one); for what is shown, ask mode(s).
     bool gpt() const { return model && model->config.arch == Arch::gpt; }
 };
+
+// What the views show, each with its own meaning of the shown layer's input (trace.x):
+// the lesson's module on x (torch.randn, or the words' rows), a toy model's block on the
+// residual stream h, a GPT-2 or nanoGPT layer's attention on ln_1(h). mode() says which.
+enum class Mode { lesson, toy_model, gpt_model };
 
 // The Model view's head ablation (ablation.h): one run's summaries, as recompute() keeps
 // them for the clean model (no head ablated) and for the ablated one.
@@ -309,6 +315,13 @@ struct AppState : LayerRun, ModelRun {
     UploadRequest upload;      // the current trace's textures
     bool base_upload = false;  // the unperturbed textures
 };
+
+// The mode shown now: the lesson's module unless `trained` holds a model (the one applied,
+// not the one staged in edit_trained). Code that branches on the mode asks this.
+inline Mode mode(const AppState& s) {
+    if (!s.trained) return Mode::lesson;
+    return s.trained->gpt() ? Mode::gpt_model : Mode::toy_model;
+}
 
 // The lesson's example: seed 0, C = 8, H = 2, T = 4, causal mask, head_dim scale.
 Config lesson_config();

@@ -100,12 +100,12 @@ std::string gpt_token_label(const BpeTokenizer* tok, int id) {
 }
 
 std::string model_token_label(const AppState& s, int token) {
-    if (!s.trained) return std::to_string(token);
-    if (s.trained->gpt()) return gpt_token_label(s.trained->tokenizer.get(), token);
+    if (mode(s) == Mode::lesson) return std::to_string(token);
+    if (mode(s) == Mode::gpt_model) return gpt_token_label(s.trained->tokenizer.get(), token);
     return token_name(s.trained->model->config, token);
 }
 
-int first_replaceable(const AppState& s) { return s.trained && !s.trained->gpt() ? 1 : 0; }
+int first_replaceable(const AppState& s) { return mode(s) == Mode::toy_model ? 1 : 0; }
 
 int64_t gpt_window_bytes(const Model& m, int T) {
     const ModelConfig& c = m.config;
@@ -238,7 +238,7 @@ void gpt_forward_state(AppState& s) {
 } // namespace state_detail
 
 bool set_replacement_text(AppState& s, const std::string& text, std::string& error) {
-    if (!s.trained || !s.trained->gpt()) {
+    if (mode(s) != Mode::gpt_model) {
         error = "the replacement is typed only for a GPT model";
         return false;
     }

@@ -36,11 +36,12 @@ std::vector<int> lesson_tokens(const AppState& s) {
 }
 
 const Mat& prediction_logits(const AppState& s) {
-    return s.trained && s.trained->gpt() ? s.model_base.logits : s.model_base.logits_next;
+    return mode(s) == Mode::gpt_model ? s.model_base.logits : s.model_base.logits_next;
 }
 
 bool has_predictions(const AppState& s) {
-    return s.trained && (s.trained->gpt() || s.trained->model->config.has_lm_head()) && prediction_logits(s).rows() > 0;
+    return (mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.trained->model->config.has_lm_head())) &&
+           prediction_logits(s).rows() > 0;
 }
 
 void predict_at(AppState& s, int pos) {

@@ -42,7 +42,7 @@ Session to_session(const AppState& s) {
         st.probe = probe_text(ts.model, t.probe).substr(2);
         st.speed_index = t.speed_index;
     }
-    if (s.trained && !s.trained->gpt()) { // a GPT model is opened again from its own files, not kept
+    if (mode(s) == Mode::toy_model) { // a GPT model is opened again from its own files, not kept
         SessionModel& sm = ss.model;
         sm.present = true;
         sm.letters = sequence_text(s.trained->model->config, s.trained->tokens);
@@ -189,7 +189,7 @@ void save_session_file(AppState& s, const std::string& path) {
     std::string error;
     if (write_session_files(path, s, error))
         s.status = "Saved the session to " + escaped(path) +
-                   (s.trained && s.trained->gpt() ? " (without the GPT model, which opens again from its own files "
+                   (mode(s) == Mode::gpt_model ? " (without the GPT model, which opens again from its own files "
                                                     "with --model)."
                                                   : ".");
     else s.status = "Not saved: " + error;

@@ -256,7 +256,7 @@ std::string verdict(const AppState& s) {
 } // namespace
 
 void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
-    if (s.trained && s.trained->gpt()) {
+    if (mode(s) == Mode::gpt_model) {
         draw_gpt_causality_view(s, ui, p0, p1);
         return;
     }

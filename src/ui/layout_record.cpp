@@ -19,7 +19,7 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
     j["perturb"] = {{"p", s.applied_p}, {"strength", s.applied_strength}};
     // A trained model in the views: which one, the block shown and its positions' letters.
     if (s.trained)
-        j["trained"] = {{"task", s.trained->gpt() ? "gpt" : to_string(s.trained->model->config.task)},
+        j["trained"] = {{"task", mode(s) == Mode::gpt_model ? "gpt" : to_string(s.trained->model->config.task)},
                         {"n_layer", s.trained->model->config.n_layer},
                         {"layer", s.layer},
                         {"tokens", s.trained_words},

@@ -85,7 +85,9 @@ int shown_prediction_pos(const AppState& s) {
 
 namespace {
 
-bool has_lm(const AppState& s) { return s.trained && (s.trained->gpt() || s.trained->model->config.has_lm_head()); }
+bool has_lm(const AppState& s) {
+    return mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.trained->model->config.has_lm_head());
+}
 
 } // namespace
 
@@ -124,7 +126,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
     if (!d.repeat_induction.empty())
         what += "ind (rep.): on " + std::to_string(d.repeat_count) + " random sequences " +
                 std::string(d.repeat_bos < 0 ? "r r filler"
-                            : s.trained && s.trained->gpt() ? "<|endoftext|> r r filler" : "^ r r filler") + ", r of " +
+                            : mode(s) == Mode::gpt_model ? "<|endoftext|> r r filler" : "^ r r filler") + ", r of " +
                 std::to_string(d.repeat_len) + " tokens (seed " + std::to_string(d.repeat_seed) + ").";
     else
         what += "ind (rep.) needs a model with a vocabulary (n/a).";
@@ -191,7 +193,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
                 tip = "Direct logit attribution at position " + std::to_string(n.pos) + " onto " +
                       (n.token >= 0 ? "“" + model_token_label(s, n.token) + "”" : std::string("?")) +
                       " (the clean run's top prediction there): what the head's output adds, alone, to that logit" +
-                      (s.trained && s.trained->gpt() ? " through ln_f with its scale frozen" : "") + " (Up / Down moves the position)." +
+                      (mode(s) == Mode::gpt_model ? " through ln_f with its scale frozen" : "") + " (Up / Down moves the position)." +
                       (c == 7 ? " Δ: after the ablation minus before." : "");
             if (!tip.empty()) {
                 ImGui::PushTextWrapPos(std::round(420 * ui.scale));
@@ -331,7 +333,7 @@ std::vector<BoxRow> box_rows(const AppState& s) {
     const AblationNumbers& n = s.ablation.numbers;
     std::vector<BoxRow> rows;
     if (!s.trained) return rows;
-    if (s.trained->gpt()) {
+    if (mode(s) == Mode::gpt_model) {
         rows.push_back({"next-token loss", n.clean.loss, n.ablated.loss});
         return rows;
     }
@@ -367,7 +369,7 @@ float ablation_box_height(const AppState& s, const UiContext& ui, float width, b
     }
     const float rows = float(box_rows(s).size());
     float h = frame + (compact ? rows * row : line + (rows + 1) * row) + st.ItemSpacing.y;
-    if (s.trained->gpt()) h += compact ? 2 * line : 6 * row + st.ItemSpacing.y;
+    if (mode(s) == Mode::gpt_model) h += compact ? 2 * line : 6 * row + st.ItemSpacing.y;
     return h;
 }
 
@@ -396,16 +398,16 @@ void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     ImGui::AlignTextToFramePadding();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ablated ? ui.pal.warning : ui.pal.text), ablated ? "Ablated:" : "Ablation:");
     ImGui::SameLine();
-    int mode = int(s.ablation.edit.mode);
-    const bool m0 = ImGui::RadioButton("zero", &mode, int(AblationMode::zero));
+    int how = int(s.ablation.edit.mode);
+    const bool m0 = ImGui::RadioButton("zero", &how, int(AblationMode::zero));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The head's output (hook_z) is set to 0 at every position.");
     ImGui::SameLine();
-    const bool m1 = ImGui::RadioButton("mean", &mode, int(AblationMode::mean));
+    const bool m1 = ImGui::RadioButton("mean", &how, int(AblationMode::mean));
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", s.trained->gpt() ? "The head's output is set to its mean over the text's positions (the clean model's)."
-                                                 : "The head's output is set to its mean over the accuracy probe (256 sequences, "
-                                                   "every position; the clean model's).");
-    if (m0 || m1) request_ablation(s, s.ablation.edit.heads, AblationMode(mode));
+        ImGui::SetTooltip("%s", mode(s) == Mode::gpt_model ? "The head's output is set to its mean over the text's positions (the clean model's)."
+                                                           : "The head's output is set to its mean over the accuracy probe (256 sequences, "
+                                                             "every position; the clean model's).");
+    if (m0 || m1) request_ablation(s, s.ablation.edit.heads, AblationMode(how));
     ImGui::SameLine();
     ImGui::BeginDisabled(!ablated);
     if (ImGui::SmallButton("Restore all")) restore_all_heads(s);
@@ -464,7 +466,7 @@ void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     }
     // GPT: the top 5 at the predictions' position, before and after.
     const AblationNumbers& n = s.ablation.numbers;
-    if (s.trained->gpt()) {
+    if (mode(s) == Mode::gpt_model) {
         const std::vector<std::string>& words = position_words(s);
         const std::string at = "top 5 after " + std::to_string(n.pos) +
                                (size_t(n.pos) < words.size() ? " “" + words[size_t(n.pos)] + "”" : "");
@@ -560,12 +562,12 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
     }
     std::string context;
     // A GPT model's labels carry their own spaces (·); a toy model's letters are spaced.
-    const std::string sep = s.trained->gpt() ? "" : " ";
+    const std::string sep = mode(s) == Mode::gpt_model ? "" : " ";
     for (int t = std::max(0, pos - 11); t <= pos && size_t(t) < words.size(); ++t) context += (context.empty() ? "" : sep) + words[size_t(t)];
     if (pos > 11) context = "… " + context;
     dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, fit_text(f, context + "  →  ?", width).c_str());
     y += ImGui::GetTextLineHeightWithSpacing();
-    const float name_w = text_size(f, s.trained->gpt() ? "·WWWWWW" : "WWWW").x, num_w = text_size(f, "0.000").x + std::round(8 * ui.scale);
+    const float name_w = text_size(f, mode(s) == Mode::gpt_model ? "·WWWWWW" : "WWWW").x, num_w = text_size(f, "0.000").x + std::round(8 * ui.scale);
     const float row_h = f->FontSize + std::round(6 * ui.scale);
     if (!top || top->empty()) {
         dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, "computing…");

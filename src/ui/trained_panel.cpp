@@ -50,7 +50,7 @@ const char* task_sentence(Task t) {
 std::string block_sentence(const AppState& s) {
     if (!s.trained) return "";
     const int L = s.trained->model->config.n_layer, l = s.layer;
-    if (s.trained->gpt())
+    if (mode(s) == Mode::gpt_model)
         return "x = ln_1(residual stream) of layer " + std::to_string(l) + ", the stream being " +
                (l == 0 ? std::string("the embeddings wte + wpe") : "layer " + std::to_string(l - 1) + "'s resid_post") +
                "; then + attn, + mlp(ln_2) " + (l + 1 < L ? "into layer " + std::to_string(l + 1) : std::string("into ln_f and the logits")) + ".";
