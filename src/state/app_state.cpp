@@ -66,6 +66,15 @@ bool parse_palette(const std::string& s, PaletteKind& out, std::string& error) {
     return false;
 }
 
+const char* attention_input_name(Mode m) {
+    switch (m) {
+    case Mode::lesson: return "x";
+    case Mode::toy_model: return "h";
+    case Mode::gpt_model: return "ln_1(h)";
+    }
+    return "x";
+}
+
 Config lesson_config() { return Config{}; }
 
 void init_app_state(AppState& s, const Config& c, KernelChoice kernel) {

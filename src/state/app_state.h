@@ -322,6 +322,12 @@ inline Mode mode(const AppState& s) {
     if (!s.trained) return Mode::lesson;
     return s.trained->gpt() ? Mode::gpt_model : Mode::toy_model;
 }
+// The shown layer's attention input, trace.x, as the mode makes it: "x" for the lesson's
+// module (torch.randn, or the words' rows), "h" for a toy model's block (its input, the
+// residual stream; block 0's is wte + wpe), "ln_1(h)" for a GPT layer (its residual stream
+// through ln_1). Trace, the JSON, the export files and the panels' titles call it x in
+// every mode; hover text says which one it is.
+const char* attention_input_name(Mode m);
 
 // The lesson's example: seed 0, C = 8, H = 2, T = 4, causal mask, head_dim scale.
 Config lesson_config();

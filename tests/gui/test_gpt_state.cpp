@@ -244,3 +244,27 @@ TEST(GptState, ASessionIsSavedWithoutTheGptModelAndSaysSo) {
     ASSERT_TRUE(read_session(path, ss, error)) << error;
     EXPECT_FALSE(ss.model.present);
 }
+
+// mode() is the model applied, not the one staged, and names what the shown layer's input is.
+TEST(GptState, TheModeIsTheShownModelsAndNamesTheLayersInput) {
+    AppState s = lesson_state();
+    EXPECT_EQ(mode(s), Mode::lesson);
+    EXPECT_STREQ(attention_input_name(mode(s)), "x");
+    std::shared_ptr<const TrainedInput> toy;
+    std::string error;
+    ASSERT_TRUE(read_trained_input(ATTNVIZ_TEST_DATA "/train/induction_s1_120.safetensors", "", toy, error)) << error;
+    request_trained_model(s, toy);
+    EXPECT_EQ(mode(s), Mode::lesson); // staged only
+    recompute(s);
+    ASSERT_TRUE(s.error.empty()) << s.error;
+    EXPECT_EQ(mode(s), Mode::toy_model);
+    EXPECT_STREQ(attention_input_name(mode(s)), "h");
+    request_trained_model(s, gpt_input(true, sentence));
+    recompute(s);
+    ASSERT_TRUE(s.error.empty()) << s.error;
+    EXPECT_EQ(mode(s), Mode::gpt_model);
+    EXPECT_STREQ(attention_input_name(mode(s)), "ln_1(h)");
+    request_trained_model(s, nullptr);
+    recompute(s);
+    EXPECT_EQ(mode(s), Mode::lesson);
+}
