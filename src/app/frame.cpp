@@ -22,7 +22,7 @@ namespace {
 void sync_grid_textures(AppState& s, std::vector<Texture>& tex) {
     for (Texture& t : tex) destroy(t);
     tex.clear();
-    if (s.trained) {
+    if (s.shown.input) {
         for (const Trace& tr : s.model_base.layers) tex.resize(tex.size() + tr.att.size());
         size_t i = 0;
         for (const Trace& tr : s.model_base.layers)

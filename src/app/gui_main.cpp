@@ -35,7 +35,7 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
         // A trained model (--weights): shown in every view by the first recompute.
         request_trained_model(s, plan.trained);
         s.edit_layer = plan.layer;
-        s.replace_token = plan.replace_token;
+        s.shown.replace_token = plan.replace_token;
         s.fields.weights_field = plan.trained->source;
         s.fields.layer_field = plan.layer;
         // --ablate (or the session's): applied after the model by the same recompute.

@@ -38,11 +38,11 @@ bool save_weights_option(GuiRun& r) {
     AppState& s = r.state;
     std::string error;
     bool ok = false;
-    if (s.train && s.train->session && (s.screen.view == View::train || !s.trained)) {
+    if (s.train && s.train->session && (s.screen.view == View::train || !s.shown.input)) {
         s.train->session->wait_idle();
         ok = save_model(path, *s.train->session->latest(), error);
-    } else if (s.trained) {
-        ok = save_model(path, *s.trained->model, error);
+    } else if (s.shown.input) {
+        ok = save_model(path, *s.shown.input->model, error);
     } else {
         ok = save_weights(path, s.experiment.weights, s.config.n_head, error);
     }

@@ -330,7 +330,7 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         plan.train_state = probe.train;
         plan.trained = probe.edit_trained; // a trained model the session showed in the views
         plan.layer = probe.edit_layer;
-        plan.replace_token = probe.replace_token;
+        plan.replace_token = probe.shown.replace_token;
         plan.ablate = probe.ablation.edit.heads;
         plan.ablate_mode = probe.ablation.edit.mode;
     }

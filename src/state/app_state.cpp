@@ -109,7 +109,7 @@ void reset_to_lesson(AppState& s) {
     // The lesson's module, not a trained model.
     request_trained_model(s, nullptr);
     s.edit_layer = 0;
-    s.replace_token = -1;
+    s.shown.replace_token = -1;
 }
 
 void request_perturbation(AppState& s, int p, float strength) {
@@ -184,7 +184,7 @@ bool apply_config(AppState& s) {
         s.edit_kernel_choice = s.kernel_choice;
         s.edit_tokens = s.tokens;
         s.edit_weights = s.weights;
-        s.edit_trained = s.trained;
+        s.edit_trained = s.shown.input;
         return false;
     }
     s.error.clear();
@@ -240,7 +240,7 @@ void recompute(AppState& s) {
     }
     if (s.perturb_dirty && s.ready) {
         s.perturb_dirty = false;
-        if (s.trained) apply_trained_perturbation(s);
+        if (s.shown.input) apply_trained_perturbation(s);
         else apply_perturbation(s);
     }
     update_model_view(s, config_changed, perturb_changed, ablation_changed); // the Model view's detector and predictions (recompute_model_view.cpp)

@@ -138,6 +138,19 @@ struct TrainedInput {
     bool gpt() const { return model && model->config.arch == Arch::gpt; }
 };
 
+// A model shown in every view instead of the lesson's module (mode() toy_model or
+// gpt_model, recompute_model.cpp): what it is and what of it the views show. None of it
+// means anything for the lesson's module, whose input is `tokens` and `weights`. While one is
+// shown, `trace` and `base` are block `layer`'s of the perturbed and the unperturbed forward
+// (ModelRun), `experiment` holds that block's weights and input, and `config` is the one the
+// views need (T = the tokens, C, H, causal, ÷ √head_dim).
+struct ShownModel {
+    std::shared_ptr<const TrainedInput> input; // nullptr: the lesson's module is shown
+    int layer = 0;                    // the block shown in every view
+    int replace_token = -1;           // the letter position p is blended toward; -1: the next letter
+    std::vector<std::string> words;   // "^", "a", ... or GPT's "The", "·cat": the position labels
+};
+
 // What the views show, each with its own meaning of the shown layer's input (trace.x):
 // the lesson's module on x (torch.randn, or the words' rows), a toy model's block on the
 // residual stream h, a GPT-2 or nanoGPT layer's attention on ln_1(h). mode() says which.
@@ -286,17 +299,12 @@ struct AppState : LayerRun, ModelRun {
     // What the side panel's fields hold (FieldState).
     FieldState fields;
 
-    // A trained model in the views (nullptr: the lesson's module), applied and requested;
-    // request_trained_model() stages one and recompute() applies it with the config.
-    std::shared_ptr<const TrainedInput> trained;
+    // The model in the views (ShownModel; no input: the lesson's module), and the one and the
+    // block asked for: request_trained_model() and request_layer() stage them and recompute()
+    // applies them with the config.
+    ShownModel shown;
     std::shared_ptr<const TrainedInput> edit_trained;
-    // While one is shown (recompute_model.cpp): `trace` and `base` are block `layer`'s of the
-    // perturbed and the unperturbed forward (ModelRun), `experiment` holds that block's weights and
-    // input, and `config` is the one the views need (T = the tokens, C, H, causal, ÷ √head_dim).
-    int layer = 0;                    // the block shown in every view
-    int edit_layer = 0;               // the one asked for (request_layer)
-    int replace_token = -1;           // the letter position p is blended toward; -1: the next letter
-    std::vector<std::string> trained_words; // "^", "a", ... or GPT's "The", "·cat": the position labels
+    int edit_layer = 0;
 
     // The Model view's numbers and cursor (ModelViewState).
     ModelViewState model_view;
@@ -316,11 +324,11 @@ struct AppState : LayerRun, ModelRun {
     bool base_upload = false;  // the unperturbed textures
 };
 
-// The mode shown now: the lesson's module unless `trained` holds a model (the one applied,
+// The mode shown now: the lesson's module unless shown.input holds a model (the one applied,
 // not the one staged in edit_trained). Code that branches on the mode asks this.
 inline Mode mode(const AppState& s) {
-    if (!s.trained) return Mode::lesson;
-    return s.trained->gpt() ? Mode::gpt_model : Mode::toy_model;
+    if (!s.shown.input) return Mode::lesson;
+    return s.shown.input->gpt() ? Mode::gpt_model : Mode::toy_model;
 }
 // The shown layer's attention input, trace.x, as the mode makes it: "x" for the lesson's
 // module (torch.randn, or the words' rows), "h" for a toy model's block (its input, the

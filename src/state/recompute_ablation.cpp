@@ -72,9 +72,9 @@ void summary_at(const Model& m, const ModelTrace& t, const Ablation* ab, int pos
 // to the same model, tokens and kernel.
 void keep_clean(AppState& s) {
     AblationNumbers& n = s.ablation.numbers;
-    const std::shared_ptr<const Model> m = s.trained->model;
+    const std::shared_ptr<const Model> m = s.shown.input->model;
     const bool same_model = n.clean_model == m && n.clean_kernel == s.kernel;
-    if (same_model && n.clean_tokens == s.trained->tokens) return;
+    if (same_model && n.clean_tokens == s.shown.input->tokens) return;
     RunSummary c;
     c.detection.text = detect_on_text({attention_of(s.model_base)});
     if (same_model && n.clean_repeat) {
@@ -92,7 +92,7 @@ void keep_clean(AppState& s) {
     else c.task = task_metrics(*m, s.kernel);
     n.clean = std::move(c);
     n.clean_model = m;
-    n.clean_tokens = s.trained->tokens;
+    n.clean_tokens = s.shown.input->tokens;
     n.clean_kernel = s.kernel;
     n.clean_repeat = true;
     n.pos = -1; // the DLA is taken again
@@ -106,7 +106,7 @@ void summarize_ablated(AppState& s) {
         n.ablated = RunSummary{};
         return;
     }
-    const std::shared_ptr<const Model> m = s.trained->model;
+    const std::shared_ptr<const Model> m = s.shown.input->model;
     RunSummary a;
     a.detection.text = detect_on_text({attention_of(s.model_base)});
     // The repeated sequences need no text unless the means came from it (a GPT's mean mode).
@@ -131,7 +131,7 @@ void summarize_ablated(AppState& s) {
 
 // model_base turned from a run with `from` into a run with `to` (the clean run when empty).
 void rerun(AppState& s, const Ablation& from, const Ablation& to) {
-    const Model& m = *s.trained->model;
+    const Model& m = *s.shown.input->model;
     if (to.empty()) {
         if (!from.empty()) s.model_base = std::move(s.ablation.model_clean); // the clean run, bit for bit
         s.ablation.model_clean = ModelTrace{};
@@ -142,14 +142,14 @@ void rerun(AppState& s, const Ablation& from, const Ablation& to) {
         const int l0 = first_difference(from, to);
         if (l0 < m.config.n_layer) gpt_rerun_from(m, l0, s.kernel, &to, s.model_base);
     } else {
-        model_forward(m, s.trained->tokens, s.kernel, s.model_base, &to);
+        model_forward(m, s.shown.input->tokens, s.kernel, s.model_base, &to);
     }
 }
 
 // `heads` and `mode` as an Ablation of the shown model, its means computed in mean mode; ""
 // or one sentence saying why it cannot be applied.
 std::string make_ablation(const AppState& s, const std::vector<HeadRef>& heads, AblationMode mode, Ablation& out) {
-    const Model& m = *s.trained->model;
+    const Model& m = *s.shown.input->model;
     const ModelConfig& c = m.config;
     for (const HeadRef& h : heads)
         if (h.layer < 0 || h.layer >= c.n_layer || h.head < 0 || h.head >= c.n_head)
@@ -162,14 +162,14 @@ std::string make_ablation(const AppState& s, const std::vector<HeadRef>& heads, 
     out.heads.erase(std::unique(out.heads.begin(), out.heads.end()), out.heads.end());
     if (out.empty()) return "";
     if (c.arch == Arch::gpt) {
-        const int T = int(s.trained->tokens.size());
+        const int T = int(s.shown.input->tokens.size());
         const int64_t need = gpt_window_bytes(m, T) + gpt_trace_bytes(m, T);
         if (need > s.memory_cap)
             return "ablating a head keeps the clean run beside the ablated one, about " + human_bytes(need) +
                    " with the model on " + std::to_string(T) + " tokens, over the window's cap of " +
                    human_bytes(s.memory_cap) + "; give a shorter text";
     }
-    if (mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, s.trained->tokens), s.kernel, out);
+    if (mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, s.shown.input->tokens), s.kernel, out);
     return "";
 }
 
@@ -185,7 +185,7 @@ void ablation_after_run(AppState& s) {
     s.ablation.model_clean = ModelTrace{}; // model_base is the new clean run
     keep_clean(s);
     // The heads still ablated that the new model has; the means again (a GPT's are its text's).
-    const ModelConfig& c = s.trained->model->config;
+    const ModelConfig& c = s.shown.input->model->config;
     std::vector<HeadRef> kept;
     for (const HeadRef& h : s.ablation.applied.heads)
         if (h.layer < c.n_layer && h.head < c.n_head) kept.push_back(h);
@@ -214,7 +214,7 @@ bool apply_ablation_edit(AppState& s) {
         s.ablation.edit.means.clear();
         return false;
     };
-    if (!s.trained || !s.ready) {
+    if (!s.shown.input || !s.ready) {
         if (e.empty()) return false;
         return put_back("Kept the lesson's module as it is: ablating a head needs a model; train one (Train view, Open in "
                         "the views) or open one with --model.");
@@ -241,11 +241,11 @@ bool apply_ablation_edit(AppState& s) {
 }
 
 void update_ablation_position(AppState& s) {
-    if (!s.trained || s.model_base.tokens.empty()) return;
+    if (!s.shown.input || s.model_base.tokens.empty()) return;
     AblationNumbers& n = s.ablation.numbers;
     const int pos = dla_position(s);
     if (pos == n.pos) return;
-    const Model& m = *s.trained->model;
+    const Model& m = *s.shown.input->model;
     n.pos = pos;
     n.token = argmax_row(dla_logits(m, clean_trace(s)), pos);
     summary_at(m, clean_trace(s), nullptr, pos, n.token, n.clean);

@@ -40,7 +40,7 @@ const Mat& prediction_logits(const AppState& s) {
 }
 
 bool has_predictions(const AppState& s) {
-    return (mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.trained->model->config.has_lm_head())) &&
+    return (mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.shown.input->model->config.has_lm_head())) &&
            prediction_logits(s).rows() > 0;
 }
 
@@ -57,13 +57,13 @@ namespace state_detail {
 
 void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed) {
     if (!s.ready) return;
-    if (s.trained) {
+    if (s.shown.input) {
         // The detector's numbers are recompute_ablation.cpp's, of the run shown (ablated or clean).
         if (config_changed || ablation_changed) {
             const AblationNumbers& n = s.ablation.numbers;
             s.model_view.detection = s.ablation.applied.empty() ? n.clean.detection : n.ablated.detection;
             s.model_view.roles = head_roles(s.model_view.detection);
-            s.model_view.detected_model = s.trained->model;
+            s.model_view.detected_model = s.shown.input->model;
             s.model_view.grid_upload = true; // model_base's buffers may have moved
             s.model_view.predictions.assign(size_t(prediction_logits(s).rows()), {});
         }

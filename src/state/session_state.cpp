@@ -45,10 +45,10 @@ Session to_session(const AppState& s) {
     if (mode(s) == Mode::toy_model) { // a GPT model is opened again from its own files, not kept
         SessionModel& sm = ss.model;
         sm.present = true;
-        sm.letters = sequence_text(s.trained->model->config, s.trained->tokens);
-        sm.layer = s.layer;
-        sm.replace_token = s.replace_token;
-        sm.source = s.trained->source;
+        sm.letters = sequence_text(s.shown.input->model->config, s.shown.input->tokens);
+        sm.layer = s.shown.layer;
+        sm.replace_token = s.shown.replace_token;
+        sm.source = s.shown.input->source;
         for (const HeadRef& h : s.ablation.applied.heads) sm.ablate += (sm.ablate.empty() ? "" : ",") + to_string(h);
         sm.ablate_mode = to_string(s.ablation.applied.mode);
     }
@@ -151,7 +151,7 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     init_app_state(s, ss.config, k);
     if (trained) {
         s.edit_layer = std::clamp(ss.model.layer, 0, trained->model->config.n_layer - 1);
-        s.replace_token = ss.model.replace_token >= 0 && ss.model.replace_token < trained->model->config.vocab
+        s.shown.replace_token = ss.model.replace_token >= 0 && ss.model.replace_token < trained->model->config.vocab
                               ? ss.model.replace_token
                               : -1;
         request_trained_model(s, std::move(trained));
@@ -181,7 +181,7 @@ bool write_session_files(const std::string& path, const AppState& s, std::string
         std::shared_ptr<const Model> m = s.train->session->latest();
         if (!save_model(train_weights_path(path), *m, error)) return false;
     }
-    if (ss.model.present && !save_model(model_weights_path(path), *s.trained->model, error)) return false;
+    if (ss.model.present && !save_model(model_weights_path(path), *s.shown.input->model, error)) return false;
     return write_session(path, ss, error);
 }
 

@@ -20,7 +20,7 @@ void leave_trained(AppState& s);
 // A model read (or refused with `error`) for the views: staged on layer 0 like open_model_path,
 // or the sentence shown in s.status and s.error.
 bool stage_read(AppState& s, bool read, std::shared_ptr<const TrainedInput> in, const std::string& error);
-// Layer s.layer of the unperturbed forward in `base` and `trace` (a GPT model's recomputed
+// Layer s.shown.layer of the unperturbed forward in `base` and `trace` (a GPT model's recomputed
 // whole by gpt_layer_trace), with the perturbation's results cleared.
 void show_model_layer(AppState& s);
 // A new run of the shown model in every view: show_model_layer, the slider applied again

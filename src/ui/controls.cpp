@@ -57,7 +57,7 @@ void draw_controls(AppState& s, UiContext& ui) {
     ImGui::TextDisabled("causal multi-head self-attention");
 
     // A trained model fixes the sizes and the input: its own section instead of both.
-    if (s.trained) {
+    if (s.shown.input) {
         draw_trained_section(s, ui);
     } else {
         section(ui, "Model");
@@ -121,13 +121,13 @@ void draw_controls(AppState& s, UiContext& ui) {
     draw_weights_section(s, ui);
 
     section(ui, "Teaching switches");
-    if (s.trained) {
+    if (s.shown.input) {
         ImGui::PushTextWrapPos(0.f);
         ImGui::TextDisabled("The trained model was trained with the causal mask and ÷ √head_dim; Back to the lesson "
                             "to try others.");
         ImGui::PopTextWrapPos();
     }
-    ImGui::BeginDisabled(s.trained != nullptr);
+    ImGui::BeginDisabled(s.shown.input != nullptr);
     {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("mask");

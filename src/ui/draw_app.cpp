@@ -16,10 +16,10 @@ namespace attnviz {
 void draw_app(AppState& s, UiContext& ui) {
     handle_keys(s);
     handle_layer_keys(s);
-    if (s.trained) {
+    if (s.shown.input) {
         // A trained model's positions are its letters: "0 ^", "1 a", ... on every axis.
-        ui.tokens = &s.trained_words;
-        ui.row_label_w = widest_position_label(ui.fonts->small, s.trained_words);
+        ui.tokens = &s.shown.words;
+        ui.row_label_w = widest_position_label(ui.fonts->small, s.shown.words);
     }
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(vp->Pos);

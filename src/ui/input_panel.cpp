@@ -51,7 +51,7 @@ void draw_words_section(AppState& s, UiContext& ui) {
 
 void draw_weights_section(AppState& s, UiContext& ui) {
     input_section(ui, "Weights");
-    if (s.trained) {
+    if (s.shown.input) {
         wrapped_dim(std::string(mode(s) == Mode::gpt_model ? "the GPT model's own (above)" : "the trained model's own (above)") +
                     "; a file here replaces it: the lesson's layout, a model attnviz train wrote, or with Open "
                     "model a whole GPT-2 directory or nanoGPT file");

@@ -67,7 +67,7 @@ void model_keys(AppState& s, bool left, bool right) {
     if (left) s.model_view.model_layer0 = std::max(0, s.model_view.model_layer0 - 1);
     if (right) s.model_view.model_layer0 += 1;
     // A: ablate or restore the head under the cursor (the grid or the table); Shift+A: every head back.
-    if (pressed('A') && s.trained) {
+    if (pressed('A') && s.shown.input) {
         if (ImGui::GetIO().KeyShift) restore_all_heads(s);
         else if (s.model_view.hover_layer >= 0 && s.model_view.hover_head >= 0) toggle_ablation(s, s.model_view.hover_layer, s.model_view.hover_head);
     }

@@ -18,14 +18,14 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
                    {"scale", to_string(s.config.scale)}, {"kernel", to_string(s.kernel)}};
     j["perturb"] = {{"p", s.applied_p}, {"strength", s.applied_strength}};
     // A trained model in the views: which one, the block shown and its positions' letters.
-    if (s.trained)
-        j["trained"] = {{"task", mode(s) == Mode::gpt_model ? "gpt" : to_string(s.trained->model->config.task)},
-                        {"n_layer", s.trained->model->config.n_layer},
-                        {"layer", s.layer},
-                        {"tokens", s.trained_words},
+    if (s.shown.input)
+        j["trained"] = {{"task", mode(s) == Mode::gpt_model ? "gpt" : to_string(s.shown.input->model->config.task)},
+                        {"n_layer", s.shown.input->model->config.n_layer},
+                        {"layer", s.shown.layer},
+                        {"tokens", s.shown.words},
                         {"toward", s.applied_replace_token}};
     // A GPT model's token change at p: max |Δ resid_post| per layer and position, max |Δ logits|.
-    if (s.trained && !s.causality.resid_max_abs.empty())
+    if (s.shown.input && !s.causality.resid_max_abs.empty())
         j["causality"] = {{"p", s.causality.p},
                           {"new_token", s.causality.new_token},
                           {"resid_post", s.causality.resid_max_abs},

@@ -55,9 +55,9 @@ float head_value(const AppState& s, DetectorColumn col, int layer, int head) {
     };
     const bool ablated = !s.ablation.applied.empty();
     switch (col) {
-    case DetectorColumn::dla: return s.trained ? dla(ablated ? n.ablated : n.clean) : NAN;
-    case DetectorColumn::dla_delta: return s.trained && ablated ? dla(n.ablated) - dla(n.clean) : NAN;
-    case DetectorColumn::ablate: return s.trained ? (s.ablation.applied.has(layer, head) ? 1.f : 0.f) : NAN;
+    case DetectorColumn::dla: return s.shown.input ? dla(ablated ? n.ablated : n.clean) : NAN;
+    case DetectorColumn::dla_delta: return s.shown.input && ablated ? dla(n.ablated) - dla(n.clean) : NAN;
+    case DetectorColumn::ablate: return s.shown.input ? (s.ablation.applied.has(layer, head) ? 1.f : 0.f) : NAN;
     case DetectorColumn::head:
     case DetectorColumn::prev:
     case DetectorColumn::dup:
@@ -86,7 +86,7 @@ int shown_prediction_pos(const AppState& s) {
 namespace {
 
 bool has_lm(const AppState& s) {
-    return mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.trained->model->config.has_lm_head());
+    return mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.shown.input->model->config.has_lm_head());
 }
 
 } // namespace
@@ -152,7 +152,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
     const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
     if (!ImGui::BeginTable("detector", 8, flags, ImVec2(p1.x - p0.x, h))) return;
-    const bool model = s.trained != nullptr, ablated = model && !s.ablation.applied.empty();
+    const bool model = s.shown.input != nullptr, ablated = model && !s.ablation.applied.empty();
     const AblationNumbers& n = s.ablation.numbers;
     const ImGuiTableColumnFlags off = ImGuiTableColumnFlags_Disabled;
     // Too narrow for every score (text size 2 beside the grid): the text's dup and ind
@@ -166,7 +166,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
     const float box_w = std::max(ImGui::GetFontSize(), ImGui::CalcTextSize("abl.").x);
     ImGui::TableSetupColumn("abl.", ImGuiTableColumnFlags_NoSort | ImGuiTableColumnFlags_WidthFixed | (model ? 0 : off), box_w,
                             int(DetectorColumn::ablate));
-    const float name_w = ImGui::CalcTextSize(s.trained && s.trained->model->config.n_layer > 10 ? "L11 h11" : "L1 h1").x;
+    const float name_w = ImGui::CalcTextSize(s.shown.input && s.shown.input->model->config.n_layer > 10 ? "L11 h11" : "L1 h1").x;
     ImGui::TableSetupColumn("head", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_WidthFixed,
                             std::max(name_w, ImGui::CalcTextSize("head").x + ImGui::GetFontSize()) + std::round(2 * ui.scale),
                             int(DetectorColumn::head));
@@ -332,7 +332,7 @@ struct BoxRow {
 std::vector<BoxRow> box_rows(const AppState& s) {
     const AblationNumbers& n = s.ablation.numbers;
     std::vector<BoxRow> rows;
-    if (!s.trained) return rows;
+    if (!s.shown.input) return rows;
     if (mode(s) == Mode::gpt_model) {
         rows.push_back({"next-token loss", n.clean.loss, n.ablated.loss});
         return rows;
@@ -360,7 +360,7 @@ float ablation_box_height(const AppState& s, const UiContext& ui, float width, b
     const float frame = ImGui::GetFrameHeightWithSpacing(), fs = ui.fonts->small->FontSize;
     const float line = fs + st.ItemSpacing.y;                      // a line of small text
     const float row = fs + 2 * st.CellPadding.y;                    // a table row of small text
-    if (!s.trained) return 3 * line;
+    if (!s.shown.input) return 3 * line;
     if (s.ablation.applied.empty()) {
         if (compact) return frame + line;
         const char* hint = "Click a head's corner mark, its box in the table, or press A over it: its output is replaced "
@@ -386,7 +386,7 @@ void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     ImGui::PushID("ablation_box");
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
     const float width = p1.x - p0.x;
-    if (!s.trained) {
+    if (!s.shown.input) {
         ImGui::TextDisabled("Ablating a head needs a model: train one in the Train view (Open in the views) or open "
                             "one with --model.");
         ImGui::PopTextWrapPos();

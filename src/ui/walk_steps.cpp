@@ -115,7 +115,7 @@ constexpr int gpt_line_count = 5;
 
 // A GPT layer's first and last step: where x comes from, and where the output goes.
 void gpt_walk_step(const AppState& s, int step, WalkStep& st) {
-    const int L = s.trained->model->config.n_layer, l = s.layer;
+    const int L = s.shown.input->model->config.n_layer, l = s.shown.layer;
     const std::string layer = "layer " + std::to_string(l);
     if (step == 0) {
         st.title = "x = ln_1(residual stream) of " + layer;
@@ -157,7 +157,7 @@ WalkStep walk_step(const AppState& s, int step) {
         return st;
     }
     for (Span& sp : st.spans) sp.line += model_line_count;
-    const int L = s.trained->model->config.n_layer, l = s.layer;
+    const int L = s.shown.input->model->config.n_layer, l = s.shown.layer;
     const std::string block = "block " + std::to_string(l);
     if (step == 0) {
         if (l == 0) {

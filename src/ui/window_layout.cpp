@@ -64,8 +64,8 @@ float draw_view_tabs(AppState& s, UiContext& ui, ImVec2 p0, float x_end) {
     }
     // The run's config, right-aligned on the last row when it fits.
     // A trained model has no seed of the lesson's: its task and blocks instead.
-    const std::string head = s.trained ? (mode(s) == Mode::gpt_model ? std::string("GPT") : std::string("trained ") + to_string(s.trained->model->config.task)) + " · L = " +
-                                             std::to_string(s.trained->model->config.n_layer)
+    const std::string head = s.shown.input ? (mode(s) == Mode::gpt_model ? std::string("GPT") : std::string("trained ") + to_string(s.shown.input->model->config.task)) + " · L = " +
+                                             std::to_string(s.shown.input->model->config.n_layer)
                                        : "seed " + std::to_string(s.config.seed);
     const std::string info = head + " · C = " + std::to_string(s.config.n_embd) +
                              " · H = " + std::to_string(s.config.n_head) + " · T = " + std::to_string(s.config.seq_len) +

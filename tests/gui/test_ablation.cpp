@@ -101,7 +101,7 @@ void expect_same_dla(const LogitAttribution& a, const LogitAttribution& b, const
 TEST(Ablation, ToyAblationIsAppliedByRecomputeWithTheCoresNumbers) {
     const auto in = toy("induction.safetensors", "a b c d e f a b c d e f");
     AppState s = shown(in);
-    ASSERT_EQ(s.trained, in) << s.error;
+    ASSERT_EQ(s.shown.input, in) << s.error;
     const Model& m = *in->model;
     const int h = prev_head(m);
     ModelTrace clean;
@@ -260,11 +260,11 @@ TEST(Ablation, ANewTextKeepsTheAblatedHeadsAndItsCleanNumbers) {
     ASSERT_TRUE(set_trained_sequence(s, "a b c a b c a b", error)) << error;
     recompute(s);
     EXPECT_EQ(s.ablation.applied.heads, (std::vector<HeadRef>{{0, 1}}));
-    const Model& m = *s.trained->model;
+    const Model& m = *s.shown.input->model;
     ModelTrace clean, want;
-    model_forward(m, s.trained->tokens, KernelKind::reference, clean);
+    model_forward(m, s.shown.input->tokens, KernelKind::reference, clean);
     const Ablation ab = zero_of({{0, 1}});
-    model_forward(m, s.trained->tokens, KernelKind::reference, want, &ab);
+    model_forward(m, s.shown.input->tokens, KernelKind::reference, want, &ab);
     expect_same_trace(s.model_base, want, "new text, ablated");
     expect_same_trace(s.ablation.model_clean, clean, "new text, clean");
     EXPECT_EQ(s.ablation.numbers.clean.detection.text.prev_token, detect_on_text({attention_of(clean)}).prev_token);
@@ -277,7 +277,7 @@ TEST(Ablation, ANewTextKeepsTheAblatedHeadsAndItsCleanNumbers) {
 TEST(Ablation, GptAblationRerunsFromTheFirstChangedLayerWithTheCoresNumbers) {
     const auto in = tiny_gpt();
     AppState s = shown(in);
-    ASSERT_EQ(s.trained, in) << s.error;
+    ASSERT_EQ(s.shown.input, in) << s.error;
     const Model& m = *in->model;
     ModelTrace clean;
     gpt_forward(m, in->tokens, KernelKind::reference, false, clean);

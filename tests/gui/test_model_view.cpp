@@ -54,7 +54,7 @@ int count_kind(const std::set<std::tuple<int, int, int>>& r, int layer, int kind
 TEST(ModelView, DetectorIsTheCoresOnTheShownForward) {
     auto in = trained("induction.safetensors", "a b c d e f a b c d e f");
     AppState s = state_with(in);
-    ASSERT_EQ(s.trained, in) << s.error;
+    ASSERT_EQ(s.shown.input, in) << s.error;
     ModelTrace t;
     model_forward(*in->model, in->tokens, KernelKind::reference, t);
     const HeadScores want = detect_on_text({attention_of(t)});
@@ -92,7 +92,7 @@ TEST(ModelView, TrainedHeadsAreMarkedAndUntrainedOnesAreNot) {
         in->tokens = default_trained_tokens(in->model->config);
         in->source = "untrained";
         const AppState s = state_with(in);
-        ASSERT_TRUE(s.trained) << s.error;
+        ASSERT_TRUE(s.shown.input) << s.error;
         EXPECT_TRUE(head_roles(s.model_view.detection).empty()) << to_string(task) << ": an untrained head marked";
     }
 }
@@ -175,7 +175,7 @@ TEST(ModelView, ClickOpensTheHeadInTheScoresView) {
     open_in_scores(s, 1, 1);
     recompute(s);
     EXPECT_EQ(s.screen.view, View::scores);
-    EXPECT_EQ(s.layer, 1);
+    EXPECT_EQ(s.shown.layer, 1);
     EXPECT_EQ(s.screen.windows[int(View::scores)].head0, 1);
     EXPECT_TRUE(same_bits(s.trace.att[1], s.model_base.layers[1].att[1]));
     // The lesson's module: one layer, the head only.
