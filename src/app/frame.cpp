@@ -22,18 +22,18 @@ namespace {
 void sync_grid_textures(AppState& s, std::vector<Texture>& tex) {
     for (Texture& t : tex) destroy(t);
     tex.clear();
-    if (s.trained) {
+    if (s.shown.input) {
         for (const Trace& tr : s.model_base.layers) tex.resize(tex.size() + tr.att.size());
         size_t i = 0;
         for (const Trace& tr : s.model_base.layers)
             for (const Mat& p : tr.att) set_lazy(tex[i++], p.data(), int(p.rows()), int(p.cols()));
     }
-    s.grid_upload = false;
+    s.model_view.grid_upload = false;
 }
 
 // Sends what recompute() marked as changed.
 void sync_textures(AppState& s, Gpu& gpu) {
-    if (s.grid_upload) sync_grid_textures(s, gpu.grid_probs);
+    if (s.model_view.grid_upload) sync_grid_textures(s, gpu.grid_probs);
     if (s.upload.any()) {
         upload_trace(gpu.tex, s.trace, s.experiment.weights, s.upload);
         s.upload = UploadRequest{};
@@ -55,23 +55,23 @@ void sync_textures(AppState& s, Gpu& gpu) {
 // Ctrl+P / the Export section's PNG button: the view's part of the frame just drawn, read
 // back before the swap; the result goes to the status line.
 void write_png_request(GLFWwindow* window, AppState& s) {
-    if (s.png_request.empty()) return;
+    if (s.screen.png_request.empty()) return;
     int fw = 0, fh = 0, ww = 0, wh = 0;
     glfwGetFramebufferSize(window, &fw, &fh);
     glfwGetWindowSize(window, &ww, &wh);
     // view_rect is in window coordinates; the framebuffer may have more pixels (HiDPI).
     const float sx = ww > 0 ? float(fw) / float(ww) : 1.f, sy = wh > 0 ? float(fh) / float(wh) : 1.f;
-    const int x0 = std::clamp(int(std::lround(s.view_rect[0] * sx)), 0, fw);
-    const int y0 = std::clamp(int(std::lround(s.view_rect[1] * sy)), 0, fh);
-    const int x1 = std::clamp(int(std::lround(s.view_rect[2] * sx)), x0, fw);
-    const int y1 = std::clamp(int(std::lround(s.view_rect[3] * sy)), y0, fh);
+    const int x0 = std::clamp(int(std::lround(s.screen.view_rect[0] * sx)), 0, fw);
+    const int y0 = std::clamp(int(std::lround(s.screen.view_rect[1] * sy)), 0, fh);
+    const int x1 = std::clamp(int(std::lround(s.screen.view_rect[2] * sx)), x0, fw);
+    const int y1 = std::clamp(int(std::lround(s.screen.view_rect[3] * sy)), y0, fh);
     std::string error;
-    if (write_screenshot_png_region(s.png_request, fw, fh, x0, y0, x1 - x0, y1 - y0, error))
-        s.status = std::string("Saved the ") + to_string(s.view) + " view (" + std::to_string(x1 - x0) + " × " +
-                   std::to_string(y1 - y0) + " pixels) to " + s.png_request + ".";
+    if (write_screenshot_png_region(s.screen.png_request, fw, fh, x0, y0, x1 - x0, y1 - y0, error))
+        s.status = std::string("Saved the ") + to_string(s.screen.view) + " view (" + std::to_string(x1 - x0) + " × " +
+                   std::to_string(y1 - y0) + " pixels) to " + s.screen.png_request + ".";
     else
         s.status = "Not saved: " + error + ".";
-    s.png_request.clear();
+    s.screen.png_request.clear();
 }
 
 } // namespace
@@ -85,8 +85,8 @@ void frame(AppWindow& w, AppState& s, FrameMarks* marks) {
         if (marks) marks->*at = (glfwGetTime() - t0) * 1e3;
     };
     if (s.fonts_dirty) {
-        fonts = load_fonts(s.font_scale);
-        apply_theme(s.theme, s.font_scale);
+        fonts = load_fonts(s.screen.font_scale);
+        apply_theme(s.screen.theme, s.screen.font_scale);
         rebuild_font_texture();
         s.fonts_dirty = false;
     }
@@ -99,24 +99,24 @@ void frame(AppWindow& w, AppState& s, FrameMarks* marks) {
     imgui_backend_new_frame();
     ImGui::NewFrame();
     begin_heatmap_frame(gpu.renderer);
-    s.layout.clear();
+    s.screen.layout.clear();
     UiContext ui;
     ui.tex = &gpu.tex;
     ui.base_tex = &gpu.base_tex;
     ui.grid_probs = &gpu.grid_probs;
     ui.renderer = &gpu.renderer;
     ui.fonts = &fonts;
-    ui.pal = make_palette(s.theme, s.palette);
-    gpu.renderer.palette = s.palette == PaletteKind::cb ? 1 : 0;
-    ui.scale = s.font_scale;
-    ui.layout = &s.layout;
+    ui.pal = make_palette(s.screen.theme, s.screen.palette);
+    gpu.renderer.palette = s.screen.palette == PaletteKind::cb ? 1 : 0;
+    ui.scale = s.screen.font_scale;
+    ui.layout = &s.screen.layout;
     Minimap overview; // offered by this frame's panels, drawn by the side panel next frame
     ui.minimap = &overview;
-    ui.view = int(s.view);
+    ui.view = int(s.screen.view);
     ui.tokens = &s.tokens;
     ui.row_label_w = widest_position_label(fonts.small, s.tokens);
     draw_app(s, ui);
-    s.minimap = overview;
+    s.screen.minimap = overview;
     ImGui::Render();
     mark(&FrameMarks::panels);
 

@@ -26,25 +26,25 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
     init_app_state(s, plan.config, plan.kernel);
     s.edit_tokens = plan.tokens;
     s.edit_weights = plan.weights;
-    for (const std::string& w : plan.tokens) s.text_field += (s.text_field.empty() ? "" : " ") + w;
+    for (const std::string& w : plan.tokens) s.fields.text_field += (s.fields.text_field.empty() ? "" : " ") + w;
     if (plan.weights) {
-        s.weights_field = plan.weights->path;
-        s.layer_field = plan.weights->layer;
+        s.fields.weights_field = plan.weights->path;
+        s.fields.layer_field = plan.weights->layer;
     }
     if (plan.trained) {
         // A trained model (--weights): shown in every view by the first recompute.
         request_trained_model(s, plan.trained);
         s.edit_layer = plan.layer;
-        s.replace_token = plan.replace_token;
-        s.weights_field = plan.trained->source;
-        s.layer_field = plan.layer;
+        s.shown.replace_token = plan.replace_token;
+        s.fields.weights_field = plan.trained->source;
+        s.fields.layer_field = plan.layer;
         // --ablate (or the session's): applied after the model by the same recompute.
         if (!plan.ablate.empty()) request_ablation(s, plan.ablate, plan.ablate_mode);
     }
-    s.view = plan.view;
+    s.screen.view = plan.view;
     if (plan.head)
-        for (ViewWindow& w : s.windows) w.head0 = *plan.head; // each view keeps its page of heads on screen
-    s.step = plan.step;
+        for (ViewWindow& w : s.screen.windows) w.head0 = *plan.head; // each view keeps its page of heads on screen
+    s.screen.step = plan.step;
     s.p = plan.perturb.value_or(std::min(2, plan.config.seq_len - 1));
     s.strength = plan.strength.value_or(plan.perturb ? 1.f : 0.f);
     s.perturb_dirty = s.strength != 0;
@@ -77,13 +77,13 @@ int open_window(const GuiOptions& o, const GuiPlan& plan, OpenWindow& w) {
         if (r == SettingsRead::broken) std::fprintf(stderr, "%s\n", warning.c_str());
         have_settings = r == SettingsRead::found;
     }
-    s.theme = plan.theme_given ? plan.theme : saved.theme;
-    s.font_scale = plan.font_scale.value_or(saved.font_scale);
-    s.palette = plan.palette.value_or(saved.palette);
-    if (!plan.font_scale && !have_settings && !plan.headless) s.font_scale = std::clamp(window.content_scale(), 1.f, 3.f);
-    if (const int status = window.start(s.theme, s.font_scale); status != 0) return status;
+    s.screen.theme = plan.theme_given ? plan.theme : saved.theme;
+    s.screen.font_scale = plan.font_scale.value_or(saved.font_scale);
+    s.screen.palette = plan.palette.value_or(saved.palette);
+    if (!plan.font_scale && !have_settings && !plan.headless) s.screen.font_scale = std::clamp(window.content_scale(), 1.f, 3.f);
+    if (const int status = window.start(s.screen.theme, s.screen.font_scale); status != 0) return status;
 
-    s.screenshot_mode = !o.screenshot.empty();
+    s.screen.screenshot_mode = !o.screenshot.empty();
     put_state_on_plan(s, plan);
     settings.written = settings_of(s);
     return 0;

@@ -38,11 +38,11 @@ bool save_weights_option(GuiRun& r) {
     AppState& s = r.state;
     std::string error;
     bool ok = false;
-    if (s.train && s.train->session && (s.view == View::train || !s.trained)) {
+    if (s.train && s.train->session && (s.screen.view == View::train || !s.shown.input)) {
         s.train->session->wait_idle();
         ok = save_model(path, *s.train->session->latest(), error);
-    } else if (s.trained) {
-        ok = save_model(path, *s.trained->model, error);
+    } else if (s.shown.input) {
+        ok = save_model(path, *s.shown.input->model, error);
     } else {
         ok = save_weights(path, s.experiment.weights, s.config.n_head, error);
     }
@@ -107,14 +107,14 @@ int run_interactive(GuiRun& r) {
     double last = glfwGetTime();
     while (!glfwWindowShouldClose(window)) {
         // Idle: sleep until an event (or a tenth of a second) instead of spinning the CPU.
-        if (s.config_dirty || s.perturb_dirty || s.ablation_dirty || s.fonts_dirty || train_busy(s)) glfwPollEvents();
+        if (s.config_dirty || s.perturb_dirty || s.ablation.dirty || s.fonts_dirty || train_busy(s)) glfwPollEvents();
         else glfwWaitEventsTimeout(0.1);
         frame_and_swap(r);
-        if (s.fullscreen_toggle) toggle_fullscreen(window, windowed);
+        if (s.screen.fullscreen_toggle) toggle_fullscreen(window, windowed);
         r.settings.save_if_changed(s);
-        s.fullscreen_toggle = false;
+        s.screen.fullscreen_toggle = false;
         const double now = glfwGetTime();
-        s.frame_ms = float((now - last) * 1e3);
+        s.screen.frame_ms = float((now - last) * 1e3);
         last = now;
     }
     r.settings.save_if_changed(s);

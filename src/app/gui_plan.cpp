@@ -317,22 +317,22 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         if (!read_session(o.open, ss, error) || !apply_session(probe, ss, error)) return false;
         plan.config = probe.edit;
         plan.kernel = probe.edit_kernel_choice;
-        plan.view = probe.view;
-        plan.step = probe.step;
+        plan.view = probe.screen.view;
+        plan.step = probe.screen.step;
         plan.perturb = probe.p;
         plan.strength = probe.strength;
-        plan.theme = probe.theme;
+        plan.theme = probe.screen.theme;
         plan.theme_given = true;
-        plan.font_scale = probe.font_scale;
-        plan.palette = probe.palette;
+        plan.font_scale = probe.screen.font_scale;
+        plan.palette = probe.screen.palette;
         plan.tokens = probe.edit_tokens;
         plan.weights = probe.edit_weights;
         plan.train_state = probe.train;
         plan.trained = probe.edit_trained; // a trained model the session showed in the views
         plan.layer = probe.edit_layer;
-        plan.replace_token = probe.replace_token;
-        plan.ablate = probe.edit_ablation.heads;
-        plan.ablate_mode = probe.edit_ablation.mode;
+        plan.replace_token = probe.shown.replace_token;
+        plan.ablate = probe.ablation.edit.heads;
+        plan.ablate_mode = probe.ablation.edit.mode;
     }
     if (!o.ablate_mode.empty()) {
         if (!parse_ablation_mode(o.ablate_mode, plan.ablate_mode, error)) {

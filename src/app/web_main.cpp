@@ -50,7 +50,7 @@ void web_frame(void* arg) {
     web_probe_frame();
     pump_training(train_slice_ms);
     frame(r.window, s);
-    s.fullscreen_toggle = false; // F11: the browser's own full screen, which the canvas follows
+    s.screen.fullscreen_toggle = false; // F11: the browser's own full screen, which the canvas follows
     const Settings before = r.settings.written;
     r.settings.save_if_changed(s);
     if (before.theme != r.settings.written.theme || before.font_scale != r.settings.written.font_scale ||
@@ -63,7 +63,7 @@ void web_frame(void* arg) {
         std::printf("attnviz: first frame after %.0f ms\n", EM_ASM_DOUBLE({ return performance.now(); }));
         loop.first = false;
     } else {
-        s.frame_ms = float(now - loop.last);
+        s.screen.frame_ms = float(now - loop.last);
     }
     loop.last = now;
     ++frames_drawn;
@@ -89,17 +89,17 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     attnviz::AppState& s = attnviz::the_run->state;
     const attnviz::TrainStatus& t = attnviz::train_view(s).shown_status;
     nlohmann::json j;
-    j["view"] = attnviz::to_string(s.view);
+    j["view"] = attnviz::to_string(s.screen.view);
     j["p"] = s.applied_p;
     j["strength"] = s.applied_strength;
     j["n_embd"] = s.config.n_embd;
     j["weights"] = s.weights ? s.weights->path : "";
-    j["weights_field"] = s.weights_field;
+    j["weights_field"] = s.fields.weights_field;
     j["status"] = s.status;
     j["frames"] = attnviz::frames_drawn;
     j["train_step"] = t.step;
     j["training"] = t.running;
-    j["theme"] = int(s.theme);
+    j["theme"] = int(s.screen.theme);
     text = j.dump();
     return text.c_str();
 }

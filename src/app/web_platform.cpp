@@ -101,11 +101,11 @@ void web_persist_settings() {
 
 void web_file_added(AppState& s, const std::string& name) {
     if (ends_with(name, ".safetensors")) {
-        s.weights_field = name;
+        s.fields.weights_field = name;
         train_view(s).model_path = name;
         s.status = name + " is in the page: Load weights… shows it in the views; the Train view's Load trains from it.";
     } else if (ends_with(name, ".json")) {
-        s.session_path = name;
+        s.fields.session_path = name;
         s.status = name + " is in the page: Open (Ctrl+O) in the Session section opens it.";
     } else {
         s.status = name + " is in the page, as /files/" + name + ".";

@@ -66,6 +66,15 @@ bool parse_palette(const std::string& s, PaletteKind& out, std::string& error) {
     return false;
 }
 
+const char* attention_input_name(Mode m) {
+    switch (m) {
+    case Mode::lesson: return "x";
+    case Mode::toy_model: return "h";
+    case Mode::gpt_model: return "ln_1(h)";
+    }
+    return "x";
+}
+
 Config lesson_config() { return Config{}; }
 
 void init_app_state(AppState& s, const Config& c, KernelChoice kernel) {
@@ -88,19 +97,19 @@ void request_trained_model(AppState& s, std::shared_ptr<const TrainedInput> in) 
 
 void reset_to_lesson(AppState& s) {
     request_config(s, lesson_config(), KernelChoice::automatic);
-    s.shared_ranges = true;
+    s.screen.shared_ranges = true;
     s.strength = 0;
     s.perturb_dirty = true;
     s.p = 2;
-    for (ViewWindow& w : s.windows) w = ViewWindow{};
+    for (ViewWindow& w : s.screen.windows) w = ViewWindow{};
     // The lesson's input: random x and the seeded weights.
     s.edit_tokens.clear();
     s.edit_weights.reset();
-    s.text_field.clear();
+    s.fields.text_field.clear();
     // The lesson's module, not a trained model.
     request_trained_model(s, nullptr);
     s.edit_layer = 0;
-    s.replace_token = -1;
+    s.shown.replace_token = -1;
 }
 
 void request_perturbation(AppState& s, int p, float strength) {
@@ -139,7 +148,7 @@ namespace state_detail {
 // Keeps every view's window inside the new shapes.
 void clamp_windows(AppState& s) {
     const Config& c = s.config;
-    for (ViewWindow& w : s.windows) {
+    for (ViewWindow& w : s.screen.windows) {
         w.row0 = std::clamp(w.row0, 0, c.seq_len - 1);
         w.key0 = std::clamp(w.key0, 0, c.seq_len - 1);
         w.chan0 = std::clamp(w.chan0, 0, 3 * c.n_embd - 1);
@@ -175,7 +184,7 @@ bool apply_config(AppState& s) {
         s.edit_kernel_choice = s.kernel_choice;
         s.edit_tokens = s.tokens;
         s.edit_weights = s.weights;
-        s.edit_trained = s.trained;
+        s.edit_trained = s.shown.input;
         return false;
     }
     s.error.clear();
@@ -225,13 +234,13 @@ void recompute(AppState& s) {
     // Heads ablated or restored (recompute_ablation.cpp): the shown model's run again, from the
     // first layer that changed, with the perturbation applied to it afterwards.
     bool ablation_changed = false;
-    if (s.ablation_dirty) {
-        s.ablation_dirty = false;
+    if (s.ablation.dirty) {
+        s.ablation.dirty = false;
         ablation_changed = apply_ablation_edit(s);
     }
     if (s.perturb_dirty && s.ready) {
         s.perturb_dirty = false;
-        if (s.trained) apply_trained_perturbation(s);
+        if (s.shown.input) apply_trained_perturbation(s);
         else apply_perturbation(s);
     }
     update_model_view(s, config_changed, perturb_changed, ablation_changed); // the Model view's detector and predictions (recompute_model_view.cpp)
@@ -242,7 +251,7 @@ void recompute(AppState& s) {
 
 float range_of(const AppState& s, const RangeSet& r, int head) {
     float v = r.all;
-    if (!s.shared_ranges && head >= 0 && head < int(r.head.size())) v = r.head[size_t(head)];
+    if (!s.screen.shared_ranges && head >= 0 && head < int(r.head.size())) v = r.head[size_t(head)];
     return v > 0 ? v : 1.f;
 }
 

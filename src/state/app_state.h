@@ -134,8 +134,27 @@ struct TrainedInput {
     std::string tokenizer_note;
     std::string text;
     std::string layout;      // GPT: "GPT-2 (Hugging Face)" or "nanoGPT"
+    // This input is a GPT model (a staged or a read one); for what is shown, ask mode(s).
     bool gpt() const { return model && model->config.arch == Arch::gpt; }
 };
+
+// A model shown in every view instead of the lesson's module (mode() toy_model or
+// gpt_model, recompute_model.cpp): what it is and what of it the views show. None of it
+// means anything for the lesson's module, whose input is `tokens` and `weights`. While one is
+// shown, `trace` and `base` are block `layer`'s of the perturbed and the unperturbed forward
+// (ModelRun), `experiment` holds that block's weights and input, and `config` is the one the
+// views need (T = the tokens, C, H, causal, ÷ √head_dim).
+struct ShownModel {
+    std::shared_ptr<const TrainedInput> input; // nullptr: the lesson's module is shown
+    int layer = 0;                    // the block shown in every view
+    int replace_token = -1;           // the letter position p is blended toward; -1: the next letter
+    std::vector<std::string> words;   // "^", "a", ... or GPT's "The", "·cat": the position labels
+};
+
+// What the views show, each with its own meaning of the shown layer's input (trace.x):
+// the lesson's module on x (torch.randn, or the words' rows), a toy model's block on the
+// residual stream h, a GPT-2 or nanoGPT layer's attention on ln_1(h). mode() says which.
+enum class Mode { lesson, toy_model, gpt_model };
 
 // The Model view's head ablation (ablation.h): one run's summaries, as recompute() keeps
 // them for the clean model (no head ablated) and for the ablated one.
@@ -151,7 +170,7 @@ struct RunSummary {
 // until the model, its tokens or the kernel change.
 struct AblationNumbers {
     RunSummary clean;
-    RunSummary ablated;          // valid while AppState::ablation is not empty
+    RunSummary ablated;          // valid while AppState::ablation.applied is not empty
     int pos = -1;                // the DLA's and the top 5's position: the predictions' picker
     int token = -1;              // the clean run's top-1 token there (the DLA's logit)
     std::shared_ptr<const Model> clean_model; // whose clean numbers these are (nullptr: none)
@@ -162,6 +181,80 @@ struct AblationNumbers {
     // means do): the model and the ablation, or nullptr.
     std::shared_ptr<const Model> repeat_model;
     Ablation repeat_ablation;
+};
+
+// What is on screen and how it looks: the view and its step, each view's window of cells,
+// the colours and fonts, the side panel and the overlays, and what the last frame drew.
+// The panels and the keys edit it. Nothing in it changes what the core computes: the state
+// layer touches it only to save and restore it in a session, to switch the view when an
+// action means another one (Open in the views, the check view's demonstration), to ask for
+// a PNG, and in range_of.
+struct ScreenState {
+    View view = View::walk;
+    int step = 0;
+    ViewWindow windows[view_count];
+    bool shared_ranges = true;
+    Theme theme = Theme::dark;
+    float font_scale = 1;
+    bool screenshot_mode = false; // no frame-time text
+    bool answer_shown[4] = {false, false, false, false}; // the check view's revealed answers
+    PaletteKind palette = PaletteKind::standard;
+    PanelMode side_panel = PanelMode::automatic;
+    bool panel_visible = true;       // the side panel was drawn in the last frame
+    bool focus_panel = false;        // F6: put the keyboard in the side panel's first field
+    bool show_help = false;          // F1: the shortcut overlay
+    bool fullscreen_toggle = false;  // F11: asks the loop to switch full screen
+    float frame_ms = 0;
+    float view_rect[4] = {0, 0, 0, 0};     // the view's screen rectangle x0, y0, x1, y1 (tabs included)
+    // A PNG the loop writes after the next frame is drawn (empty: none asked for).
+    std::string png_request;
+    // Rectangles drawn in the last frame (--layout-out), and the overview to draw next frame.
+    std::vector<LayoutItem> layout;
+    Minimap minimap;
+};
+
+// The side panel's text fields and pickers as the user types them: nothing in them is
+// applied until a button or Enter hands it to a request function (inputs.h,
+// app_state.h), which also writes back what was applied.
+struct FieldState {
+    std::string text_field;                // the words box
+    std::string weights_field;             // the weights path
+    int layer_field = 0;                   // the weights file's layer
+    std::string session_path = "attnviz-session.json"; // Save / Open session
+    // Export (inputs.h): the picture's and the tensor's paths, and the tensor.
+    std::string png_path = "attnviz-walk.png";
+    std::string tensor_path = "attnviz-x.npy";
+    int export_tensor = 0;                 // index into all_tensor_names()
+    std::string replace_field;             // GPT: the causality view's replacement, a word or an id
+    std::string sequence_field;            // a model's letters (BOS left out), or GPT's text or ids
+};
+
+// The Model view (model_view*.cpp): every layer's heads, the head detector and the
+// next-token predictions, all computed by recompute() (recompute_model_view.cpp), and the
+// grid's paging and the cursor the panels leave for the keys.
+struct ModelViewState {
+    HeadDetection detection;                  // of what is shown: the trained model, or the lesson's module
+    std::shared_ptr<const Model> detected_model; // whose repeated-sequence induction `detection` holds
+    std::vector<HeadRole> roles;              // the heads `detection` finds over the threshold: the grid's and the table's highlights
+    int predict_pos = -1;                     // the position picker's (keyboard); -1: the last position
+    int predict_hover = -1;                   // under the cursor in the grid or the scores view; -1: none
+    std::vector<std::vector<TokenProb>> predictions; // per position, the top 5 (empty: not computed)
+    bool grid_upload = false;                 // every block's weights textures must be sent again
+    int model_layer0 = 0;                     // the grid's first layer when it pages (its first head: the view's window)
+    // The head under the cursor in the grid or the table last frame (the key A ablates it).
+    int hover_layer = -1, hover_head = -1;
+};
+
+// Head ablation (ablation.h, recompute_ablation.cpp). Not the Model view's alone: while a
+// model is shown with heads ablated, model_base is the ablated run and every view shows it.
+// The applied one, and the one asked for (applied by the next recompute; a refused one is
+// put back with one sentence in `error`).
+struct AblationState {
+    Ablation applied;                  // in mean mode with its means
+    Ablation edit;                     // asked for: heads and mode
+    bool dirty = false;
+    ModelTrace model_clean;            // the clean run while heads are ablated (empty otherwise)
+    AblationNumbers numbers;           // before / after, for the Model view
 };
 
 struct ModelLoad; // model_loading.cpp
@@ -187,23 +280,8 @@ struct AppState : LayerRun, ModelRun {
     int p = 2;
     float strength = 0;     // 0: the original input, 1: the replacement row
 
-    // What is on screen.
-    View view = View::walk;
-    int step = 0;
-    ViewWindow windows[view_count];
-    bool shared_ranges = true;
-    Theme theme = Theme::dark;
-    float font_scale = 1;
-    bool screenshot_mode = false; // no frame-time text
-    bool answer_shown[4] = {false, false, false, false}; // the check view's revealed answers
-    std::string session_path = "attnviz-session.json"; // the side panel's Save / Open field
-    PaletteKind palette = PaletteKind::standard;
-    PanelMode side_panel = PanelMode::automatic;
-    bool panel_visible = true;       // the side panel was drawn in the last frame
-    bool focus_panel = false;        // F6: put the keyboard in the side panel's first field
-    bool show_help = false;          // F1: the shortcut overlay
-    bool fullscreen_toggle = false;  // F11: asks the loop to switch full screen
-    float frame_ms = 0;
+    // What is on screen and how (ScreenState).
+    ScreenState screen;
 
     // Messages: what happened last, and why an edit was refused (empty: nothing refused).
     std::string status;
@@ -215,55 +293,24 @@ struct AppState : LayerRun, ModelRun {
     std::vector<std::string> edit_tokens;
     std::shared_ptr<const WeightsFile> weights;      // nullptr: the seeded weights
     std::shared_ptr<const WeightsFile> edit_weights;
-    std::string text_field;                // the side panel's text box
-    std::string weights_field;             // the side panel's weights path
-    int layer_field = 0;
     // A model file or directory being read on a worker (model_loading.cpp); nullptr: none.
     // The views keep the shown model until it is read.
     std::shared_ptr<ModelLoad> loading;
-    // Export (inputs.h): the side panel's paths and tensor, and a PNG the loop writes after
-    // the next frame is drawn (empty: none asked for).
-    std::string png_path = "attnviz-walk.png";
-    std::string tensor_path = "attnviz-x.npy";
-    int export_tensor = 0;                 // index into all_tensor_names()
-    std::string png_request;
-    float view_rect[4] = {0, 0, 0, 0};     // the view's screen rectangle x0, y0, x1, y1 (tabs included)
+    // What the side panel's fields hold (FieldState).
+    FieldState fields;
 
-    // A trained model in the views (nullptr: the lesson's module), applied and requested;
-    // request_trained_model() stages one and recompute() applies it with the config.
-    std::shared_ptr<const TrainedInput> trained;
+    // The model in the views (ShownModel; no input: the lesson's module), and the one and the
+    // block asked for: request_trained_model() and request_layer() stage them and recompute()
+    // applies them with the config.
+    ShownModel shown;
     std::shared_ptr<const TrainedInput> edit_trained;
-    // While one is shown (recompute_model.cpp): `trace` and `base` are block `layer`'s of the
-    // perturbed and the unperturbed forward (ModelRun), `experiment` holds that block's weights and
-    // input, and `config` is the one the views need (T = the tokens, C, H, causal, ÷ √head_dim).
-    int layer = 0;                    // the block shown in every view
-    int edit_layer = 0;               // the one asked for (request_layer)
-    int replace_token = -1;           // the letter position p is blended toward; -1: the next letter
-    std::vector<std::string> trained_words; // "^", "a", ... or GPT's "The", "·cat": the position labels
-    std::string replace_field;        // GPT: the causality view's replacement, a word or an id
-    std::string sequence_field;       // the side panel's letters (BOS left out)
+    int edit_layer = 0;
 
-    // The Model view (model_view*.cpp): every layer's heads, the head detector and the
-    // next-token predictions, all computed by recompute() (recompute_model_view.cpp).
-    HeadDetection detection;                  // of what is shown: the trained model, or the lesson's module
-    std::shared_ptr<const Model> detected_model; // whose repeated-sequence induction `detection` holds
-    std::vector<HeadRole> roles;              // the heads `detection` finds over the threshold: the grid's and the table's highlights
-    int predict_pos = -1;                     // the position picker's (keyboard); -1: the last position
-    int predict_hover = -1;                   // under the cursor in the grid or the scores view; -1: none
-    std::vector<std::vector<TokenProb>> predictions; // per position, the top 5 (empty: not computed)
-    bool grid_upload = false;                 // every block's weights textures must be sent again
-    int model_layer0 = 0, model_head0 = 0;    // the grid's first layer and head when it pages
-    // The head under the cursor in the grid or the table last frame (the key A ablates it).
-    int hover_layer = -1, hover_head = -1;
+    // The Model view's numbers and cursor (ModelViewState).
+    ModelViewState model_view;
 
-    // Head ablation (ablation.h, recompute_ablation.cpp): the applied one, which every view shows
-    // while a model is (model_base is the ablated run), and the one asked for (applied by the
-    // next recompute; a refused one is put back with one sentence in `error`).
-    Ablation ablation;                 // applied; in mean mode with its means
-    Ablation edit_ablation;            // asked for: heads and mode
-    bool ablation_dirty = false;
-    ModelTrace model_clean;            // the clean run while heads are ablated (empty otherwise)
-    AblationNumbers ablation_numbers;  // before / after, for the Model view
+    // Head ablation (AblationState): the applied one, which every view shows while a model is.
+    AblationState ablation;
 
     // The Train view (train_view_state.h): its run on a worker thread, its settings and
     // history. Made on first use; shared so that AppState stays copyable.
@@ -275,11 +322,20 @@ struct AppState : LayerRun, ModelRun {
     bool fonts_dirty = false;
     UploadRequest upload;      // the current trace's textures
     bool base_upload = false;  // the unperturbed textures
-
-    // Rectangles drawn in the last frame (--layout-out), and the overview to draw next frame.
-    std::vector<LayoutItem> layout;
-    Minimap minimap;
 };
+
+// The mode shown now: the lesson's module unless shown.input holds a model (the one applied,
+// not the one staged in edit_trained). Code that branches on the mode asks this.
+inline Mode mode(const AppState& s) {
+    if (!s.shown.input) return Mode::lesson;
+    return s.shown.input->gpt() ? Mode::gpt_model : Mode::toy_model;
+}
+// The shown layer's attention input, trace.x, as the mode makes it: "x" for the lesson's
+// module (torch.randn, or the words' rows), "h" for a toy model's block (its input, the
+// residual stream; block 0's is wte + wpe), "ln_1(h)" for a GPT layer (its residual stream
+// through ln_1). Trace, the JSON, the export files and the panels' titles call it x in
+// every mode; hover text says which one it is.
+const char* attention_input_name(Mode m);
 
 // The lesson's example: seed 0, C = 8, H = 2, T = 4, causal mask, head_dim scale.
 Config lesson_config();
@@ -395,7 +451,7 @@ bool request_weights_file(AppState& s, const std::string& path, int layer, std::
 void poll_model_load(AppState& s, bool wait = false);
 bool model_loading(const AppState& s);
 
-// Largest |value| for a family, honouring s.shared_ranges; never 0.
+// Largest |value| for a family, honouring s.screen.shared_ranges; never 0.
 float range_of(const AppState& s, const RangeSet& r, int head);
 
 } // namespace attnviz

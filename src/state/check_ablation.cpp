@@ -53,7 +53,7 @@ void start_ablation_demo(AppState& s) {
     d.settings = default_train_settings(Task::induction);
     d.steps = task_defaults(Task::induction).steps;
     d.scroll = true;
-    s.view = View::check;
+    s.screen.view = View::check;
     refresh_ablation_demo(t);
 }
 
@@ -178,7 +178,7 @@ void open_ablation_demo(AppState& s) {
     std::vector<HeadRef> heads;
     for (int h : d.prev_heads) heads.push_back({0, h});
     request_ablation(s, heads, AblationMode::zero);
-    s.view = View::model;
+    s.screen.view = View::model;
 }
 
 } // namespace attnviz

@@ -243,12 +243,12 @@ bool export_tensor_file(const AppState& s, TensorName n, const std::string& path
 
 void export_tensor_now(AppState& s) {
     const std::vector<TensorName>& names = all_tensor_names();
-    const TensorName n = names[size_t(std::clamp(s.export_tensor, 0, int(names.size()) - 1))];
+    const TensorName n = names[size_t(std::clamp(s.fields.export_tensor, 0, int(names.size()) - 1))];
     std::string error;
-    if (export_tensor_file(s, n, s.tensor_path, error)) {
+    if (export_tensor_file(s, n, s.fields.tensor_path, error)) {
         const TensorView v = tensor_by_name(s.trace, n);
         std::vector<int64_t> shape = v.shape;
-        s.status = std::string("Saved ") + to_string(n) + " " + python_tuple(shape) + " to " + escaped(s.tensor_path) +
+        s.status = std::string("Saved ") + to_string(n) + " " + python_tuple(shape) + " to " + escaped(s.fields.tensor_path) +
                    (s.applied_p >= 0 ? " (with position " + std::to_string(s.applied_p) + " perturbed, as shown)." : ".");
     } else {
         s.status = "Not saved: " + error + ".";
@@ -256,13 +256,13 @@ void export_tensor_now(AppState& s) {
 }
 
 void request_png(AppState& s) {
-    if (is_default_png_name(s.png_path)) s.png_path = default_png_name(s.view);
-    const std::string& p = s.png_path;
+    if (is_default_png_name(s.fields.png_path)) s.fields.png_path = default_png_name(s.screen.view);
+    const std::string& p = s.fields.png_path;
     if (p.size() < 5 || (p.compare(p.size() - 4, 4, ".png") != 0 && p.compare(p.size() - 4, 4, ".PNG") != 0)) {
-        s.status = "Not saved: " + quote_path(p) + " does not end in .png; give a name such as " + default_png_name(s.view) + ".";
+        s.status = "Not saved: " + quote_path(p) + " does not end in .png; give a name such as " + default_png_name(s.screen.view) + ".";
         return;
     }
-    s.png_request = p;
+    s.screen.png_request = p;
 }
 
 } // namespace attnviz

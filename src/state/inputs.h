@@ -87,7 +87,7 @@ bool is_default_tensor_file(const std::string& path);
 // .npy or .csv `path` (formats.h's export_tensor: the same file `attnviz export` writes).
 bool export_tensor_file(const AppState& s, TensorName n, const std::string& path, std::string& error);
 // The side panel's Export buttons and Ctrl+E / Ctrl+P: the tensor now, the PNG after the
-// loop's next frame (s.png_request); the result goes to s.status.
+// loop's next frame (s.screen.png_request); the result goes to s.status.
 void export_tensor_now(AppState& s);
 void request_png(AppState& s);
 

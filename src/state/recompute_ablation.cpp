@@ -1,7 +1,7 @@
 // recompute_ablation.cpp: recompute()'s part of the Model view's head ablation (ablation.h).
 //
 // While heads are ablated every view shows the ablated model: s.model_base is the ablated
-// run, and the clean one waits in s.model_clean, so that "Restore all" puts it back bit for
+// run, and the clean one waits in s.ablation.model_clean, so that "Restore all" puts it back bit for
 // bit without a forward. A toy model is run again whole (a fraction of a millisecond); a
 // GPT model from the first layer whose ablation changed (gpt_rerun_from), so that ablating
 // a late head of GPT-2 small costs its last layers only.
@@ -46,12 +46,12 @@ int argmax_row(const Mat& logits, int pos) {
     return best;
 }
 
-const ModelTrace& clean_trace(const AppState& s) { return s.ablation.empty() ? s.model_base : s.model_clean; }
+const ModelTrace& clean_trace(const AppState& s) { return s.ablation.applied.empty() ? s.model_base : s.ablation.model_clean; }
 
 // The position the DLA and the top 5 are taken at: the predictions' picker (-1: the last).
 int dla_position(const AppState& s) {
     const int N = int(s.model_base.tokens.size());
-    return std::clamp(s.predict_pos < 0 ? N - 1 : s.predict_pos, 0, std::max(0, N - 1));
+    return std::clamp(s.model_view.predict_pos < 0 ? N - 1 : s.model_view.predict_pos, 0, std::max(0, N - 1));
 }
 
 void summary_at(const Model& m, const ModelTrace& t, const Ablation* ab, int pos, int token, RunSummary& r) {
@@ -71,10 +71,10 @@ void summary_at(const Model& m, const ModelTrace& t, const Ablation* ab, int pos
 // The clean numbers for what model_base holds now (a clean run): reused when they belong
 // to the same model, tokens and kernel.
 void keep_clean(AppState& s) {
-    AblationNumbers& n = s.ablation_numbers;
-    const std::shared_ptr<const Model> m = s.trained->model;
+    AblationNumbers& n = s.ablation.numbers;
+    const std::shared_ptr<const Model> m = s.shown.input->model;
     const bool same_model = n.clean_model == m && n.clean_kernel == s.kernel;
-    if (same_model && n.clean_tokens == s.trained->tokens) return;
+    if (same_model && n.clean_tokens == s.shown.input->tokens) return;
     RunSummary c;
     c.detection.text = detect_on_text({attention_of(s.model_base)});
     if (same_model && n.clean_repeat) {
@@ -92,26 +92,26 @@ void keep_clean(AppState& s) {
     else c.task = task_metrics(*m, s.kernel);
     n.clean = std::move(c);
     n.clean_model = m;
-    n.clean_tokens = s.trained->tokens;
+    n.clean_tokens = s.shown.input->tokens;
     n.clean_kernel = s.kernel;
     n.clean_repeat = true;
     n.pos = -1; // the DLA is taken again
     if (!same_model) n.repeat_model.reset();
 }
 
-// The ablated run's numbers (model_base ablated with s.ablation).
+// The ablated run's numbers (model_base ablated with s.ablation.applied).
 void summarize_ablated(AppState& s) {
-    AblationNumbers& n = s.ablation_numbers;
-    if (s.ablation.empty()) {
+    AblationNumbers& n = s.ablation.numbers;
+    if (s.ablation.applied.empty()) {
         n.ablated = RunSummary{};
         return;
     }
-    const std::shared_ptr<const Model> m = s.trained->model;
+    const std::shared_ptr<const Model> m = s.shown.input->model;
     RunSummary a;
     a.detection.text = detect_on_text({attention_of(s.model_base)});
     // The repeated sequences need no text unless the means came from it (a GPT's mean mode).
-    const bool text_free = m->config.arch != Arch::gpt || s.ablation.mode == AblationMode::zero;
-    if (n.repeat_model == m && text_free && same_ablation(n.repeat_ablation, s.ablation)) {
+    const bool text_free = m->config.arch != Arch::gpt || s.ablation.applied.mode == AblationMode::zero;
+    if (n.repeat_model == m && text_free && same_ablation(n.repeat_ablation, s.ablation.applied)) {
         const HeadDetection& d = n.ablated.detection;
         a.detection.repeat_induction = d.repeat_induction;
         a.detection.repeat_count = d.repeat_count, a.detection.repeat_len = d.repeat_len;
@@ -119,37 +119,37 @@ void summarize_ablated(AppState& s) {
     } else {
         // From the clean probe's kept traces: only the layers from the first ablated one run.
         detect_repeat_induction(*m, s.kernel, a.detection, window_probe_count(*m), detector_repeat_seed, std::nullopt,
-                                &s.ablation, n.clean_model == m && n.clean_kernel == s.kernel ? &n.clean.detection : nullptr);
+                                &s.ablation.applied, n.clean_model == m && n.clean_kernel == s.kernel ? &n.clean.detection : nullptr);
         n.repeat_model = text_free ? m : nullptr;
-        n.repeat_ablation = s.ablation;
+        n.repeat_ablation = s.ablation.applied;
     }
     if (m->config.arch == Arch::gpt) a.loss = next_token_loss(s.model_base);
-    else a.task = task_metrics(*m, s.kernel, &s.ablation);
+    else a.task = task_metrics(*m, s.kernel, &s.ablation.applied);
     n.ablated = std::move(a);
     n.pos = -1;
 }
 
 // model_base turned from a run with `from` into a run with `to` (the clean run when empty).
 void rerun(AppState& s, const Ablation& from, const Ablation& to) {
-    const Model& m = *s.trained->model;
+    const Model& m = *s.shown.input->model;
     if (to.empty()) {
-        if (!from.empty()) s.model_base = std::move(s.model_clean); // the clean run, bit for bit
-        s.model_clean = ModelTrace{};
+        if (!from.empty()) s.model_base = std::move(s.ablation.model_clean); // the clean run, bit for bit
+        s.ablation.model_clean = ModelTrace{};
         return;
     }
-    if (from.empty()) s.model_clean = s.model_base;
+    if (from.empty()) s.ablation.model_clean = s.model_base;
     if (m.config.arch == Arch::gpt) {
         const int l0 = first_difference(from, to);
         if (l0 < m.config.n_layer) gpt_rerun_from(m, l0, s.kernel, &to, s.model_base);
     } else {
-        model_forward(m, s.trained->tokens, s.kernel, s.model_base, &to);
+        model_forward(m, s.shown.input->tokens, s.kernel, s.model_base, &to);
     }
 }
 
 // `heads` and `mode` as an Ablation of the shown model, its means computed in mean mode; ""
 // or one sentence saying why it cannot be applied.
 std::string make_ablation(const AppState& s, const std::vector<HeadRef>& heads, AblationMode mode, Ablation& out) {
-    const Model& m = *s.trained->model;
+    const Model& m = *s.shown.input->model;
     const ModelConfig& c = m.config;
     for (const HeadRef& h : heads)
         if (h.layer < 0 || h.layer >= c.n_layer || h.head < 0 || h.head >= c.n_head)
@@ -162,14 +162,14 @@ std::string make_ablation(const AppState& s, const std::vector<HeadRef>& heads, 
     out.heads.erase(std::unique(out.heads.begin(), out.heads.end()), out.heads.end());
     if (out.empty()) return "";
     if (c.arch == Arch::gpt) {
-        const int T = int(s.trained->tokens.size());
+        const int T = int(s.shown.input->tokens.size());
         const int64_t need = gpt_window_bytes(m, T) + gpt_trace_bytes(m, T);
         if (need > s.memory_cap)
             return "ablating a head keeps the clean run beside the ablated one, about " + human_bytes(need) +
                    " with the model on " + std::to_string(T) + " tokens, over the window's cap of " +
                    human_bytes(s.memory_cap) + "; give a shorter text";
     }
-    if (mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, s.trained->tokens), s.kernel, out);
+    if (mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, s.shown.input->tokens), s.kernel, out);
     return "";
 }
 
@@ -182,74 +182,74 @@ std::string heads_sentence(const Ablation& a) {
 namespace state_detail {
 
 void ablation_after_run(AppState& s) {
-    s.model_clean = ModelTrace{}; // model_base is the new clean run
+    s.ablation.model_clean = ModelTrace{}; // model_base is the new clean run
     keep_clean(s);
     // The heads still ablated that the new model has; the means again (a GPT's are its text's).
-    const ModelConfig& c = s.trained->model->config;
+    const ModelConfig& c = s.shown.input->model->config;
     std::vector<HeadRef> kept;
-    for (const HeadRef& h : s.ablation.heads)
+    for (const HeadRef& h : s.ablation.applied.heads)
         if (h.layer < c.n_layer && h.head < c.n_head) kept.push_back(h);
     Ablation next;
-    std::string why = make_ablation(s, kept, s.ablation.mode, next);
+    std::string why = make_ablation(s, kept, s.ablation.applied.mode, next);
     if (!why.empty()) {
         s.error = "Showing the model without its ablation: " + why + ".";
         next = Ablation{};
-        next.mode = s.ablation.mode;
+        next.mode = s.ablation.applied.mode;
     }
-    s.ablation = Ablation{}; // model_base is clean
-    rerun(s, s.ablation, next);
-    s.ablation = std::move(next);
-    if (!s.ablation_dirty) { // an ablation asked for with the model (a session, --ablate) is applied next
-        s.edit_ablation = s.ablation;
-        s.edit_ablation.means.clear();
+    s.ablation.applied = Ablation{}; // model_base is clean
+    rerun(s, s.ablation.applied, next);
+    s.ablation.applied = std::move(next);
+    if (!s.ablation.dirty) { // an ablation asked for with the model (a session, --ablate) is applied next
+        s.ablation.edit = s.ablation.applied;
+        s.ablation.edit.means.clear();
     }
     summarize_ablated(s);
 }
 
 bool apply_ablation_edit(AppState& s) {
-    const Ablation& e = s.edit_ablation;
+    const Ablation& e = s.ablation.edit;
     auto put_back = [&](const std::string& why) {
         s.error = why;
-        s.edit_ablation = s.ablation;
-        s.edit_ablation.means.clear();
+        s.ablation.edit = s.ablation.applied;
+        s.ablation.edit.means.clear();
         return false;
     };
-    if (!s.trained || !s.ready) {
+    if (!s.shown.input || !s.ready) {
         if (e.empty()) return false;
         return put_back("Kept the lesson's module as it is: ablating a head needs a model; train one (Train view, Open in "
                         "the views) or open one with --model.");
     }
-    if (e.heads == s.ablation.heads && (e.mode == s.ablation.mode || e.empty())) {
-        s.ablation.mode = e.mode; // nothing ablated changes: at most the mode the next heads get
+    if (e.heads == s.ablation.applied.heads && (e.mode == s.ablation.applied.mode || e.empty())) {
+        s.ablation.applied.mode = e.mode; // nothing ablated changes: at most the mode the next heads get
         return false;
     }
     Ablation next;
     if (std::string why = make_ablation(s, e.heads, e.mode, next); !why.empty())
-        return put_back("Kept the ablation (" + heads_sentence(s.ablation) + "): " + why + ".");
+        return put_back("Kept the ablation (" + heads_sentence(s.ablation.applied) + "): " + why + ".");
     s.error.clear();
-    const Ablation from = s.ablation;
+    const Ablation from = s.ablation.applied;
     rerun(s, from, next);
-    s.ablation = std::move(next);
-    s.edit_ablation = s.ablation;
-    s.edit_ablation.means.clear();
+    s.ablation.applied = std::move(next);
+    s.ablation.edit = s.ablation.applied;
+    s.ablation.edit.means.clear();
     summarize_ablated(s);
     // Every view shows the new run: the shown layer, its ranges and textures, the slider again.
     show_new_run(s);
-    s.status = s.ablation.empty() ? "Restored every head: the clean model again."
-                                  : "Showing the model with " + heads_sentence(s.ablation) + ".";
+    s.status = s.ablation.applied.empty() ? "Restored every head: the clean model again."
+                                  : "Showing the model with " + heads_sentence(s.ablation.applied) + ".";
     return true;
 }
 
 void update_ablation_position(AppState& s) {
-    if (!s.trained || s.model_base.tokens.empty()) return;
-    AblationNumbers& n = s.ablation_numbers;
+    if (!s.shown.input || s.model_base.tokens.empty()) return;
+    AblationNumbers& n = s.ablation.numbers;
     const int pos = dla_position(s);
     if (pos == n.pos) return;
-    const Model& m = *s.trained->model;
+    const Model& m = *s.shown.input->model;
     n.pos = pos;
     n.token = argmax_row(dla_logits(m, clean_trace(s)), pos);
     summary_at(m, clean_trace(s), nullptr, pos, n.token, n.clean);
-    if (!s.ablation.empty()) summary_at(m, s.model_base, &s.ablation, pos, n.token, n.ablated);
+    if (!s.ablation.applied.empty()) summary_at(m, s.model_base, &s.ablation.applied, pos, n.token, n.ablated);
 }
 
 } // namespace state_detail
@@ -257,24 +257,24 @@ void update_ablation_position(AppState& s) {
 void request_ablation(AppState& s, std::vector<HeadRef> heads, AblationMode mode) {
     std::sort(heads.begin(), heads.end());
     heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
-    s.edit_ablation = Ablation{};
-    s.edit_ablation.mode = mode;
-    s.edit_ablation.heads = std::move(heads);
-    s.ablation_dirty = true;
+    s.ablation.edit = Ablation{};
+    s.ablation.edit.mode = mode;
+    s.ablation.edit.heads = std::move(heads);
+    s.ablation.dirty = true;
 }
 
 void toggle_ablation(AppState& s, int layer, int head) {
-    std::vector<HeadRef> heads = s.edit_ablation.heads;
+    std::vector<HeadRef> heads = s.ablation.edit.heads;
     const HeadRef h{layer, head};
     auto it = std::find(heads.begin(), heads.end(), h);
     if (it != heads.end()) heads.erase(it);
     else heads.push_back(h);
-    request_ablation(s, std::move(heads), s.edit_ablation.mode);
+    request_ablation(s, std::move(heads), s.ablation.edit.mode);
 }
 
-void restore_all_heads(AppState& s) { request_ablation(s, {}, s.edit_ablation.mode); }
+void restore_all_heads(AppState& s) { request_ablation(s, {}, s.ablation.edit.mode); }
 
-bool head_ablated(const AppState& s, int layer, int head) { return s.ablation.has(layer, head); }
+bool head_ablated(const AppState& s, int layer, int head) { return s.ablation.applied.has(layer, head); }
 
 std::string ablated_heads_text(const Ablation& a) {
     std::string out;

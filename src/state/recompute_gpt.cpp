@@ -1,6 +1,6 @@
 // recompute_gpt.cpp: recompute()'s path for a whole GPT-2 or nanoGPT model (gpt_model.h) in the
 // views: the second case, beside the toy models of recompute_model.cpp, of one "model in the
-// views" (TrainedInput, s.trained).
+// views" (TrainedInput, s.shown.input).
 //
 //   tok (T)        the ids: the text through GPT-2's tokenizer saved beside the model, or
 //                  typed as ids when there is none
@@ -100,12 +100,12 @@ std::string gpt_token_label(const BpeTokenizer* tok, int id) {
 }
 
 std::string model_token_label(const AppState& s, int token) {
-    if (!s.trained) return std::to_string(token);
-    if (s.trained->gpt()) return gpt_token_label(s.trained->tokenizer.get(), token);
-    return token_name(s.trained->model->config, token);
+    if (mode(s) == Mode::lesson) return std::to_string(token);
+    if (mode(s) == Mode::gpt_model) return gpt_token_label(s.shown.input->tokenizer.get(), token);
+    return token_name(s.shown.input->model->config, token);
 }
 
-int first_replaceable(const AppState& s) { return s.trained && !s.trained->gpt() ? 1 : 0; }
+int first_replaceable(const AppState& s) { return mode(s) == Mode::toy_model ? 1 : 0; }
 
 int64_t gpt_window_bytes(const Model& m, int T) {
     const ModelConfig& c = m.config;
@@ -229,20 +229,20 @@ std::string check_gpt(const TrainedInput& in, int64_t cap) {
 int64_t gpt_trace_bytes(const Model& m, int T) { return model_trace_bytes(m.config, T); }
 
 void gpt_forward_state(AppState& s) {
-    const Model& m = *s.trained->model;
-    const int T = int(s.trained->tokens.size());
+    const Model& m = *s.shown.input->model;
+    const int T = int(s.shown.input->tokens.size());
     s.kernel = gpt_kernel(m.config, T, s.kernel_choice);
-    gpt_forward(m, s.trained->tokens, s.kernel, full_layers_bytes(m.config, T) > lean_above, s.model_base);
+    gpt_forward(m, s.shown.input->tokens, s.kernel, full_layers_bytes(m.config, T) > lean_above, s.model_base);
 }
 
 } // namespace state_detail
 
 bool set_replacement_text(AppState& s, const std::string& text, std::string& error) {
-    if (!s.trained || !s.trained->gpt()) {
+    if (mode(s) != Mode::gpt_model) {
         error = "the replacement is typed only for a GPT model";
         return false;
     }
-    const TrainedInput& in = *s.trained;
+    const TrainedInput& in = *s.shown.input;
     const ModelConfig& c = in.model->config;
     std::vector<int> ids;
     const bool digits = !text.empty() && text.find_first_not_of("0123456789 ") == std::string::npos;

@@ -74,7 +74,7 @@ std::string check_model_input(const TrainedInput& in, int64_t cap) { return chec
 namespace state_detail {
 
 void show_new_run(AppState& s) {
-    run_model_layer(*s.trained->model, s.layer, s.config, s.kernel, shown_ablation(s), true, s, s);
+    run_model_layer(*s.shown.input->model, s.shown.layer, s.config, s.kernel, shown_ablation(s), true, s, s);
     s.perturb_dirty = s.strength != 0;
     s.upload = UploadRequest{};
     s.upload.full = true;
@@ -83,14 +83,14 @@ void show_new_run(AppState& s) {
 
 // Block `layer`'s trace in every view, unperturbed; the slider is applied after.
 void show_model_layer(AppState& s) {
-    run_model_layer(*s.trained->model, s.layer, s.config, s.kernel, shown_ablation(s), false, s, s);
+    run_model_layer(*s.shown.input->model, s.shown.layer, s.config, s.kernel, shown_ablation(s), false, s, s);
 }
 
 bool apply_trained(AppState& s) {
     const std::shared_ptr<const TrainedInput> in = s.edit_trained;
     // The lesson's settings a trained model fixes: an edit of one (a key, Show me) is refused.
     std::string fixed;
-    if (s.trained && s.ready) {
+    if (s.shown.input && s.ready) {
         const Config& a = s.config;
         const Config& e = s.edit;
         if (e.mask != a.mask || e.scale != a.scale || e.n_embd != a.n_embd || e.n_head != a.n_head ||
@@ -101,8 +101,8 @@ bool apply_trained(AppState& s) {
     }
     if (std::string why = check_trained(*in, s.memory_cap); !why.empty()) {
         s.error = "Kept what is shown: " + why + ".";
-        s.edit_trained = s.trained;
-        s.edit_layer = s.layer;
+        s.edit_trained = s.shown.input;
+        s.edit_layer = s.shown.layer;
         s.edit = s.config;
         return false;
     }
@@ -110,13 +110,13 @@ bool apply_trained(AppState& s) {
     const int N = int(in->tokens.size());
     const Config c = trained_config(m.config, N);
     // Another layer of the model and tokens shown: the forward is kept, the layer recomputed.
-    const bool same_run = s.ready && s.trained == in && s.kernel_choice == s.edit_kernel_choice;
+    const bool same_run = s.ready && s.shown.input == in && s.kernel_choice == s.edit_kernel_choice;
     s.error = fixed;
-    s.trained = in;
+    s.shown.input = in;
     s.config = c;
     s.edit = c;
     s.kernel_choice = s.edit_kernel_choice;
-    s.layer = s.edit_layer = std::clamp(s.edit_layer, 0, m.config.n_layer - 1);
+    s.shown.layer = s.edit_layer = std::clamp(s.edit_layer, 0, m.config.n_layer - 1);
     if (in->gpt()) {
         if (!same_run) gpt_forward_state(s);
     } else {
@@ -125,16 +125,16 @@ bool apply_trained(AppState& s) {
     }
     // A new clean run: its numbers kept, and the heads still ablated applied to it.
     if (!same_run) ablation_after_run(s);
-    s.trained_words.clear();
-    for (int t : in->tokens) s.trained_words.push_back(model_token_label(s, t));
-    s.sequence_field = in->gpt() ? gpt_sequence_text(*in) : sequence_text(m.config, in->tokens);
+    s.shown.words.clear();
+    for (int t : in->tokens) s.shown.words.push_back(model_token_label(s, t));
+    s.fields.sequence_field = in->gpt() ? gpt_sequence_text(*in) : sequence_text(m.config, in->tokens);
     s.p = std::clamp(s.p, first_replaceable(s), N - 1);
     show_new_run(s);
     clamp_windows(s);
     s.ready = true;
     const std::string what = in->gpt() ? in->layout + " model" : "the " + std::string(to_string(m.config.task)) + " model";
     s.status = "Showing " + what + " (" + in->source + "), " + (in->gpt() ? "layer " : "block ") +
-               std::to_string(s.layer) + " of " + std::to_string(m.config.n_layer) + ", on " + std::to_string(N) +
+               std::to_string(s.shown.layer) + " of " + std::to_string(m.config.n_layer) + ", on " + std::to_string(N) +
                " tokens with the " + to_string(s.kernel) + " kernel.";
     return true;
 }
@@ -145,51 +145,51 @@ void apply_trained_perturbation(AppState& s) {
     // never replaces; a GPT model's tokens are replaced whole.
     s.p = std::clamp(s.p, first_replaceable(s), N - 1);
     const int token = s.strength == 0.f ? -1 : replacement_token(s, s.p);
-    perturb_model(*s.trained->model, s.layer, s.p, s.strength, token, s.kernel, shown_ablation(s), s, s);
+    perturb_model(*s.shown.input->model, s.shown.layer, s.p, s.strength, token, s.kernel, shown_ablation(s), s, s);
     s.upload.full = true;
 }
 
 void leave_trained(AppState& s) {
-    s.trained.reset();
+    s.shown.input.reset();
     s.model_base = ModelTrace{};
     s.model_perturbed = ModelTrace{};
-    s.trained_words.clear();
+    s.shown.words.clear();
     s.dy_out.clear();
     s.dy_out_summary = DySummary{};
-    s.layer = s.edit_layer = 0;
+    s.shown.layer = s.edit_layer = 0;
     s.applied_replace_token = -1;
     s.causality = GptCausality{};
     // The lesson's module has no heads to ablate: the ablation goes with the model.
-    const AblationMode mode = s.ablation.mode;
-    s.ablation = s.edit_ablation = Ablation{};
-    s.ablation.mode = s.edit_ablation.mode = mode;
-    s.model_clean = ModelTrace{};
-    s.ablation_numbers = AblationNumbers{};
+    const AblationMode mode = s.ablation.applied.mode;
+    s.ablation.applied = s.ablation.edit = Ablation{};
+    s.ablation.applied.mode = s.ablation.edit.mode = mode;
+    s.ablation.model_clean = ModelTrace{};
+    s.ablation.numbers = AblationNumbers{};
 }
 
 } // namespace state_detail
 
-const std::vector<std::string>& position_words(const AppState& s) { return s.trained ? s.trained_words : s.tokens; }
+const std::vector<std::string>& position_words(const AppState& s) { return s.shown.input ? s.shown.words : s.tokens; }
 
 void request_layer(AppState& s, int layer) {
-    if (!s.trained) return;
-    layer = std::clamp(layer, 0, s.trained->model->config.n_layer - 1);
+    if (!s.shown.input) return;
+    layer = std::clamp(layer, 0, s.shown.input->model->config.n_layer - 1);
     if (layer == s.edit_layer) return;
     s.edit_layer = layer;
     s.config_dirty = true;
 }
 
 void request_replacement(AppState& s, int token) {
-    if (token == s.replace_token) return;
-    s.replace_token = token;
+    if (token == s.shown.replace_token) return;
+    s.shown.replace_token = token;
     s.perturb_dirty = true;
 }
 
 int replacement_token(const AppState& s, int p) {
-    if (!s.trained) return -1;
-    const ModelConfig& c = s.trained->model->config;
-    if (s.replace_token >= 0 && s.replace_token < c.vocab) return s.replace_token;
-    const std::vector<int>& tok = s.trained->tokens;
+    if (!s.shown.input) return -1;
+    const ModelConfig& c = s.shown.input->model->config;
+    if (s.shown.replace_token >= 0 && s.shown.replace_token < c.vocab) return s.shown.replace_token;
+    const std::vector<int>& tok = s.shown.input->tokens;
     const int at = p >= 0 && size_t(p) < tok.size() ? tok[size_t(p)] : 0;
     return (at + 1) % c.vocab; // as attnviz trace --perturb replaces it
 }
@@ -250,7 +250,7 @@ std::string sequence_text(const ModelConfig& c, const std::vector<int>& tokens) 
 }
 
 bool set_trained_sequence(AppState& s, const std::string& text, std::string& error) {
-    const std::shared_ptr<const TrainedInput> now = s.edit_trained ? s.edit_trained : s.trained;
+    const std::shared_ptr<const TrainedInput> now = s.edit_trained ? s.edit_trained : s.shown.input;
     if (!now) {
         error = "no trained model is shown; open one with the weights field first";
         s.error = "Kept the sequence: " + error + ".";

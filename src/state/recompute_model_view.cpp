@@ -36,18 +36,19 @@ std::vector<int> lesson_tokens(const AppState& s) {
 }
 
 const Mat& prediction_logits(const AppState& s) {
-    return s.trained && s.trained->gpt() ? s.model_base.logits : s.model_base.logits_next;
+    return mode(s) == Mode::gpt_model ? s.model_base.logits : s.model_base.logits_next;
 }
 
 bool has_predictions(const AppState& s) {
-    return s.trained && (s.trained->gpt() || s.trained->model->config.has_lm_head()) && prediction_logits(s).rows() > 0;
+    return (mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.shown.input->model->config.has_lm_head())) &&
+           prediction_logits(s).rows() > 0;
 }
 
 void predict_at(AppState& s, int pos) {
     const Mat& logits = prediction_logits(s);
-    if (pos < 0 || pos >= logits.rows() || !s.predictions[size_t(pos)].empty()) return;
+    if (pos < 0 || pos >= logits.rows() || !s.model_view.predictions[size_t(pos)].empty()) return;
     const std::vector<float> p = softmax_logits(logits.data() + int64_t(pos) * logits.cols(), int(logits.cols()));
-    s.predictions[size_t(pos)] = top_k(p, prediction_count);
+    s.model_view.predictions[size_t(pos)] = top_k(p, prediction_count);
 }
 
 } // namespace
@@ -56,40 +57,40 @@ namespace state_detail {
 
 void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed) {
     if (!s.ready) return;
-    if (s.trained) {
+    if (s.shown.input) {
         // The detector's numbers are recompute_ablation.cpp's, of the run shown (ablated or clean).
         if (config_changed || ablation_changed) {
-            const AblationNumbers& n = s.ablation_numbers;
-            s.detection = s.ablation.empty() ? n.clean.detection : n.ablated.detection;
-            s.roles = head_roles(s.detection);
-            s.detected_model = s.trained->model;
-            s.grid_upload = true; // model_base's buffers may have moved
-            s.predictions.assign(size_t(prediction_logits(s).rows()), {});
+            const AblationNumbers& n = s.ablation.numbers;
+            s.model_view.detection = s.ablation.applied.empty() ? n.clean.detection : n.ablated.detection;
+            s.model_view.roles = head_roles(s.model_view.detection);
+            s.model_view.detected_model = s.shown.input->model;
+            s.model_view.grid_upload = true; // model_base's buffers may have moved
+            s.model_view.predictions.assign(size_t(prediction_logits(s).rows()), {});
         }
         update_ablation_position(s);
-    } else if (config_changed || perturb_changed || s.detected_model || s.detection.text.prev_token.empty()) {
+    } else if (config_changed || perturb_changed || s.model_view.detected_model || s.model_view.detection.text.prev_token.empty()) {
         const std::vector<int> tok = lesson_tokens(s);
         SequenceAttention a;
         a.tokens = &tok;
         a.layers.push_back(&s.trace.att);
-        s.detection.text = detect_on_text({a});
-        s.detection.repeat_induction.clear();
-        s.detection.repeat_count = s.detection.repeat_len = 0;
-        s.roles = head_roles(s.detection);
-        if (s.detected_model) s.grid_upload = true; // the grid's textures of a model that has gone
-        s.detected_model.reset();
-        s.predictions.clear();
+        s.model_view.detection.text = detect_on_text({a});
+        s.model_view.detection.repeat_induction.clear();
+        s.model_view.detection.repeat_count = s.model_view.detection.repeat_len = 0;
+        s.model_view.roles = head_roles(s.model_view.detection);
+        if (s.model_view.detected_model) s.model_view.grid_upload = true; // the grid's textures of a model that has gone
+        s.model_view.detected_model.reset();
+        s.model_view.predictions.clear();
     }
     const int N = s.config.seq_len;
-    s.predict_pos = std::clamp(s.predict_pos, -1, N - 1);
-    if (s.predict_hover >= N) s.predict_hover = -1;
+    s.model_view.predict_pos = std::clamp(s.model_view.predict_pos, -1, N - 1);
+    if (s.model_view.predict_hover >= N) s.model_view.predict_hover = -1;
     if (!has_predictions(s)) return;
     const Mat& logits = prediction_logits(s);
     if (int64_t(logits.rows()) * logits.cols() < all_predictions_below) {
         for (int pos = 0; pos < int(logits.rows()); ++pos) predict_at(s, pos);
     } else {
-        predict_at(s, s.predict_pos < 0 ? N - 1 : s.predict_pos);
-        predict_at(s, s.predict_hover);
+        predict_at(s, s.model_view.predict_pos < 0 ? N - 1 : s.model_view.predict_pos);
+        predict_at(s, s.model_view.predict_hover);
     }
 }
 

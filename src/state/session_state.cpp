@@ -14,13 +14,13 @@ Session to_session(const AppState& s) {
     ss.kernel = s.kernel_choice == KernelChoice::reference ? "reference"
                 : s.kernel_choice == KernelChoice::fast    ? "fast"
                                                            : "";
-    ss.view = to_string(s.view);
-    ss.step = s.step;
+    ss.view = to_string(s.screen.view);
+    ss.step = s.screen.step;
     ss.perturb = s.strength != 0 ? s.p : -1;
     ss.strength = s.strength != 0 ? double(s.strength) : 1.0;
-    ss.theme = to_string(s.theme);
-    ss.font_scale = double(s.font_scale);
-    ss.palette = to_string(s.palette);
+    ss.theme = to_string(s.screen.theme);
+    ss.font_scale = double(s.screen.font_scale);
+    ss.palette = to_string(s.screen.palette);
     ss.tokens = s.tokens;
     if (s.weights) {
         ss.weights_path = s.weights->path;
@@ -42,15 +42,15 @@ Session to_session(const AppState& s) {
         st.probe = probe_text(ts.model, t.probe).substr(2);
         st.speed_index = t.speed_index;
     }
-    if (s.trained && !s.trained->gpt()) { // a GPT model is opened again from its own files, not kept
+    if (mode(s) == Mode::toy_model) { // a GPT model is opened again from its own files, not kept
         SessionModel& sm = ss.model;
         sm.present = true;
-        sm.letters = sequence_text(s.trained->model->config, s.trained->tokens);
-        sm.layer = s.layer;
-        sm.replace_token = s.replace_token;
-        sm.source = s.trained->source;
-        for (const HeadRef& h : s.ablation.heads) sm.ablate += (sm.ablate.empty() ? "" : ",") + to_string(h);
-        sm.ablate_mode = to_string(s.ablation.mode);
+        sm.letters = sequence_text(s.shown.input->model->config, s.shown.input->tokens);
+        sm.layer = s.shown.layer;
+        sm.replace_token = s.shown.replace_token;
+        sm.source = s.shown.input->source;
+        for (const HeadRef& h : s.ablation.applied.heads) sm.ablate += (sm.ablate.empty() ? "" : ",") + to_string(h);
+        sm.ablate_mode = to_string(s.ablation.applied.mode);
     }
     return ss;
 }
@@ -151,7 +151,7 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     init_app_state(s, ss.config, k);
     if (trained) {
         s.edit_layer = std::clamp(ss.model.layer, 0, trained->model->config.n_layer - 1);
-        s.replace_token = ss.model.replace_token >= 0 && ss.model.replace_token < trained->model->config.vocab
+        s.shown.replace_token = ss.model.replace_token >= 0 && ss.model.replace_token < trained->model->config.vocab
                               ? ss.model.replace_token
                               : -1;
         request_trained_model(s, std::move(trained));
@@ -159,19 +159,19 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     }
     s.edit_tokens = ss.tokens;
     s.edit_weights = weights;
-    s.weights_field = ss.weights_path;
-    s.layer_field = ss.layer;
-    s.text_field.clear();
-    for (const std::string& w : ss.tokens) s.text_field += (s.text_field.empty() ? "" : " ") + w;
-    s.view = view;
-    s.step = ss.step;
+    s.fields.weights_field = ss.weights_path;
+    s.fields.layer_field = ss.layer;
+    s.fields.text_field.clear();
+    for (const std::string& w : ss.tokens) s.fields.text_field += (s.fields.text_field.empty() ? "" : " ") + w;
+    s.screen.view = view;
+    s.screen.step = ss.step;
     s.p = ss.perturb >= 0 ? ss.perturb : std::min(2, ss.config.seq_len - 1);
     s.strength = ss.perturb >= 0 ? float(ss.strength) : 0.f;
     s.perturb_dirty = true;
-    if (s.theme != theme || s.font_scale != float(ss.font_scale)) s.fonts_dirty = true;
-    s.theme = theme;
-    s.font_scale = float(ss.font_scale);
-    s.palette = palette;
+    if (s.screen.theme != theme || s.screen.font_scale != float(ss.font_scale)) s.fonts_dirty = true;
+    s.screen.theme = theme;
+    s.screen.font_scale = float(ss.font_scale);
+    s.screen.palette = palette;
     return true;
 }
 
@@ -181,7 +181,7 @@ bool write_session_files(const std::string& path, const AppState& s, std::string
         std::shared_ptr<const Model> m = s.train->session->latest();
         if (!save_model(train_weights_path(path), *m, error)) return false;
     }
-    if (ss.model.present && !save_model(model_weights_path(path), *s.trained->model, error)) return false;
+    if (ss.model.present && !save_model(model_weights_path(path), *s.shown.input->model, error)) return false;
     return write_session(path, ss, error);
 }
 
@@ -189,7 +189,7 @@ void save_session_file(AppState& s, const std::string& path) {
     std::string error;
     if (write_session_files(path, s, error))
         s.status = "Saved the session to " + escaped(path) +
-                   (s.trained && s.trained->gpt() ? " (without the GPT model, which opens again from its own files "
+                   (mode(s) == Mode::gpt_model ? " (without the GPT model, which opens again from its own files "
                                                     "with --model)."
                                                   : ".");
     else s.status = "Not saved: " + error;

@@ -20,7 +20,7 @@ void leave_trained(AppState& s);
 // A model read (or refused with `error`) for the views: staged on layer 0 like open_model_path,
 // or the sentence shown in s.status and s.error.
 bool stage_read(AppState& s, bool read, std::shared_ptr<const TrainedInput> in, const std::string& error);
-// Layer s.layer of the unperturbed forward in `base` and `trace` (a GPT model's recomputed
+// Layer s.shown.layer of the unperturbed forward in `base` and `trace` (a GPT model's recomputed
 // whole by gpt_layer_trace), with the perturbation's results cleared.
 void show_model_layer(AppState& s);
 // A new run of the shown model in every view: show_model_layer, the slider applied again
@@ -42,13 +42,13 @@ void gpt_forward_state(AppState& s);
 void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed = false);
 
 // Head ablation (recompute_ablation.cpp). After a new clean forward in s.model_base (a new
-// model, tokens or kernel): the clean numbers kept (or reused), and s.ablation's heads that
-// the model still has applied to it. After an edit: s.edit_ablation checked and applied, or
+// model, tokens or kernel): the clean numbers kept (or reused), and the heads of s.ablation.applied that
+// the model still has applied to it. After an edit: s.ablation.edit checked and applied, or
 // refused with one sentence and put back. Both leave model_base as the ablated run (clean
 // in model_clean) and the "after" numbers computed; the shown layer is redone by the caller
 // (apply_trained) or by apply_ablation_edit itself. update_ablation_position: the DLA and the
 // top 5 at the predictions' position, when it moved.
-inline const Ablation* shown_ablation(const AppState& s) { return s.ablation.empty() ? nullptr : &s.ablation; }
+inline const Ablation* shown_ablation(const AppState& s) { return s.ablation.applied.empty() ? nullptr : &s.ablation.applied; }
 void ablation_after_run(AppState& s);
 bool apply_ablation_edit(AppState& s);
 void update_ablation_position(AppState& s);

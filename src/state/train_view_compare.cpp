@@ -53,7 +53,7 @@ void start_heads_comparison(AppState& s) {
         r.settings.model.n_head = H; // the same C: head_dim = C / H
         c.runs.push_back(std::move(r));
     }
-    s.view = View::check;
+    s.screen.view = View::check;
     refresh_heads_comparison(t);
 }
 

@@ -293,7 +293,7 @@ void open_in_views(AppState& s) {
     in->tokens = t.picture.probe;
     in->source = "Train view, step " + std::to_string(t.picture.step);
     request_trained_model(s, in);
-    s.view = View::walk;
+    s.screen.view = View::walk;
     t.status_step = t.shown_status.step;
     t.status = "Opened step " + std::to_string(t.picture.step) + "'s model in the views, on the probe " +
                probe_text(t.picture.model->config, t.picture.probe) + ".";

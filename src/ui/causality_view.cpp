@@ -18,9 +18,9 @@ namespace {
 // the letter at p, 1 the chosen letter's, wte[letter] + wpe[p] (default: the next letter,
 // as attnviz trace --perturb replaces it).
 void draw_toward(AppState& s, UiContext& ui, float rest, float& a) {
-    const ModelConfig& c = s.trained->model->config;
+    const ModelConfig& c = s.shown.input->model->config;
     const int now = replacement_token(s, s.p);
-    const std::string preview = token_name(c, now) + (s.replace_token < 0 ? " (next)" : "");
+    const std::string preview = token_name(c, now) + (s.shown.replace_token < 0 ? " (next)" : "");
     const float combo_w = text_size(ui.fonts->body, "m (next)").x + ImGui::GetFrameHeight() + 12 * ui.scale;
     const float label_w = text_size(ui.fonts->body, "toward").x + 2 * ImGui::GetStyle().ItemSpacing.x;
     ImGui::SetNextItemWidth(std::max(80 * ui.scale, rest - combo_w - label_w - 8 * ui.scale));
@@ -33,9 +33,9 @@ void draw_toward(AppState& s, UiContext& ui, float rest, float& a) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(combo_w);
     if (ImGui::BeginCombo("##toward", preview.c_str())) {
-        if (ImGui::Selectable("the next letter", s.replace_token < 0)) request_replacement(s, -1);
+        if (ImGui::Selectable("the next letter", s.shown.replace_token < 0)) request_replacement(s, -1);
         for (int t = 0; t < c.vocab; ++t)
-            if (ImGui::Selectable(token_name(c, t).c_str(), t == s.replace_token)) request_replacement(s, t);
+            if (ImGui::Selectable(token_name(c, t).c_str(), t == s.shown.replace_token)) request_replacement(s, t);
         ImGui::EndCombo();
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The letter position p is blended toward.");
@@ -54,7 +54,7 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     const std::vector<std::string>& words = position_words(s);
     bool worded = !words.empty();
     // A trained model's position 0 is BOS, which is never replaced.
-    const int first = s.trained ? 1 : 0;
+    const int first = s.shown.input ? 1 : 0;
     if (worded && T <= 12) {
         float total = 0;
         for (int t = first; t < T; ++t)
@@ -65,7 +65,7 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     // A trained model's row also holds the letter combo: the radio buttons give way to a
     // slider when the row would overflow (large text).
     bool radios = T <= 12;
-    if (radios && s.trained) {
+    if (radios && s.shown.input) {
         float total = 0;
         for (int t = first; t < T; ++t)
             total += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::GetStyle().ItemSpacing.x +
@@ -95,7 +95,7 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     ImGui::TextUnformatted("strength");
     ImGui::SameLine();
     const float rest = pos.x + width - ImGui::GetCursorScreenPos().x;
-    if (s.trained) {
+    if (s.shown.input) {
         draw_toward(s, ui, rest, a);
         request_perturbation(s, p, a);
         return;
@@ -212,13 +212,13 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n,
 // read off the numbers: "exactly 0.0" is said only when every earlier difference is 0.
 std::string trained_verdict(const AppState& s) {
     const int p = s.applied_p;
-    const ModelConfig& c = s.trained->model->config;
+    const ModelConfig& c = s.shown.input->model->config;
     if (p < 0)
         return "Drag the strength: 0 is the letter at p = " + std::to_string(s.p) + ", 1 is the embedding of “" +
                token_name(c, replacement_token(s, s.p)) + "” there; every block runs again on the blend.";
     const DySummary &a = s.dy_summary, &b = s.dy_out_summary;
     const std::string earlier = p == 1 ? "Position 0 (^) comes" : "Positions 0 to " + std::to_string(p - 1) + " come";
-    const std::string block = "block " + std::to_string(s.layer);
+    const std::string block = "block " + std::to_string(s.shown.layer);
     if (a.before == 0.f && b.before == 0.f && !a.nan && !b.nan)
         return earlier + " before p = " + std::to_string(p) + ": every block's mask hides position " + std::to_string(p) +
                " from them, and the residual adds only their own rows, so " + block +
@@ -229,7 +229,7 @@ std::string trained_verdict(const AppState& s) {
 }
 
 std::string verdict(const AppState& s) {
-    if (s.trained) return trained_verdict(s);
+    if (s.shown.input) return trained_verdict(s);
     const int p = s.applied_p;
     const Config& c = s.config;
     if (p < 0) return "Drag the strength: 0 is the original input, 1 is the lesson's replacement row for position " +
@@ -256,11 +256,11 @@ std::string verdict(const AppState& s) {
 } // namespace
 
 void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
-    if (s.trained && s.trained->gpt()) {
+    if (mode(s) == Mode::gpt_model) {
         draw_gpt_causality_view(s, ui, p0, p1);
         return;
     }
-    ViewWindow& win = s.windows[int(View::causality)];
+    ViewWindow& win = s.screen.windows[int(View::causality)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
     const float gap = std::round(8 * ui.scale);
@@ -270,7 +270,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     std::string question = "Change position p = " + std::to_string(s.p);
     const std::vector<std::string>& words = position_words(s);
     if (s.p >= 0 && size_t(s.p) < words.size()) question += " (“" + position_word(words, s.p) + "”)";
-    if (s.trained) question += " toward “" + token_name(s.trained->model->config, replacement_token(s, s.p)) + "”";
+    if (s.shown.input) question += " toward “" + token_name(s.shown.input->model->config, replacement_token(s, s.p)) + "”";
     question += ". Which outputs move?";
     dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, question.c_str());
     y += hf->FontSize + gap;
@@ -377,12 +377,12 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float bars_top = with_matrices ? std::min(rr.bottom, rows_bottom) : rr.bottom;
     const float bars_bottom = std::min(p1.y - legend_h, bars_top + 300 * ui.scale);
     float chart_end = p1.x;
-    if (s.trained) {
+    if (s.shown.input) {
         // A trained model: the block shown, and the model's output after its last block.
         const float half = std::floor((width - 2 * gap) / 2);
-        const int L = s.trained->model->config.n_layer;
+        const int L = s.shown.input->model->config.n_layer;
         draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p0.x + half, bars_bottom), t0, n, s.dy, s.dy_summary,
-                  "block " + std::to_string(s.layer) + "'s attn(h): max |Δy|", "dy");
+                  "block " + std::to_string(s.shown.layer) + "'s attn(h): max |Δy|", "dy");
         draw_bars(s, ui, ImVec2(p0.x + half + 2 * gap, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy_out,
                   s.dy_out_summary, "output h after block " + std::to_string(L - 1) + ": max |Δh|", "dy_out");
     } else {

@@ -24,11 +24,11 @@ void heading(UiContext& ui, const char* text) {
 // "Show answer" / the answer in a dimmer colour.
 void answer(AppState& s, int n, const char* text) {
     ImGui::PushID(n);
-    if (!s.answer_shown[n]) {
-        if (ImGui::SmallButton("Show the answer")) s.answer_shown[n] = true;
+    if (!s.screen.answer_shown[n]) {
+        if (ImGui::SmallButton("Show the answer")) s.screen.answer_shown[n] = true;
     } else {
         ImGui::TextDisabled("%s", text);
-        if (ImGui::SmallButton("Hide the answer")) s.answer_shown[n] = false;
+        if (ImGui::SmallButton("Hide the answer")) s.screen.answer_shown[n] = false;
     }
     ImGui::PopID();
 }
@@ -41,7 +41,7 @@ void show_causality(AppState& s) {
         e.seq_len = std::max(e.seq_len, 3);
         request_config(s, e, s.kernel_choice);
     }
-    s.view = View::causality;
+    s.screen.view = View::causality;
     request_perturbation(s, 2, 1.f);
 }
 
@@ -50,7 +50,7 @@ void show_heads(AppState& s, int H) {
     Config e = s.config;
     e.n_head = H;
     request_config(s, e, s.kernel_choice);
-    s.view = View::scores;
+    s.screen.view = View::scores;
 }
 
 void set_scale(AppState& s, ScaleMode m) {
@@ -313,11 +313,11 @@ void show_me(AppState& s, int question) {
                 break;
             }
         // A trained model's H is its own: the Train view trains another.
-        if (s.trained) s.status = "A trained model keeps its H = " + std::to_string(s.config.n_head) +
+        if (s.shown.input) s.status = "A trained model keeps its H = " + std::to_string(s.config.n_head) +
                                   "; press L (Back to the lesson) to compare H = 1, 2, 4 on the lesson's module.";
         else show_heads(s, next);
     }
-    if (question == 3) s.view = View::scores;
+    if (question == 3) s.screen.view = View::scores;
     if (question == 4) start_ablation_demo(s);
 }
 
@@ -350,7 +350,7 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::Text("C = %d, show me H =", c.n_embd);
     for (int H : {1, 2, 4}) {
         ImGui::SameLine();
-        const bool ok = c.n_embd % H == 0 && !s.trained;
+        const bool ok = c.n_embd % H == 0 && !s.shown.input;
         const bool on = c.n_head == H;
         if (!ok) ImGui::BeginDisabled();
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
@@ -359,7 +359,7 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (on) ImGui::PopStyleColor(2);
         if (!ok) ImGui::EndDisabled();
     }
-    if (s.trained)
+    if (s.shown.input)
         ImGui::TextDisabled("The trained model keeps its H = %d; Back to the lesson (L) to compare H on the lesson's module.",
                             c.n_head);
     else
@@ -386,7 +386,7 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("scale in use:");
     const char* names[] = {"÷ √head_dim", "÷ √C", "none"};
-    ImGui::BeginDisabled(s.trained != nullptr); // trained with ÷ √head_dim; the table below still compares both
+    ImGui::BeginDisabled(s.shown.input != nullptr); // trained with ÷ √head_dim; the table below still compares both
     for (int m = 0; m < 3; ++m) {
         ImGui::SameLine();
         const bool on = int(c.scale) == m;

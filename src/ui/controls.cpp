@@ -57,14 +57,14 @@ void draw_controls(AppState& s, UiContext& ui) {
     ImGui::TextDisabled("causal multi-head self-attention");
 
     // A trained model fixes the sizes and the input: its own section instead of both.
-    if (s.trained) {
+    if (s.shown.input) {
         draw_trained_section(s, ui);
     } else {
         section(ui, "Model");
         int C = e.n_embd;
-        if (s.focus_panel) { // F6: the keyboard starts in the first field; Tab moves on
+        if (s.screen.focus_panel) { // F6: the keyboard starts in the first field; Tab moves on
             ImGui::SetKeyboardFocusHere(0);
-            s.focus_panel = false;
+            s.screen.focus_panel = false;
         }
         if (int_field("n_embd  C", "##C", C, 1, 8, label_w)) {
             e.n_embd = std::clamp(C, 1, max_n_embd);
@@ -121,13 +121,13 @@ void draw_controls(AppState& s, UiContext& ui) {
     draw_weights_section(s, ui);
 
     section(ui, "Teaching switches");
-    if (s.trained) {
+    if (s.shown.input) {
         ImGui::PushTextWrapPos(0.f);
         ImGui::TextDisabled("The trained model was trained with the causal mask and ÷ √head_dim; Back to the lesson "
                             "to try others.");
         ImGui::PopTextWrapPos();
     }
-    ImGui::BeginDisabled(s.trained != nullptr);
+    ImGui::BeginDisabled(s.shown.input != nullptr);
     {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("mask");
@@ -197,15 +197,15 @@ void draw_controls(AppState& s, UiContext& ui) {
     }
 
     // The overview of a matrix that shows only a window of its cells.
-    if (s.minimap.active && s.minimap.view == int(s.view)) {
+    if (s.screen.minimap.active && s.screen.minimap.view == int(s.screen.view)) {
         section(ui, "Overview");
-        const Minimap& m = s.minimap;
+        const Minimap& m = s.screen.minimap;
         ImGui::TextDisabled("%d × %d, showing rows %d–%d", m.rows, m.cols, m.row0, m.row0 + m.nrows - 1);
         const float w = ImGui::GetContentRegionAvail().x;
         const float h = std::min(w * float(m.rows) / float(m.cols), 120 * ui.scale);
         const float mw = h * float(m.cols) / float(m.rows);
         const ImVec2 a = ImGui::GetCursorScreenPos();
-        draw_minimap(ui, m, s.windows[m.view], a, ImVec2(a.x + mw, a.y + h));
+        draw_minimap(ui, m, s.screen.windows[m.view], a, ImVec2(a.x + mw, a.y + h));
     }
 
     section(ui, "Display");
@@ -215,9 +215,9 @@ void draw_controls(AppState& s, UiContext& ui) {
         ImGui::SameLine(label_w);
         ImGui::SetNextItemWidth(-1);
         const char* themes[] = {"dark", "light", "high contrast"};
-        int t = int(s.theme);
+        int t = int(s.screen.theme);
         if (ImGui::Combo("##theme", &t, themes, 3)) {
-            s.theme = Theme(t);
+            s.screen.theme = Theme(t);
             s.fonts_dirty = true; // the style is re-applied with the fonts
         }
         ImGui::AlignTextToFramePadding();
@@ -225,8 +225,8 @@ void draw_controls(AppState& s, UiContext& ui) {
         ImGui::SameLine(label_w);
         ImGui::SetNextItemWidth(-1);
         const char* palettes[] = {"default", "cb (colour-blind)"};
-        int pk = int(s.palette);
-        if (ImGui::Combo("##palette", &pk, palettes, 2)) s.palette = PaletteKind(pk);
+        int pk = int(s.screen.palette);
+        if (ImGui::Combo("##palette", &pk, palettes, 2)) s.screen.palette = PaletteKind(pk);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("default: blue-red and viridis. cb: purple-orange and cividis, which read the same to every "
                               "colour vision. Key P.");
@@ -234,26 +234,26 @@ void draw_controls(AppState& s, UiContext& ui) {
         ImGui::TextUnformatted("text size");
         ImGui::SameLine(label_w);
         ImGui::SetNextItemWidth(-1);
-        float fs = s.font_scale;
+        float fs = s.screen.font_scale;
         ImGui::SliderFloat("##font_scale", &fs, 1.f, 3.f, "%.2f×");
         // Re-baking the fonts on every drag step would stall; apply on release.
         if (ImGui::IsItemDeactivatedAfterEdit()) {
-            s.font_scale = std::clamp(fs, 1.f, 3.f);
+            s.screen.font_scale = std::clamp(fs, 1.f, 3.f);
             s.fonts_dirty = true;
         }
-        ImGui::Checkbox("same range for all heads", &s.shared_ranges);
+        ImGui::Checkbox("same range for all heads", &s.screen.shared_ranges);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("On: one colour scale for every head, so heads compare. Off: each head uses its own range.");
     }
 
     section(ui, "Session");
     {
         ImGui::SetNextItemWidth(-1);
-        ImGui::InputText("##session_path", &s.session_path);
+        ImGui::InputText("##session_path", &s.fields.session_path);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("The session file: config, view, step, perturbation, theme and text size.");
         const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
-        if (ImGui::Button("Save  Ctrl+S", ImVec2(half, 0))) save_session_file(s, s.session_path);
+        if (ImGui::Button("Save  Ctrl+S", ImVec2(half, 0))) save_session_file(s, s.fields.session_path);
         ImGui::SameLine();
-        if (ImGui::Button("Open  Ctrl+O", ImVec2(half, 0))) open_session_file(s, s.session_path);
+        if (ImGui::Button("Open  Ctrl+O", ImVec2(half, 0))) open_session_file(s, s.fields.session_path);
     }
 
     draw_export_section(s, ui);
@@ -266,7 +266,7 @@ void draw_controls(AppState& s, UiContext& ui) {
     ImGui::PushTextWrapPos(0.f);
     if (!s.status.empty()) ImGui::TextDisabled("%s", s.status.c_str());
     ImGui::PopTextWrapPos();
-    if (!s.screenshot_mode) ImGui::TextDisabled("%.1f ms per frame", double(s.frame_ms));
+    if (!s.screen.screenshot_mode) ImGui::TextDisabled("%.1f ms per frame", double(s.screen.frame_ms));
 }
 
 } // namespace attnviz

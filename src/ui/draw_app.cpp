@@ -16,10 +16,10 @@ namespace attnviz {
 void draw_app(AppState& s, UiContext& ui) {
     handle_keys(s);
     handle_layer_keys(s);
-    if (s.trained) {
+    if (s.shown.input) {
         // A trained model's positions are its letters: "0 ^", "1 a", ... on every axis.
-        ui.tokens = &s.trained_words;
-        ui.row_label_w = widest_position_label(ui.fonts->small, s.trained_words);
+        ui.tokens = &s.shown.words;
+        ui.row_label_w = widest_position_label(ui.fonts->small, s.shown.words);
     }
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(vp->Pos);
@@ -31,10 +31,10 @@ void draw_app(AppState& s, UiContext& ui) {
     ImGui::Begin("attnviz", nullptr, fixed | ImGuiWindowFlags_NoBackground);
     const float W = vp->Size.x, Hh = vp->Size.y;
     const float panel_w = side_panel_width(s, W, ui.scale);
-    s.panel_visible = panel_w > 0;
+    s.screen.panel_visible = panel_w > 0;
 
     // Controls: a fixed child on the left (it scrolls if the window is short), unless hidden (F2).
-    if (s.panel_visible) {
+    if (s.screen.panel_visible) {
         ImGui::SetCursorPos(ImVec2(0, 0));
         ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(std::round(10 * ui.scale), std::round(8 * ui.scale)));
         ImGui::BeginChild("controls", ImVec2(panel_w, Hh), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
@@ -51,15 +51,15 @@ void draw_app(AppState& s, UiContext& ui) {
     top += draw_layer_strip(s, ui, ImVec2(v0.x, top), vp->Pos.x + W - margin - v0.x);
     const ImVec2 area0(v0.x, top), area1(vp->Pos.x + W - margin, vp->Pos.y + Hh - std::round(6 * ui.scale));
     // What Ctrl+P saves: the view with its margins, without the side panel and the tabs.
-    s.view_rect[0] = area0.x - margin, s.view_rect[1] = area0.y - std::round(6 * ui.scale);
-    s.view_rect[2] = vp->Pos.x + W, s.view_rect[3] = vp->Pos.y + Hh;
+    s.screen.view_rect[0] = area0.x - margin, s.screen.view_rect[1] = area0.y - std::round(6 * ui.scale);
+    s.screen.view_rect[2] = vp->Pos.x + W, s.screen.view_rect[3] = vp->Pos.y + Hh;
     ImGui::SetCursorScreenPos(area0);
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0, 0, 0, 0));
     ImGui::BeginChild("view", ImVec2(area1.x - area0.x, area1.y - area0.y), false,
                       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     if (s.ready) {
-        switch (s.view) {
+        switch (s.screen.view) {
         case View::walk: draw_walk_view(s, ui, area0, area1); break;
         case View::qkv: draw_qkv_view(s, ui, area0, area1); break;
         case View::scores: draw_scores_view(s, ui, area0, area1); break;

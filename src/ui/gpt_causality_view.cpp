@@ -56,8 +56,8 @@ void draw_controls_row(AppState& s, UiContext& ui, ImVec2 pos, float width) {
     const float apply_w = ImGui::CalcTextSize("Apply").x + 2 * ImGui::GetStyle().FramePadding.x;
     const float rest = pos.x + width - ImGui::GetCursorScreenPos().x - apply_w - ImGui::GetStyle().ItemSpacing.x;
     ImGui::SetNextItemWidth(std::round(std::clamp(rest, 60 * ui.scale, 200 * ui.scale)));
-    const bool tok = s.trained->tokenizer != nullptr;
-    const bool enter = ImGui::InputTextWithHint("##replace", tok ? "a word or an id" : "an id", &s.replace_field,
+    const bool tok = s.shown.input->tokenizer != nullptr;
+    const bool enter = ImGui::InputTextWithHint("##replace", tok ? "a word or an id" : "an id", &s.fields.replace_field,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(tok ? "A word that is one token through the tokenizer (type its leading space, \" dog\"), or "
@@ -66,7 +66,7 @@ void draw_controls_row(AppState& s, UiContext& ui, ImVec2 pos, float width) {
     ImGui::SameLine();
     if (ImGui::Button("Apply") || enter) {
         std::string error;
-        set_replacement_text(s, s.replace_field, error);
+        set_replacement_text(s, s.fields.replace_field, error);
     }
     ImGui::PopID();
 }
@@ -75,7 +75,7 @@ void draw_controls_row(AppState& s, UiContext& ui, ImVec2 pos, float width) {
 std::string gpt_verdict(const AppState& s) {
     const GptCausality& c = s.causality;
     const int L = int(c.resid_max_abs.size());
-    const std::string now = "“" + model_token_label(s, s.trained->tokens[size_t(std::clamp(s.p, 0, s.config.seq_len - 1))]) +
+    const std::string now = "“" + model_token_label(s, s.shown.input->tokens[size_t(std::clamp(s.p, 0, s.config.seq_len - 1))]) +
                             "” → “" + model_token_label(s, replacement_token(s, s.p)) + "”";
     if (s.applied_p < 0 || L == 0)
         return "Tick “replaced” (or pick p) to replace " + now + " at p = " + std::to_string(s.p) +
@@ -136,7 +136,7 @@ float draw_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int& t0, int&
         const std::vector<float>& row = logits ? c.logits_max_abs : c.resid_max_abs[size_t(r)];
         const float top = logits ? top_logits : top_value;
         const std::string label = logits ? "logits" : "resid_post " + std::to_string(r);
-        const ImU32 lc = !logits && r == s.layer ? pal.accent : pal.text;
+        const ImU32 lc = !logits && r == s.shown.layer ? pal.accent : pal.text;
         dl->AddText(f, f->FontSize, ImVec2(p0.x, y + (row_h - f->FontSize) * 0.5f), lc, label.c_str());
         if (!logits && ImGui::IsMouseHoveringRect(ImVec2(p0.x, y), ImVec2(x0, y + row_h))) {
             ImGui::SetTooltip("layer %d's residual stream after its MLP: click to show this layer in every view", r);
@@ -181,7 +181,7 @@ float draw_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int& t0, int&
 } // namespace
 
 void draw_gpt_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
-    ViewWindow& win = s.windows[int(View::causality)];
+    ViewWindow& win = s.screen.windows[int(View::causality)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
     const float gap = std::round(8 * ui.scale);

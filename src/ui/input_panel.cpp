@@ -32,7 +32,7 @@ void draw_words_section(AppState& s, UiContext& ui) {
     input_section(ui, "Words");
     const float apply_w = ImGui::CalcTextSize("Apply").x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SetNextItemWidth(-(apply_w + ImGui::GetStyle().ItemSpacing.x));
-    const bool enter = ImGui::InputTextWithHint("##text", "e.g. the cat saw the cat", &s.text_field,
+    const bool enter = ImGui::InputTextWithHint("##text", "e.g. the cat saw the cat", &s.fields.text_field,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Words as input, one position each: each distinct word gets its own seeded random row, so a "
@@ -40,7 +40,7 @@ void draw_words_section(AppState& s, UiContext& ui) {
     ImGui::SameLine();
     if (ImGui::Button("Apply") || enter) {
         std::string error;
-        set_text(s, s.text_field, error);
+        set_text(s, s.fields.text_field, error);
     }
     if (s.tokens.empty())
         wrapped_dim("no words: x = torch.randn(1, T, C)");
@@ -51,8 +51,8 @@ void draw_words_section(AppState& s, UiContext& ui) {
 
 void draw_weights_section(AppState& s, UiContext& ui) {
     input_section(ui, "Weights");
-    if (s.trained) {
-        wrapped_dim(std::string(s.trained->gpt() ? "the GPT model's own (above)" : "the trained model's own (above)") +
+    if (s.shown.input) {
+        wrapped_dim(std::string(mode(s) == Mode::gpt_model ? "the GPT model's own (above)" : "the trained model's own (above)") +
                     "; a file here replaces it: the lesson's layout, a model attnviz train wrote, or with Open "
                     "model a whole GPT-2 directory or nanoGPT file");
     } else if (s.weights) {
@@ -67,7 +67,7 @@ void draw_weights_section(AppState& s, UiContext& ui) {
     } else
         wrapped_dim("seeded: SelfAttention(C, H) after torch.manual_seed(" + std::to_string(s.config.seed) + ")");
     ImGui::SetNextItemWidth(-1);
-    const bool enter = ImGui::InputTextWithHint("##weights_path", "model.safetensors", &s.weights_field,
+    const bool enter = ImGui::InputTextWithHint("##weights_path", "model.safetensors", &s.fields.weights_field,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("A .safetensors file with the lesson's, nanoGPT's or GPT-2's attention names (C comes from the "
@@ -76,15 +76,15 @@ void draw_weights_section(AppState& s, UiContext& ui) {
     ImGui::TextUnformatted("layer");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    int layer = s.layer_field;
-    if (ImGui::InputInt("##layer", &layer, 1, 1)) s.layer_field = std::max(0, layer);
+    int layer = s.fields.layer_field;
+    if (ImGui::InputInt("##layer", &layer, 1, 1)) s.fields.layer_field = std::max(0, layer);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Which h.N of a GPT-2 or nanoGPT model file (0 for one-block files).");
     // "Load weights…" whole, "Unload" in the rest of the row.
     const float row = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x;
     const float load_w = std::max(row / 2, ImGui::CalcTextSize("Load weights…").x + 2 * ImGui::GetStyle().FramePadding.x);
     if (ImGui::Button("Load weights…", ImVec2(load_w, 0)) || enter) {
         std::string error;
-        request_weights_file(s, s.weights_field, s.layer_field, error);
+        request_weights_file(s, s.fields.weights_field, s.fields.layer_field, error);
     }
     ImGui::SameLine();
     ImGui::BeginDisabled(!s.weights && !s.edit_weights);
@@ -93,7 +93,7 @@ void draw_weights_section(AppState& s, UiContext& ui) {
     ImGui::EndDisabled();
     if (ImGui::Button("Open model (every layer)", ImVec2(-1, 0))) {
         std::string error;
-        request_model_path(s, s.weights_field, error);
+        request_model_path(s, s.fields.weights_field, error);
     }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("The path above as a whole model in every view: a GPT-2 directory (model.safetensors, "
@@ -104,31 +104,31 @@ void draw_weights_section(AppState& s, UiContext& ui) {
 void draw_export_section(AppState& s, UiContext& ui) {
     input_section(ui, "Export");
     // The default names follow the view and the tensor until the user types a name.
-    if (is_default_png_name(s.png_path)) s.png_path = default_png_name(s.view);
+    if (is_default_png_name(s.fields.png_path)) s.fields.png_path = default_png_name(s.screen.view);
     const float save_w = ImGui::CalcTextSize("PNG  Ctrl+P").x + 2 * ImGui::GetStyle().FramePadding.x;
     const float gap = ImGui::GetStyle().ItemSpacing.x;
     ImGui::SetNextItemWidth(-(save_w + gap));
-    ImGui::InputText("##png_path", &s.png_path);
+    ImGui::InputText("##png_path", &s.fields.png_path);
     ImGui::SameLine();
     if (ImGui::Button("PNG  Ctrl+P", ImVec2(save_w, 0))) request_png(s);
 
     const std::vector<TensorName>& names = all_tensor_names();
-    s.export_tensor = std::clamp(s.export_tensor, 0, int(names.size()) - 1);
+    s.fields.export_tensor = std::clamp(s.fields.export_tensor, 0, int(names.size()) - 1);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("tensor");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::BeginCombo("##tensor", to_string(names[size_t(s.export_tensor)]))) {
+    if (ImGui::BeginCombo("##tensor", to_string(names[size_t(s.fields.export_tensor)]))) {
         for (int i = 0; i < int(names.size()); ++i)
-            if (ImGui::Selectable(to_string(names[size_t(i)]), i == s.export_tensor)) {
-                const bool csv = s.tensor_path.size() >= 4 && s.tensor_path.compare(s.tensor_path.size() - 4, 4, ".csv") == 0;
-                if (is_default_tensor_file(s.tensor_path)) s.tensor_path = default_tensor_file(names[size_t(i)], csv);
-                s.export_tensor = i;
+            if (ImGui::Selectable(to_string(names[size_t(i)]), i == s.fields.export_tensor)) {
+                const bool csv = s.fields.tensor_path.size() >= 4 && s.fields.tensor_path.compare(s.fields.tensor_path.size() - 4, 4, ".csv") == 0;
+                if (is_default_tensor_file(s.fields.tensor_path)) s.fields.tensor_path = default_tensor_file(names[size_t(i)], csv);
+                s.fields.export_tensor = i;
             }
         ImGui::EndCombo();
     }
     ImGui::SetNextItemWidth(-(save_w + gap));
-    ImGui::InputText("##tensor_path", &s.tensor_path);
+    ImGui::InputText("##tensor_path", &s.fields.tensor_path);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip(".npy (numpy.load gives the tensor's own shape) or .csv");
     ImGui::SameLine();
     if (ImGui::Button("Save  Ctrl+E", ImVec2(save_w, 0))) export_tensor_now(s);

@@ -61,15 +61,15 @@ void train_keys(AppState& s, bool left, bool right) {
 // first layer when it pages (the grid clamps it to what fits).
 void model_keys(AppState& s, bool left, bool right) {
     const int N = s.config.seq_len;
-    const int p = s.predict_pos < 0 ? N - 1 : s.predict_pos;
-    if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) s.predict_pos = std::max(0, p - 1);
-    if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) s.predict_pos = std::min(N - 1, p + 1);
-    if (left) s.model_layer0 = std::max(0, s.model_layer0 - 1);
-    if (right) s.model_layer0 += 1;
+    const int p = s.model_view.predict_pos < 0 ? N - 1 : s.model_view.predict_pos;
+    if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) s.model_view.predict_pos = std::max(0, p - 1);
+    if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) s.model_view.predict_pos = std::min(N - 1, p + 1);
+    if (left) s.model_view.model_layer0 = std::max(0, s.model_view.model_layer0 - 1);
+    if (right) s.model_view.model_layer0 += 1;
     // A: ablate or restore the head under the cursor (the grid or the table); Shift+A: every head back.
-    if (pressed('A') && s.trained) {
+    if (pressed('A') && s.shown.input) {
         if (ImGui::GetIO().KeyShift) restore_all_heads(s);
-        else if (s.hover_layer >= 0 && s.hover_head >= 0) toggle_ablation(s, s.hover_layer, s.hover_head);
+        else if (s.model_view.hover_layer >= 0 && s.model_view.hover_head >= 0) toggle_ablation(s, s.model_view.hover_layer, s.model_view.hover_head);
     }
 }
 
@@ -114,8 +114,8 @@ const std::vector<Shortcut>& shortcuts() {
 void handle_keys(AppState& s) {
     ImGuiIO& io = ImGui::GetIO();
     // Ctrl+S / Ctrl+O save and open the session named in the side panel, even from its field.
-    if (io.KeyCtrl && pressed('S')) save_session_file(s, s.session_path);
-    if (io.KeyCtrl && pressed('O')) open_session_file(s, s.session_path);
+    if (io.KeyCtrl && pressed('S')) save_session_file(s, s.fields.session_path);
+    if (io.KeyCtrl && pressed('O')) open_session_file(s, s.fields.session_path);
     // Ctrl+E / Ctrl+P export the tensor / the view as PNG to the side panel's Export paths.
     if (io.KeyCtrl && pressed('E')) export_tensor_now(s);
     if (io.KeyCtrl && pressed('P')) request_png(s);
@@ -123,21 +123,21 @@ void handle_keys(AppState& s) {
     const bool smaller = ImGui::IsKeyPressed(key_minus) || ImGui::IsKeyPressed(key_kp_subtract);
     if (io.KeyCtrl && (bigger || smaller)) {
         // Steps of a quarter; the loop re-bakes the fonts at the new pixel size.
-        const float next = std::clamp(std::round(s.font_scale * 4 + (bigger ? 1 : -1)) / 4, 1.f, 3.f);
-        if (next != s.font_scale) {
-            s.font_scale = next;
+        const float next = std::clamp(std::round(s.screen.font_scale * 4 + (bigger ? 1 : -1)) / 4, 1.f, 3.f);
+        if (next != s.screen.font_scale) {
+            s.screen.font_scale = next;
             s.fonts_dirty = true;
         }
     }
-    if (pressed(key_f1)) s.show_help = !s.show_help;
-    if (pressed(key_f11)) s.fullscreen_toggle = true;
-    if (pressed(key_f2)) s.side_panel = s.panel_visible ? PanelMode::hidden : PanelMode::shown;
+    if (pressed(key_f1)) s.screen.show_help = !s.screen.show_help;
+    if (pressed(key_f11)) s.screen.fullscreen_toggle = true;
+    if (pressed(key_f2)) s.screen.side_panel = s.screen.panel_visible ? PanelMode::hidden : PanelMode::shown;
     if (pressed(key_f6)) {
-        if (!s.panel_visible) s.side_panel = PanelMode::shown;
-        s.focus_panel = true;
+        if (!s.screen.panel_visible) s.screen.side_panel = PanelMode::shown;
+        s.screen.focus_panel = true;
     }
     // Alt+1..3: the check view's "Show me" buttons; Alt+4: question 2's second, by training.
-    if (io.KeyAlt && !io.KeyCtrl && s.view == View::check) {
+    if (io.KeyAlt && !io.KeyCtrl && s.screen.view == View::check) {
         for (int q = 1; q <= 3; ++q)
             if (pressed('0' + q)) show_me(s, q);
         if (pressed('4')) start_heads_comparison(s);
@@ -145,16 +145,16 @@ void handle_keys(AppState& s) {
     }
     if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
     for (ImWchar c : io.InputQueueCharacters)
-        if (c == '?') s.show_help = !s.show_help;
-    if (pressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) s.show_help = false;
+        if (c == '?') s.screen.show_help = !s.screen.show_help;
+    if (pressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) s.screen.show_help = false;
     // ImGui 1.86: keys are the backend's (GLFW) key codes, via the ImGuiKey_ map.
     const bool right = pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_RightArrow));
     const bool left = pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_LeftArrow));
-    if (s.view == View::walk) {
-        if (right) s.step = std::min(walk_last_step, s.step + 1);
-        if (left) s.step = std::max(0, s.step - 1);
+    if (s.screen.view == View::walk) {
+        if (right) s.screen.step = std::min(walk_last_step, s.screen.step + 1);
+        if (left) s.screen.step = std::max(0, s.screen.step - 1);
     }
-    if (s.view == View::causality && s.ready) {
+    if (s.screen.view == View::causality && s.ready) {
         float a = s.strength;
         int p = s.p;
         if (right) a = std::min(1.f, std::round(a * 20 + 1) / 20);
@@ -164,10 +164,10 @@ void handle_keys(AppState& s) {
         request_perturbation(s, p, a);
     }
     for (int v = 0; v < view_count; ++v)
-        if (pressed('1' + v)) s.view = View(v);
-    if (s.view == View::train) train_keys(s, left, right);
-    if (s.view == View::model && s.ready) model_keys(s, left, right);
-    ViewWindow& win = s.windows[int(s.view)];
+        if (pressed('1' + v)) s.screen.view = View(v);
+    if (s.screen.view == View::train) train_keys(s, left, right);
+    if (s.screen.view == View::model && s.ready) model_keys(s, left, right);
+    ViewWindow& win = s.screen.windows[int(s.screen.view)];
     if (pressed_repeat(key_equal) || pressed_repeat(key_kp_add)) win.zoom = std::min(16.f, win.zoom * 1.25f);
     if (pressed_repeat(key_minus) || pressed_repeat(key_kp_subtract)) win.zoom = std::max(0.25f, win.zoom / 1.25f);
     if (pressed(key_0)) {
@@ -185,26 +185,26 @@ void handle_keys(AppState& s) {
     if (pressed('H')) e.n_head = next_heads(e, !io.KeyShift), changed = true;
     if (pressed('K')) k = KernelChoice((int(k) + 1) % 3), changed = true;
     if (changed) request_config(s, e, k);
-    if (pressed('R')) s.shared_ranges = !s.shared_ranges;
+    if (pressed('R')) s.screen.shared_ranges = !s.screen.shared_ranges;
     if (pressed('L')) reset_to_lesson(s);
-    if (pressed('A') && s.view == View::check) {
-        const bool any = s.answer_shown[0] || s.answer_shown[1] || s.answer_shown[2] || s.answer_shown[3];
-        for (bool& b : s.answer_shown) b = !any;
+    if (pressed('A') && s.screen.view == View::check) {
+        const bool any = s.screen.answer_shown[0] || s.screen.answer_shown[1] || s.screen.answer_shown[2] || s.screen.answer_shown[3];
+        for (bool& b : s.screen.answer_shown) b = !any;
     }
     if (pressed('T')) {
-        s.theme = Theme((int(s.theme) + 1) % 3);
+        s.screen.theme = Theme((int(s.screen.theme) + 1) % 3);
         s.fonts_dirty = true; // the style is re-applied with the fonts
     }
-    if (pressed('P')) s.palette = s.palette == PaletteKind::cb ? PaletteKind::standard : PaletteKind::cb;
+    if (pressed('P')) s.screen.palette = s.screen.palette == PaletteKind::cb ? PaletteKind::standard : PaletteKind::cb;
 }
 
 void draw_help_overlay(AppState& s, UiContext& ui) {
-    if (!s.show_help) return;
+    if (!s.screen.show_help) return;
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(ImVec2(vp->Pos.x + vp->Size.x / 2, vp->Pos.y + vp->Size.y / 2), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(vp->Size.x - 20, vp->Size.y - 20));
     ImGui::SetNextWindowBgAlpha(0.96f);
-    ImGui::Begin("Keyboard shortcuts", &s.show_help,
+    ImGui::Begin("Keyboard shortcuts", &s.screen.show_help,
                  ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse);
     ImGui::PushFont(ui.fonts->body);
     if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {

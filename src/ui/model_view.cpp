@@ -57,20 +57,20 @@ const char* role_words(int kind) {
 }
 
 void open_in_scores(AppState& s, int layer, int head) {
-    if (s.trained) request_layer(s, layer);
-    s.windows[int(View::scores)].head0 = std::clamp(head, 0, std::max(0, s.config.n_head - 1));
-    s.view = View::scores;
+    if (s.shown.input) request_layer(s, layer);
+    s.screen.windows[int(View::scores)].head0 = std::clamp(head, 0, std::max(0, s.config.n_head - 1));
+    s.screen.view = View::scores;
 }
 
 namespace {
 
-int layer_count(const AppState& s) { return s.trained ? s.trained->model->config.n_layer : 1; }
+int layer_count(const AppState& s) { return s.shown.input ? s.shown.input->model->config.n_layer : 1; }
 
 // The pattern texture of (layer, head): a trained model's from the grid's set, the lesson's
 // module's from the trace the other views draw.
 const Texture* pattern_texture(const AppState& s, const UiContext& ui, int layer, int head) {
     const int H = s.config.n_head;
-    if (s.trained) {
+    if (s.shown.input) {
         const size_t i = size_t(layer) * size_t(H) + size_t(head);
         return ui.grid_probs && i < ui.grid_probs->size() ? &(*ui.grid_probs)[i] : nullptr;
     }
@@ -78,7 +78,7 @@ const Texture* pattern_texture(const AppState& s, const UiContext& ui, int layer
 }
 
 const Mat* pattern_values(const AppState& s, int layer, int head) {
-    const Trace& tr = s.trained ? s.model_base.layers[size_t(layer)] : s.trace;
+    const Trace& tr = s.shown.input ? s.model_base.layers[size_t(layer)] : s.trace;
     return size_t(head) < tr.att.size() ? &tr.att[size_t(head)] : nullptr;
 }
 
@@ -132,7 +132,7 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
         }
     }
     const float thick = std::max(2.f, std::round(3 * ui.scale));
-    const bool ablated = s.trained && head_ablated(s, layer, head);
+    const bool ablated = s.shown.input && head_ablated(s, layer, head);
     if (ablated) {
         // Ablated: its pattern is still what it computes, but nothing reads its output, so it
         // is dimmed and crossed out, and its tag says so.
@@ -156,7 +156,7 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
     bool mark_clicked = false, mark_hovered = false;
     const float ms = std::round(std::min(std::max(f->FontSize, 12.f), side * 0.4f));
     const ImVec2 m0(b.x - ms, a.y), m1(b.x, a.y + ms);
-    if (s.trained) {
+    if (s.shown.input) {
         ImGui::SetCursorScreenPos(m0);
         ImGui::PushID(layer * 4096 + head);
         mark_clicked = ImGui::InvisibleButton("##ablate", ImVec2(ms, ms));
@@ -170,7 +170,7 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
         dl->AddLine(ImVec2(m0.x + in, m0.y + in), ImVec2(m1.x - in, m1.y - in), cross, std::max(1.5f, ui.scale * 1.5f));
         dl->AddLine(ImVec2(m0.x + in, m1.y - in), ImVec2(m1.x - in, m0.y + in), cross, std::max(1.5f, ui.scale * 1.5f));
         if (mark_hovered) {
-            s.hover_layer = layer, s.hover_head = head;
+            s.model_view.hover_layer = layer, s.model_view.hover_head = head;
             ImGui::SetTooltip("%s layer %d, head %d (A)%s", ablated ? "Restore" : "Ablate", layer, head,
                               ablated ? "" : ": its output becomes zero (or its mean), and the model runs again");
         }
@@ -183,23 +183,23 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
     if (ImGui::IsItemHovered()) {
         const ImVec2 m = ImGui::GetIO().MousePos;
         const int r = std::clamp(int((m.y - a.y) / cell), 0, N - 1), k = std::clamp(int((m.x - a.x) / cell), 0, N - 1);
-        s.predict_hover = r;
-        s.hover_layer = layer, s.hover_head = head;
+        s.model_view.predict_hover = r;
+        s.model_view.hover_layer = layer, s.model_view.hover_head = head;
         const Mat* v = pattern_values(s, layer, head);
         const std::vector<std::string>& words = position_words(s);
         auto named = [&](int t) { return size_t(t) < words.size() ? std::to_string(t) + " (" + words[size_t(t)] + ")" : std::to_string(t); };
         std::string tip = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": query " + named(r) + " → key " +
                           named(k) + ": weight " + (v ? format_value((*v)(r, k), 3) : std::string("?"));
         if (role) tip += "\n" + std::string(role_words(role->kind)) + " head (" + format_value(role->score, 2) + ")";
-        if (ablated) tip += "\nAblated: its output is replaced by " + std::string(s.ablation.mode == AblationMode::zero ? "zero" : "its mean") +
+        if (ablated) tip += "\nAblated: its output is replaced by " + std::string(s.ablation.applied.mode == AblationMode::zero ? "zero" : "its mean") +
                             ", so later layers no longer read it (the pattern is what it still computes).";
         tip += "\nClick to open it in the scores view";
-        tip += s.trained ? "; A or the corner mark ablates / restores it." : ".";
+        tip += s.shown.input ? "; A or the corner mark ablates / restores it." : ".";
         ImGui::SetTooltip("%s", tip.c_str());
     }
     if (clicked) open_in_scores(s, layer, head);
     if (mark_clicked) toggle_ablation(s, layer, head);
-    if (ui.layout && s.trained) {
+    if (ui.layout && s.shown.input) {
         LayoutItem it;
         it.kind = "ablate_mark";
         it.name = ablated ? "ablated" : "";
@@ -265,15 +265,15 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
     const int L = layer_count(s), H = s.config.n_head;
-    ViewWindow& win = s.windows[int(View::model)];
+    ViewWindow& win = s.screen.windows[int(View::model)];
     const GridPlan g = plan_grid(s, ui, ImVec2(p1.x - p0.x, p1.y - p0.y));
     const GridFit& fit = g.fit;
     const bool paged = g.paged, ticks = g.ticks;
     const float gap = g.gap, tag_h = g.tag_h, label_w = g.label_w, header_h = g.header_h, pager_h = g.pager_h,
                 tick_w = g.tick_w;
-    s.model_layer0 = std::clamp(s.model_layer0, 0, std::max(0, L - fit.layers));
+    s.model_view.model_layer0 = std::clamp(s.model_view.model_layer0, 0, std::max(0, L - fit.layers));
     win.head0 = std::clamp(win.head0, 0, std::max(0, H - fit.heads));
-    const int l0 = s.model_layer0, h0 = win.head0;
+    const int l0 = s.model_view.model_layer0, h0 = win.head0;
     const int l1 = std::min(L, l0 + fit.layers), h1 = std::min(H, h0 + fit.heads);
     float y = p0.y;
     if (paged) {
@@ -289,11 +289,11 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
         ImGui::PushID("grid_pager");
         ImGui::BeginDisabled(l0 <= 0);
-        if (ImGui::ArrowButton("##lprev", ImGuiDir_Up)) s.model_layer0 = std::max(0, l0 - fit.layers);
+        if (ImGui::ArrowButton("##lprev", ImGuiDir_Up)) s.model_view.model_layer0 = std::max(0, l0 - fit.layers);
         ImGui::EndDisabled();
         ImGui::SameLine();
         ImGui::BeginDisabled(l1 >= L);
-        if (ImGui::ArrowButton("##lnext", ImGuiDir_Down)) s.model_layer0 = l0 + fit.layers;
+        if (ImGui::ArrowButton("##lnext", ImGuiDir_Down)) s.model_view.model_layer0 = l0 + fit.layers;
         ImGui::EndDisabled();
         ImGui::SameLine();
         ImGui::AlignTextToFramePadding();
@@ -311,7 +311,7 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::PopID();
         y += pager_h;
     }
-    const std::vector<HeadRole>& roles = s.roles;
+    const std::vector<HeadRole>& roles = s.model_view.roles;
     auto role_of = [&](int l, int h) -> const HeadRole* {
         for (const HeadRole& r : roles)
             if (r.layer == l && r.head == h) return &r;
@@ -330,7 +330,7 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     for (int l = l0; l < l1; ++l) {
         const float by = y + float(l - l0) * (box_h + gap) + (ticks ? f->FontSize : 0);
         // The block the other views show is marked: it is the one a click keeps.
-        const bool shown = s.trained && l == s.layer;
+        const bool shown = s.shown.input && l == s.shown.layer;
         const std::string t = "layer " + std::to_string(l);
         dl->AddText(f, f->FontSize, ImVec2(p0.x, by + fit.thumb / 2 - f->FontSize / 2), shown ? pal.accent : pal.text_dim, t.c_str());
         for (int h = h0; h < h1; ++h) {
@@ -350,8 +350,8 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     // Short windows (text size 2 at 720 pixels): no sentence under the title, the
     // predictions on two lines.
     const bool compact = p1.y - p0.y < 420 * ui.scale;
-    s.predict_hover = -1; // set again below while the cursor is over a pattern
-    s.hover_layer = s.hover_head = -1; // and the head under it, for the key A
+    s.model_view.predict_hover = -1; // set again below while the cursor is over a pattern
+    s.model_view.hover_layer = s.model_view.hover_head = -1; // and the head under it, for the key A
     float y = p0.y;
     std::string title = "Model: " + std::to_string(L) + (L == 1 ? " layer × " : " layers × ") + std::to_string(H) + " heads";
     if (text_size(hf, title + ", each head's weights on the sequence").x <= width) title += ", each head's weights on the sequence";
@@ -359,10 +359,10 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     y += hf->FontSize + std::round(4 * ui.scale);
     ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
-    if (!s.trained) {
+    if (!s.shown.input) {
         ImGui::TextDisabled("The lesson's module is one layer: its %d heads on the input. A trained model shows every "
                             "layer and what its heads have learnt.", H);
-        if (ImGui::SmallButton("Open the Train view")) s.view = View::train;
+        if (ImGui::SmallButton("Open the Train view")) s.screen.view = View::train;
     } else if (!compact) {
         ImGui::TextDisabled("Rows: layers, columns: heads; in each pattern query i down, key j across. A framed head "
                             "passes a detector score of %.1f. Click a head to open it in the scores view.",
@@ -378,7 +378,7 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     // the predictions in a column on the right, or under the grid (a model of few layers):
     // the table on the left, the box over the predictions on the right.
     // A model's table has the ablate and DLA columns too: a little more room.
-    const float side_w = std::round(std::clamp(width * (s.trained ? 0.42f : 0.38f), std::min(width * 0.5f, 300 * ui.scale), 560 * ui.scale));
+    const float side_w = std::round(std::clamp(width * (s.shown.input ? 0.42f : 0.38f), std::min(width * 0.5f, 300 * ui.scale), 560 * ui.scale));
     const float pred_h = predictions_height(s, ui, compact);
     const float table_h = ImGui::GetTextLineHeightWithSpacing() * (compact ? 1.f : 3.f) +
                           ImGui::GetFrameHeight() * float(std::min(L * H, 12) + 1);
@@ -426,7 +426,7 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     auto total = [&](bool with_map, bool words) {
         float w = with_map ? text_size(f, map).x + space : 0;
         for (int k = 0; k < 3; ++k) w += sw + pad + text_size(f, role_text(k, words)).x + space;
-        if (s.trained) w += sw + pad + text_size(f, ablated_words).x + space;
+        if (s.shown.input) w += sw + pad + text_size(f, ablated_words).x + space;
         return w;
     };
     const bool words = total(false, true) <= width;
@@ -442,7 +442,7 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         x += sw + pad;
         text(role_text(k, words), role_color(pal, k));
     }
-    if (s.trained) {
+    if (s.shown.input) {
         // An ablated head: crossed out in the warning colour.
         const ImVec2 a(x, ly + 1), b(x + sw, ly + f->FontSize - 1);
         dl->AddRect(a, b, pal.warning, 0, 0, std::max(1.f, std::round(1.5f * ui.scale)));

@@ -48,28 +48,28 @@ std::vector<std::pair<int, int>> sorted_heads(const HeadDetection& d, DetectorCo
 }
 
 float head_value(const AppState& s, DetectorColumn col, int layer, int head) {
-    const AblationNumbers& n = s.ablation_numbers;
+    const AblationNumbers& n = s.ablation.numbers;
     auto dla = [&](const RunSummary& r) {
         const auto& v = r.dla.heads;
         return r.has_dla && size_t(layer) < v.size() && size_t(head) < v[size_t(layer)].size() ? v[size_t(layer)][size_t(head)] : NAN;
     };
-    const bool ablated = !s.ablation.empty();
+    const bool ablated = !s.ablation.applied.empty();
     switch (col) {
-    case DetectorColumn::dla: return s.trained ? dla(ablated ? n.ablated : n.clean) : NAN;
-    case DetectorColumn::dla_delta: return s.trained && ablated ? dla(n.ablated) - dla(n.clean) : NAN;
-    case DetectorColumn::ablate: return s.trained ? (s.ablation.has(layer, head) ? 1.f : 0.f) : NAN;
+    case DetectorColumn::dla: return s.shown.input ? dla(ablated ? n.ablated : n.clean) : NAN;
+    case DetectorColumn::dla_delta: return s.shown.input && ablated ? dla(n.ablated) - dla(n.clean) : NAN;
+    case DetectorColumn::ablate: return s.shown.input ? (s.ablation.applied.has(layer, head) ? 1.f : 0.f) : NAN;
     case DetectorColumn::head:
     case DetectorColumn::prev:
     case DetectorColumn::dup:
     case DetectorColumn::ind_text:
     case DetectorColumn::ind_repeat: break;
     }
-    return detector_score(s.detection, col, layer, head);
+    return detector_score(s.model_view.detection, col, layer, head);
 }
 
 std::vector<std::pair<int, int>> sorted_heads(const AppState& s, DetectorColumn col, bool descending) {
-    if (col == DetectorColumn::head || col <= DetectorColumn::ind_repeat) return sorted_heads(s.detection, col, descending);
-    std::vector<std::pair<int, int>> rows = sorted_heads(s.detection, DetectorColumn::head, false);
+    if (col == DetectorColumn::head || col <= DetectorColumn::ind_repeat) return sorted_heads(s.model_view.detection, col, descending);
+    std::vector<std::pair<int, int>> rows = sorted_heads(s.model_view.detection, DetectorColumn::head, false);
     std::stable_sort(rows.begin(), rows.end(), [&](const std::pair<int, int>& a, const std::pair<int, int>& b) {
         const float x = head_value(s, col, a.first, a.second), y = head_value(s, col, b.first, b.second);
         if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
@@ -79,13 +79,15 @@ std::vector<std::pair<int, int>> sorted_heads(const AppState& s, DetectorColumn 
 }
 
 int shown_prediction_pos(const AppState& s) {
-    if (s.predict_hover >= 0) return s.predict_hover;
-    return s.predict_pos < 0 ? s.config.seq_len - 1 : s.predict_pos;
+    if (s.model_view.predict_hover >= 0) return s.model_view.predict_hover;
+    return s.model_view.predict_pos < 0 ? s.config.seq_len - 1 : s.model_view.predict_pos;
 }
 
 namespace {
 
-bool has_lm(const AppState& s) { return s.trained && (s.trained->gpt() || s.trained->model->config.has_lm_head()); }
+bool has_lm(const AppState& s) {
+    return mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.shown.input->model->config.has_lm_head());
+}
 
 } // namespace
 
@@ -95,9 +97,9 @@ std::string prediction_line(const AppState& s) {
     const std::vector<std::string>& words = position_words(s);
     std::string out = "next token after " + std::to_string(pos) + (size_t(pos) < words.size() ? " “" + words[size_t(pos)] + "”" : "") +
                       " (hover a query row):";
-    if (size_t(pos) >= s.predictions.size() || s.predictions[size_t(pos)].empty()) return out + " computing…";
+    if (size_t(pos) >= s.model_view.predictions.size() || s.model_view.predictions[size_t(pos)].empty()) return out + " computing…";
     bool first = true;
-    for (const TokenProb& tp : s.predictions[size_t(pos)]) {
+    for (const TokenProb& tp : s.model_view.predictions[size_t(pos)]) {
         out += (first ? "  " : "  ·  ") + model_token_label(s, tp.token) + " " + format_value(tp.prob, 3);
         first = false;
     }
@@ -119,12 +121,12 @@ void score_cell(const UiContext& ui, float v, bool repeat_measured, int kind) {
 } // namespace
 
 void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool compact) {
-    const HeadDetection& d = s.detection;
+    const HeadDetection& d = s.model_view.detection;
     std::string what = "prev, dup, ind: on the sequence shown (—: no query there has an earlier copy of its token); ";
     if (!d.repeat_induction.empty())
         what += "ind (rep.): on " + std::to_string(d.repeat_count) + " random sequences " +
                 std::string(d.repeat_bos < 0 ? "r r filler"
-                            : s.trained && s.trained->gpt() ? "<|endoftext|> r r filler" : "^ r r filler") + ", r of " +
+                            : mode(s) == Mode::gpt_model ? "<|endoftext|> r r filler" : "^ r r filler") + ", r of " +
                 std::to_string(d.repeat_len) + " tokens (seed " + std::to_string(d.repeat_seed) + ").";
     else
         what += "ind (rep.) needs a model with a vocabulary (n/a).";
@@ -150,8 +152,8 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
     const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
     if (!ImGui::BeginTable("detector", 8, flags, ImVec2(p1.x - p0.x, h))) return;
-    const bool model = s.trained != nullptr, ablated = model && !s.ablation.empty();
-    const AblationNumbers& n = s.ablation_numbers;
+    const bool model = s.shown.input != nullptr, ablated = model && !s.ablation.applied.empty();
+    const AblationNumbers& n = s.ablation.numbers;
     const ImGuiTableColumnFlags off = ImGuiTableColumnFlags_Disabled;
     // Too narrow for every score (text size 2 beside the grid): the text's dup and ind
     // columns give way to the ablation's (their scores are in the grid's tags).
@@ -164,7 +166,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
     const float box_w = std::max(ImGui::GetFontSize(), ImGui::CalcTextSize("abl.").x);
     ImGui::TableSetupColumn("abl.", ImGuiTableColumnFlags_NoSort | ImGuiTableColumnFlags_WidthFixed | (model ? 0 : off), box_w,
                             int(DetectorColumn::ablate));
-    const float name_w = ImGui::CalcTextSize(s.trained && s.trained->model->config.n_layer > 10 ? "L11 h11" : "L1 h1").x;
+    const float name_w = ImGui::CalcTextSize(s.shown.input && s.shown.input->model->config.n_layer > 10 ? "L11 h11" : "L1 h1").x;
     ImGui::TableSetupColumn("head", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_WidthFixed,
                             std::max(name_w, ImGui::CalcTextSize("head").x + ImGui::GetFontSize()) + std::round(2 * ui.scale),
                             int(DetectorColumn::head));
@@ -191,7 +193,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
                 tip = "Direct logit attribution at position " + std::to_string(n.pos) + " onto " +
                       (n.token >= 0 ? "“" + model_token_label(s, n.token) + "”" : std::string("?")) +
                       " (the clean run's top prediction there): what the head's output adds, alone, to that logit" +
-                      (s.trained && s.trained->gpt() ? " through ln_f with its scale frozen" : "") + " (Up / Down moves the position)." +
+                      (mode(s) == Mode::gpt_model ? " through ln_f with its scale frozen" : "") + " (Up / Down moves the position)." +
                       (c == 7 ? " Δ: after the ablation minus before." : "");
             if (!tip.empty()) {
                 ImGui::PushTextWrapPos(std::round(420 * ui.scale));
@@ -207,7 +209,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
         col = DetectorColumn(spec->Specs[0].ColumnUserID);
         descending = spec->Specs[0].SortDirection == ImGuiSortDirection_Descending;
     }
-    const std::vector<HeadRole>& roles = s.roles;
+    const std::vector<HeadRole>& roles = s.model_view.roles;
     const bool repeat = !d.repeat_induction.empty();
     const std::vector<std::pair<int, int>> rows = sorted_heads(s, col, descending);
     // Only the rows on screen are submitted (GPT-2 small has 144).
@@ -217,7 +219,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
         for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
             const auto [l, hd] = rows[size_t(r)];
             ImGui::TableNextRow();
-            const bool off_head = model && s.ablation.has(l, hd);
+            const bool off_head = model && s.ablation.applied.has(l, hd);
             // The ablate box: submitted before the row's selectable, so that it takes the click.
             if (ImGui::TableNextColumn()) {
                 ImGui::PushID(l * 4096 + hd);
@@ -227,7 +229,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
                 if (ImGui::Checkbox("##ablate", &on)) toggle_ablation(s, l, hd);
                 const ImVec2 c1 = ImGui::GetItemRectMax();
                 if (ImGui::IsItemHovered()) {
-                    s.hover_layer = l, s.hover_head = hd;
+                    s.model_view.hover_layer = l, s.model_view.hover_head = hd;
                     ImGui::SetTooltip("%s layer %d, head %d (A)", off_head ? "Restore" : "Ablate", l, hd);
                 }
                 ImGui::PopStyleVar();
@@ -252,7 +254,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
             if (ImGui::Selectable(name.c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) open_in_scores(s, l, hd);
             if (name_colour) ImGui::PopStyleColor();
             if (ImGui::IsItemHovered()) {
-                s.hover_layer = l, s.hover_head = hd;
+                s.model_view.hover_layer = l, s.model_view.hover_head = hd;
                 ImGui::SetTooltip("layer %d, head %d%s%s; click to open it in the scores view, A to %s it", l, hd,
                                   role ? (std::string(": ") + role_words(role->kind) + " head").c_str() : "",
                                   off_head ? " (ablated)" : "", off_head ? "restore" : "ablate");
@@ -264,7 +266,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
                 score_cell(ui, detector_score(d, c, l, hd), c != DetectorColumn::ind_repeat || repeat, kind);
                 // With heads ablated the cell is the ablated model's; the clean score is one hover away.
                 if (ablated && ImGui::IsItemHovered()) {
-                    const float before = detector_score(s.ablation_numbers.clean.detection, c, l, hd), after = detector_score(d, c, l, hd);
+                    const float before = detector_score(s.ablation.numbers.clean.detection, c, l, hd), after = detector_score(d, c, l, hd);
                     const char* what = c == DetectorColumn::prev ? "previous-token" : c == DetectorColumn::dup ? "duplicate"
                                      : c == DetectorColumn::ind_text ? "induction on the text" : "induction on repeated sequences";
                     ImGui::SetTooltip("layer %d, head %d, %s: %s with the ablation, %s before", l, hd, what,
@@ -328,10 +330,10 @@ struct BoxRow {
 };
 
 std::vector<BoxRow> box_rows(const AppState& s) {
-    const AblationNumbers& n = s.ablation_numbers;
+    const AblationNumbers& n = s.ablation.numbers;
     std::vector<BoxRow> rows;
-    if (!s.trained) return rows;
-    if (s.trained->gpt()) {
+    if (!s.shown.input) return rows;
+    if (mode(s) == Mode::gpt_model) {
         rows.push_back({"next-token loss", n.clean.loss, n.ablated.loss});
         return rows;
     }
@@ -358,8 +360,8 @@ float ablation_box_height(const AppState& s, const UiContext& ui, float width, b
     const float frame = ImGui::GetFrameHeightWithSpacing(), fs = ui.fonts->small->FontSize;
     const float line = fs + st.ItemSpacing.y;                      // a line of small text
     const float row = fs + 2 * st.CellPadding.y;                    // a table row of small text
-    if (!s.trained) return 3 * line;
-    if (s.ablation.empty()) {
+    if (!s.shown.input) return 3 * line;
+    if (s.ablation.applied.empty()) {
         if (compact) return frame + line;
         const char* hint = "Click a head's corner mark, its box in the table, or press A over it: its output is replaced "
                            "and the model runs again.";
@@ -367,7 +369,7 @@ float ablation_box_height(const AppState& s, const UiContext& ui, float width, b
     }
     const float rows = float(box_rows(s).size());
     float h = frame + (compact ? rows * row : line + (rows + 1) * row) + st.ItemSpacing.y;
-    if (s.trained->gpt()) h += compact ? 2 * line : 6 * row + st.ItemSpacing.y;
+    if (mode(s) == Mode::gpt_model) h += compact ? 2 * line : 6 * row + st.ItemSpacing.y;
     return h;
 }
 
@@ -384,28 +386,28 @@ void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     ImGui::PushID("ablation_box");
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
     const float width = p1.x - p0.x;
-    if (!s.trained) {
+    if (!s.shown.input) {
         ImGui::TextDisabled("Ablating a head needs a model: train one in the Train view (Open in the views) or open "
                             "one with --model.");
         ImGui::PopTextWrapPos();
         ImGui::PopID();
         return;
     }
-    const bool ablated = !s.ablation.empty();
+    const bool ablated = !s.ablation.applied.empty();
     // The mode, the heads and Restore all on one line.
     ImGui::AlignTextToFramePadding();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ablated ? ui.pal.warning : ui.pal.text), ablated ? "Ablated:" : "Ablation:");
     ImGui::SameLine();
-    int mode = int(s.edit_ablation.mode);
-    const bool m0 = ImGui::RadioButton("zero", &mode, int(AblationMode::zero));
+    int how = int(s.ablation.edit.mode);
+    const bool m0 = ImGui::RadioButton("zero", &how, int(AblationMode::zero));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The head's output (hook_z) is set to 0 at every position.");
     ImGui::SameLine();
-    const bool m1 = ImGui::RadioButton("mean", &mode, int(AblationMode::mean));
+    const bool m1 = ImGui::RadioButton("mean", &how, int(AblationMode::mean));
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", s.trained->gpt() ? "The head's output is set to its mean over the text's positions (the clean model's)."
-                                                 : "The head's output is set to its mean over the accuracy probe (256 sequences, "
-                                                   "every position; the clean model's).");
-    if (m0 || m1) request_ablation(s, s.edit_ablation.heads, AblationMode(mode));
+        ImGui::SetTooltip("%s", mode(s) == Mode::gpt_model ? "The head's output is set to its mean over the text's positions (the clean model's)."
+                                                           : "The head's output is set to its mean over the accuracy probe (256 sequences, "
+                                                             "every position; the clean model's).");
+    if (m0 || m1) request_ablation(s, s.ablation.edit.heads, AblationMode(how));
     ImGui::SameLine();
     ImGui::BeginDisabled(!ablated);
     if (ImGui::SmallButton("Restore all")) restore_all_heads(s);
@@ -426,7 +428,7 @@ void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     }
     if (!compact) // the heads are crossed out in the grid and ticked in the table; said once more here
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.warning), "%s",
-                           fit_text(f, ablated_heads_text(s.ablation) + ": every view shows the ablated model", width).c_str());
+                           fit_text(f, ablated_heads_text(s.ablation.applied) + ": every view shows the ablated model", width).c_str());
     // before -> after -> Δ, in a table so that the numbers line up.
     const std::vector<BoxRow> rows = box_rows(s);
     const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX;
@@ -463,8 +465,8 @@ void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, b
         ImGui::EndTable();
     }
     // GPT: the top 5 at the predictions' position, before and after.
-    const AblationNumbers& n = s.ablation_numbers;
-    if (s.trained->gpt()) {
+    const AblationNumbers& n = s.ablation.numbers;
+    if (mode(s) == Mode::gpt_model) {
         const std::vector<std::string>& words = position_words(s);
         const std::string at = "top 5 after " + std::to_string(n.pos) +
                                (size_t(n.pos) < words.size() ? " “" + words[size_t(n.pos)] + "”" : "");
@@ -537,15 +539,15 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
     ImGui::TextUnformatted("Next token after");
     ImGui::SameLine();
     // The picker: the keyboard's way to a position (Up / Down in this view), -1 the last.
-    int picked = s.predict_pos < 0 ? N - 1 : s.predict_pos;
+    int picked = s.model_view.predict_pos < 0 ? N - 1 : s.model_view.predict_pos;
     ImGui::SetNextItemWidth(std::min(width * 0.4f, 160 * ui.scale));
-    if (ImGui::SliderInt("##pos", &picked, 0, N - 1, "position %d")) s.predict_pos = picked;
+    if (ImGui::SliderInt("##pos", &picked, 0, N - 1, "position %d")) s.model_view.predict_pos = picked;
     ImGui::SameLine();
     const std::string at = size_t(pos) < words.size() ? "“" + words[size_t(pos)] + "”" : "";
     ImGui::TextUnformatted(at.c_str());
     ImGui::PopID();
     float y = ImGui::GetCursorScreenPos().y;
-    const std::vector<TokenProb>* top = size_t(pos) < s.predictions.size() ? &s.predictions[size_t(pos)] : nullptr;
+    const std::vector<TokenProb>* top = size_t(pos) < s.model_view.predictions.size() ? &s.model_view.predictions[size_t(pos)] : nullptr;
     if (compact) {
         // One line: "a 0.999 · k 1e-4 · ...", as many as fit.
         std::string line;
@@ -560,12 +562,12 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
     }
     std::string context;
     // A GPT model's labels carry their own spaces (·); a toy model's letters are spaced.
-    const std::string sep = s.trained->gpt() ? "" : " ";
+    const std::string sep = mode(s) == Mode::gpt_model ? "" : " ";
     for (int t = std::max(0, pos - 11); t <= pos && size_t(t) < words.size(); ++t) context += (context.empty() ? "" : sep) + words[size_t(t)];
     if (pos > 11) context = "… " + context;
     dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, fit_text(f, context + "  →  ?", width).c_str());
     y += ImGui::GetTextLineHeightWithSpacing();
-    const float name_w = text_size(f, s.trained->gpt() ? "·WWWWWW" : "WWWW").x, num_w = text_size(f, "0.000").x + std::round(8 * ui.scale);
+    const float name_w = text_size(f, mode(s) == Mode::gpt_model ? "·WWWWWW" : "WWWW").x, num_w = text_size(f, "0.000").x + std::round(8 * ui.scale);
     const float row_h = f->FontSize + std::round(6 * ui.scale);
     if (!top || top->empty()) {
         dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, "computing…");

@@ -37,7 +37,7 @@ MatrixSpec small_head_block(const AppState& s, const UiContext& ui, Part which, 
 } // namespace
 
 void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
-    ViewWindow& win = s.windows[int(View::qkv)];
+    ViewWindow& win = s.screen.windows[int(View::qkv)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const Config& c = s.config;
     const int T = c.seq_len, C = c.n_embd, H = c.n_head, hd = c.head_dim();

@@ -24,7 +24,7 @@ std::vector<Row> score_rows(AppState& s, UiContext& ui, int h0, int nh, bool bef
                             : s.config.mask == MaskMode::off_by_one ? "mask (off by one)"
                                                                      : "no mask";
     for (int h = h0; h <= last; ++h) {
-        const bool bars = !s.shared_ranges || h == last;
+        const bool bars = !s.screen.shared_ranges || h == last;
         Row r;
         r.caption = "head " + std::to_string(h);
         RowItem before, after, probs, op1, op2;
@@ -51,7 +51,7 @@ std::vector<Row> score_rows(AppState& s, UiContext& ui, int h0, int nh, bool bef
 } // namespace
 
 void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
-    ViewWindow& win = s.windows[int(View::scores)];
+    ViewWindow& win = s.screen.windows[int(View::scores)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
     float y = p0.y;
@@ -111,10 +111,10 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
     if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
     if (predict_h > 0) {
-        s.predict_hover = -1;
+        s.model_view.predict_hover = -1;
         for (const std::vector<MatrixResult>& row : rr.panels)
             for (const MatrixResult& m : row)
-                if (m.hovered && m.row >= 0) s.predict_hover = m.row;
+                if (m.hovered && m.row >= 0) s.model_view.predict_hover = m.row;
         ImFont* f = ui.fonts->small;
         const std::string line = fit_text(f, prediction_line(s), width);
         ImGui::GetWindowDrawList()->AddText(f, f->FontSize, ImVec2(p0.x, p1.y - legend_h + std::round(4 * ui.scale)), ui.pal.text_dim,

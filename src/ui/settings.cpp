@@ -88,9 +88,9 @@ bool write_settings(const std::string& path, const Settings& s, std::string& err
 
 Settings settings_of(const AppState& s) {
     Settings out;
-    out.theme = s.theme;
-    out.font_scale = s.font_scale;
-    out.palette = s.palette;
+    out.theme = s.screen.theme;
+    out.font_scale = s.screen.font_scale;
+    out.palette = s.screen.palette;
     return out;
 }
 

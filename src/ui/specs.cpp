@@ -35,7 +35,7 @@ std::string val(float v) { return format_value(v, 3); }
 // scale, so a block looks the same in qkv and on its own. Per-head ranges are per part.
 float part_range(const AppState& s, Part which, int h) {
     const RangeSet* ranges[3] = {&s.ranges.q, &s.ranges.k, &s.ranges.v};
-    if (s.shared_ranges)
+    if (s.screen.shared_ranges)
         return std::max({range_of(s, s.ranges.q, -1), range_of(s, s.ranges.k, -1), range_of(s, s.ranges.v, -1)});
     return range_of(s, *ranges[int(which)], h);
 }
@@ -98,8 +98,10 @@ MatrixSpec spec_x(const AppState& s, const UiContext& ui) {
                          range_of(s, s.ranges.x, -1));
     m.parts = {MatrixPart{&ui.tex->x, base_or_null(s, ui, ui.base_tex->x), tr.C}};
     values_from(m, s, &Trace::x);
-    m.describe = [](int t, int c, float v) {
-        return "input x, position " + std::to_string(t) + ", channel " + std::to_string(c) + ": " + val(v);
+    // x is the lesson's input, a toy block's h or a GPT layer's ln_1(h): the hover says which.
+    const std::string input = std::string("input ") + attention_input_name(mode(s));
+    m.describe = [input](int t, int c, float v) {
+        return input + ", position " + std::to_string(t) + ", channel " + std::to_string(c) + ": " + val(v);
     };
     return m;
 }

@@ -48,9 +48,9 @@ const char* task_sentence(Task t) {
 }
 
 std::string block_sentence(const AppState& s) {
-    if (!s.trained) return "";
-    const int L = s.trained->model->config.n_layer, l = s.layer;
-    if (s.trained->gpt())
+    if (!s.shown.input) return "";
+    const int L = s.shown.input->model->config.n_layer, l = s.shown.layer;
+    if (mode(s) == Mode::gpt_model)
         return "x = ln_1(residual stream) of layer " + std::to_string(l) + ", the stream being " +
                (l == 0 ? std::string("the embeddings wte + wpe") : "layer " + std::to_string(l - 1) + "'s resid_post") +
                "; then + attn, + mlp(ln_2) " + (l + 1 < L ? "into layer " + std::to_string(l + 1) : std::string("into ln_f and the logits")) + ".";
@@ -76,22 +76,22 @@ void sequence_field(AppState& s, const char* label, const char* hint, const std:
     ImGui::SameLine();
     const float apply_w = ImGui::CalcTextSize("Apply").x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SetNextItemWidth(-(apply_w + ImGui::GetStyle().ItemSpacing.x));
-    if (s.focus_panel) { // F6: the keyboard starts in the first field
+    if (s.screen.focus_panel) { // F6: the keyboard starts in the first field
         ImGui::SetKeyboardFocusHere(0);
-        s.focus_panel = false;
+        s.screen.focus_panel = false;
     }
-    const bool enter = ImGui::InputTextWithHint("##sequence", hint, &s.sequence_field, ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool enter = ImGui::InputTextWithHint("##sequence", hint, &s.fields.sequence_field, ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip.c_str());
     ImGui::SameLine();
     if (ImGui::Button("Apply##sequence") || enter) {
         std::string error;
-        set_trained_sequence(s, s.sequence_field, error);
+        set_trained_sequence(s, s.fields.sequence_field, error);
     }
 }
 
 // A GPT-2 or nanoGPT model: its file, sizes and tokenizer, and the text it reads.
 void draw_gpt_header(AppState& s) {
-    const TrainedInput& in = *s.trained;
+    const TrainedInput& in = *s.shown.input;
     const ModelConfig& c = in.model->config;
     wrapped(in.layout + ": L = " + std::to_string(c.n_layer) + " layers, H = " + std::to_string(c.n_head) + ", C = " +
             std::to_string(c.n_embd) + ", head_dim = " + std::to_string(c.head_dim()));
@@ -118,7 +118,7 @@ void draw_gpt_header(AppState& s) {
 } // namespace
 
 void draw_trained_section(AppState& s, UiContext& ui) {
-    const TrainedInput& in = *s.trained;
+    const TrainedInput& in = *s.shown.input;
     const ModelConfig& c = in.model->config;
     ImGui::Spacing();
     ImGui::PushFont(ui.fonts->body);
@@ -149,10 +149,10 @@ void draw_trained_section(AppState& s, UiContext& ui) {
         ImGui::TextUnformatted(in.gpt() ? "layer" : "block");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(-1);
-        const std::string now = "layer " + std::to_string(s.layer) + " of " + std::to_string(c.n_layer);
+        const std::string now = "layer " + std::to_string(s.shown.layer) + " of " + std::to_string(c.n_layer);
         if (ImGui::BeginCombo("##layer_pick", now.c_str())) {
             for (int l = 0; l < c.n_layer; ++l)
-                if (ImGui::Selectable(("layer " + std::to_string(l)).c_str(), l == s.layer)) request_layer(s, l);
+                if (ImGui::Selectable(("layer " + std::to_string(l)).c_str(), l == s.shown.layer)) request_layer(s, l);
             ImGui::EndCombo();
         }
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("The %s every view shows (keys , and .).", in.gpt() ? "layer" : "block");
@@ -162,22 +162,22 @@ void draw_trained_section(AppState& s, UiContext& ui) {
 }
 
 float draw_layer_strip(AppState& s, UiContext& ui, ImVec2 p0, float width) {
-    if (!s.trained || s.trained->model->config.n_layer < 2) return 0;
-    const int L = s.trained->model->config.n_layer;
+    if (!s.shown.input || s.shown.input->model->config.n_layer < 2) return 0;
+    const int L = s.shown.input->model->config.n_layer;
     ImGui::SetCursorScreenPos(p0);
     ImGui::PushID("layer_strip");
-    ImGui::BeginDisabled(s.layer <= 0);
-    if (ImGui::ArrowButton("##layer_prev", ImGuiDir_Left)) request_layer(s, s.layer - 1);
+    ImGui::BeginDisabled(s.shown.layer <= 0);
+    if (ImGui::ArrowButton("##layer_prev", ImGuiDir_Left)) request_layer(s, s.shown.layer - 1);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Previous layer (,)");
     ImGui::EndDisabled();
     ImGui::SameLine();
-    ImGui::BeginDisabled(s.layer + 1 >= L);
-    if (ImGui::ArrowButton("##layer_next", ImGuiDir_Right)) request_layer(s, s.layer + 1);
+    ImGui::BeginDisabled(s.shown.layer + 1 >= L);
+    if (ImGui::ArrowButton("##layer_next", ImGuiDir_Right)) request_layer(s, s.shown.layer + 1);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Next layer (.)");
     ImGui::EndDisabled();
     ImGui::SameLine();
     // Every layer in a list (GPT-2 has 12), its title in the accent colour.
-    const std::string title = "layer " + std::to_string(s.layer) + " of " + std::to_string(L);
+    const std::string title = "layer " + std::to_string(s.shown.layer) + " of " + std::to_string(L);
     ImGui::SetNextItemWidth(ImGui::CalcTextSize(title.c_str()).x + ImGui::GetFrameHeight() +
                             2 * ImGui::GetStyle().FramePadding.x);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
@@ -185,7 +185,7 @@ float draw_layer_strip(AppState& s, UiContext& ui, ImVec2 p0, float width) {
     ImGui::PopStyleColor();
     if (open) {
         for (int l = 0; l < L; ++l)
-            if (ImGui::Selectable(("layer " + std::to_string(l)).c_str(), l == s.layer)) request_layer(s, l);
+            if (ImGui::Selectable(("layer " + std::to_string(l)).c_str(), l == s.shown.layer)) request_layer(s, l);
         ImGui::EndCombo();
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The layer every view shows (keys , and .).");
@@ -200,9 +200,9 @@ float draw_layer_strip(AppState& s, UiContext& ui, ImVec2 p0, float width) {
 
 void handle_layer_keys(AppState& s) {
     const ImGuiIO& io = ImGui::GetIO();
-    if (!s.trained || io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
-    if (ImGui::IsKeyPressed(key_comma, false)) request_layer(s, s.layer - 1);
-    if (ImGui::IsKeyPressed(key_period, false)) request_layer(s, s.layer + 1);
+    if (!s.shown.input || io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
+    if (ImGui::IsKeyPressed(key_comma, false)) request_layer(s, s.shown.layer - 1);
+    if (ImGui::IsKeyPressed(key_period, false)) request_layer(s, s.shown.layer + 1);
 }
 
 } // namespace attnviz

@@ -72,7 +72,7 @@ float draw_legend(AppState& s, UiContext& ui, ImVec2 p0, float width, bool with_
         text(changed, ui.pal.text_dim);
         x += big_gap;
     }
-    const std::string ranges = s.shared_ranges ? "colour ranges shared across heads" : "colour ranges per head";
+    const std::string ranges = s.screen.shared_ranges ? "colour ranges shared across heads" : "colour ranges per head";
     if (room(text_size(f, ranges).x)) text(ranges, ui.pal.text_dim);
     return h;
 }

@@ -113,11 +113,9 @@ const char* const gpt_lines[] = {
 };
 constexpr int gpt_line_count = 5;
 
-bool gpt(const AppState& s) { return s.trained && s.trained->gpt(); }
-
 // A GPT layer's first and last step: where x comes from, and where the output goes.
 void gpt_walk_step(const AppState& s, int step, WalkStep& st) {
-    const int L = s.trained->model->config.n_layer, l = s.layer;
+    const int L = s.shown.input->model->config.n_layer, l = s.shown.layer;
     const std::string layer = "layer " + std::to_string(l);
     if (step == 0) {
         st.title = "x = ln_1(residual stream) of " + layer;
@@ -139,8 +137,8 @@ void gpt_walk_step(const AppState& s, int step, WalkStep& st) {
 
 std::vector<std::string> code_lines(const AppState& s) {
     std::vector<std::string> lines = lesson_code_lines(s.config);
-    if (!s.trained) return lines;
-    if (gpt(s)) {
+    if (mode(s) == Mode::lesson) return lines;
+    if (mode(s) == Mode::gpt_model) {
         lines[0] = "def forward(self, x):  # block.attn: CausalSelfAttention";
         lines.insert(lines.begin(), gpt_lines, gpt_lines + gpt_line_count);
         return lines;
@@ -152,14 +150,14 @@ std::vector<std::string> code_lines(const AppState& s) {
 
 WalkStep walk_step(const AppState& s, int step) {
     WalkStep st = lesson_walk_step(step, s.config, !s.tokens.empty());
-    if (!s.trained) return st;
-    if (gpt(s)) {
+    if (mode(s) == Mode::lesson) return st;
+    if (mode(s) == Mode::gpt_model) {
         for (Span& sp : st.spans) sp.line += gpt_line_count;
         gpt_walk_step(s, step, st);
         return st;
     }
     for (Span& sp : st.spans) sp.line += model_line_count;
-    const int L = s.trained->model->config.n_layer, l = s.layer;
+    const int L = s.shown.input->model->config.n_layer, l = s.shown.layer;
     const std::string block = "block " + std::to_string(l);
     if (step == 0) {
         if (l == 0) {

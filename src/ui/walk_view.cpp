@@ -99,7 +99,7 @@ float draw_code(AppState& s, UiContext& ui, const WalkStep& st, ImVec2 p0, float
 std::vector<Row> walk_rows(AppState& s, UiContext& ui, int step, int h0, int nh) {
     std::vector<Row> rows;
     const int H = s.trace.H;
-    const bool shared = s.shared_ranges;
+    const bool shared = s.screen.shared_ranges;
     auto with_bar = [](MatrixSpec m) {
         m.colorbar = true;
         return m;
@@ -207,9 +207,9 @@ bool step_is_per_head(int step) { return step >= 4 && step <= 10; }
 } // namespace
 
 void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
-    const int step = std::clamp(s.step, 0, walk_last_step);
+    const int step = std::clamp(s.screen.step, 0, walk_last_step);
     const WalkStep st = walk_step(s, step);
-    ViewWindow& win = s.windows[int(View::walk)];
+    ViewWindow& win = s.screen.windows[int(View::walk)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
     const float gap = std::round(8 * ui.scale);
@@ -315,12 +315,12 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         const float bx = p1.x - buttons_w(bw);
         ImGui::SetCursorScreenPos(ImVec2(bx, header_y - 2));
         ImGui::BeginDisabled(step == 0);
-        if (ImGui::Button(words ? "← Previous" : "←", ImVec2(bw, 0))) s.step = step - 1;
+        if (ImGui::Button(words ? "← Previous" : "←", ImVec2(bw, 0))) s.screen.step = step - 1;
         if (!words && ImGui::IsItemHovered()) ImGui::SetTooltip("Previous step (Left)");
         ImGui::EndDisabled();
         ImGui::SameLine(0, gap);
         ImGui::BeginDisabled(step == walk_last_step);
-        if (ImGui::Button(words ? "Next →" : "→", ImVec2(bw, 0))) s.step = step + 1;
+        if (ImGui::Button(words ? "Next →" : "→", ImVec2(bw, 0))) s.screen.step = step + 1;
         if (!words && ImGui::IsItemHovered()) ImGui::SetTooltip("Next step (Right)");
         ImGui::EndDisabled();
         if (pager_in_header) draw_head_pager(s, ui, win, nh, ImVec2(bx - gap - pager_w, header_y - 2));

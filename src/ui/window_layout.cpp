@@ -17,13 +17,13 @@ float panel_width_shown(float W, float scale) {
 } // namespace
 
 float side_panel_width(const AppState& s, float W, float scale) {
-    switch (s.side_panel) {
+    switch (s.screen.side_panel) {
     case PanelMode::shown: return panel_width_shown(W, scale);
     case PanelMode::hidden: return 0;
     case PanelMode::automatic: break;
     }
     // The Train view has its own settings; the lesson's side panel would only take its room.
-    if (s.view == View::train) return 0;
+    if (s.screen.view == View::train) return 0;
     const float w = panel_width_shown(W, scale);
     return W - w >= 640 * scale ? w : 0;
 }
@@ -43,9 +43,9 @@ float draw_view_tabs(AppState& s, UiContext& ui, ImVec2 p0, float x_end) {
     float x = p0.x, y = p0.y;
     const float row_h = ImGui::GetFrameHeight() + st.ItemSpacing.y;
     ImGui::SetCursorScreenPos(ImVec2(x, y));
-    if (ImGui::ArrowButton("##panel", s.panel_visible ? ImGuiDir_Left : ImGuiDir_Right))
-        s.side_panel = s.panel_visible ? PanelMode::hidden : PanelMode::shown;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip(s.panel_visible ? "Hide the side panel (F2)" : "Show the side panel (F2)");
+    if (ImGui::ArrowButton("##panel", s.screen.panel_visible ? ImGuiDir_Left : ImGuiDir_Right))
+        s.screen.side_panel = s.screen.panel_visible ? PanelMode::hidden : PanelMode::shown;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(s.screen.panel_visible ? "Hide the side panel (F2)" : "Show the side panel (F2)");
     x += ImGui::GetFrameHeight() + st.ItemSpacing.x;
     for (int v = 0; v < view_count; ++v) {
         const float w = ImGui::CalcTextSize(names[v]).x + 2 * st.FramePadding.x;
@@ -54,24 +54,24 @@ float draw_view_tabs(AppState& s, UiContext& ui, ImVec2 p0, float x_end) {
             y += row_h;
         }
         ImGui::SetCursorScreenPos(ImVec2(x, y));
-        const bool on = int(s.view) == v;
+        const bool on = int(s.screen.view) == v;
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
         if (on) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(text_over(ImGui::ColorConvertU32ToFloat4(ui.pal.accent))));
-        if (ImGui::Button(names[v])) s.view = View(v);
+        if (ImGui::Button(names[v])) s.screen.view = View(v);
         if (on) ImGui::PopStyleColor(2);
         if (names == short_names && ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", full[v] + 3, v + 1);
         x += w + st.ItemSpacing.x;
     }
     // The run's config, right-aligned on the last row when it fits.
     // A trained model has no seed of the lesson's: its task and blocks instead.
-    const std::string head = s.trained ? (s.trained->gpt() ? std::string("GPT") : std::string("trained ") + to_string(s.trained->model->config.task)) + " · L = " +
-                                             std::to_string(s.trained->model->config.n_layer)
+    const std::string head = s.shown.input ? (mode(s) == Mode::gpt_model ? std::string("GPT") : std::string("trained ") + to_string(s.shown.input->model->config.task)) + " · L = " +
+                                             std::to_string(s.shown.input->model->config.n_layer)
                                        : "seed " + std::to_string(s.config.seed);
     const std::string info = head + " · C = " + std::to_string(s.config.n_embd) +
                              " · H = " + std::to_string(s.config.n_head) + " · T = " + std::to_string(s.config.seq_len) +
                              " · " + to_string(s.config.mask) + " mask";
     const float tw = text_size(ui.fonts->body, info).x;
-    if (s.view != View::train && x_end - tw > x + 10) { // the Train view names its own run
+    if (s.screen.view != View::train && x_end - tw > x + 10) { // the Train view names its own run
         ImGui::SetCursorScreenPos(ImVec2(x_end - tw, y));
         ImGui::AlignTextToFramePadding();
         ImGui::TextDisabled("%s", info.c_str());

@@ -101,7 +101,7 @@ void expect_same_dla(const LogitAttribution& a, const LogitAttribution& b, const
 TEST(Ablation, ToyAblationIsAppliedByRecomputeWithTheCoresNumbers) {
     const auto in = toy("induction.safetensors", "a b c d e f a b c d e f");
     AppState s = shown(in);
-    ASSERT_EQ(s.trained, in) << s.error;
+    ASSERT_EQ(s.shown.input, in) << s.error;
     const Model& m = *in->model;
     const int h = prev_head(m);
     ModelTrace clean;
@@ -109,23 +109,23 @@ TEST(Ablation, ToyAblationIsAppliedByRecomputeWithTheCoresNumbers) {
     expect_same_trace(s.model_base, clean, "before any ablation");
 
     request_ablation(s, {{0, h}}, AblationMode::zero);
-    EXPECT_FALSE(s.ablation.has(0, h)) << "nothing is applied before recompute";
+    EXPECT_FALSE(s.ablation.applied.has(0, h)) << "nothing is applied before recompute";
     recompute(s);
     ASSERT_TRUE(s.error.empty()) << s.error;
-    ASSERT_TRUE(s.ablation.has(0, h));
+    ASSERT_TRUE(s.ablation.applied.has(0, h));
     const Ablation ab = zero_of({{0, h}});
     ModelTrace want;
     model_forward(m, in->tokens, KernelKind::reference, want, &ab);
     expect_same_trace(s.model_base, want, "the ablated run");
-    expect_same_trace(s.model_clean, clean, "the clean run kept beside it");
+    expect_same_trace(s.ablation.model_clean, clean, "the clean run kept beside it");
     // Before and after: the core's task metrics, detector and DLA.
-    const AblationNumbers& n = s.ablation_numbers;
+    const AblationNumbers& n = s.ablation.numbers;
     expect_same_metrics(n.clean.task, task_metrics(m, KernelKind::reference), "clean task metrics");
     expect_same_metrics(n.ablated.task, task_metrics(m, KernelKind::reference, &ab), "ablated task metrics");
     HeadDetection rep;
     detect_repeat_induction(m, KernelKind::reference, rep, detector_repeat_count, detector_repeat_seed, std::nullopt, &ab);
-    EXPECT_EQ(s.detection.repeat_induction, rep.repeat_induction) << "the table shows the ablated model's scores";
-    EXPECT_EQ(s.detection.text.prev_token, detect_on_text({attention_of(want)}).prev_token);
+    EXPECT_EQ(s.model_view.detection.repeat_induction, rep.repeat_induction) << "the table shows the ablated model's scores";
+    EXPECT_EQ(s.model_view.detection.text.prev_token, detect_on_text({attention_of(want)}).prev_token);
     HeadDetection rep_clean;
     detect_repeat_induction(m, KernelKind::reference, rep_clean);
     EXPECT_EQ(n.clean.detection.repeat_induction, rep_clean.repeat_induction);
@@ -149,10 +149,10 @@ TEST(Ablation, ToyAblationIsAppliedByRecomputeWithTheCoresNumbers) {
     EXPECT_TRUE(same_bits(s.trace.y, want.layers[1].y));
     EXPECT_TRUE(same_bits(s.trace.att[0], want.layers[1].att[0]));
     // Moving the predictions' position takes the DLA there.
-    s.predict_pos = 3;
+    s.model_view.predict_pos = 3;
     recompute(s);
-    EXPECT_EQ(s.ablation_numbers.pos, 3);
-    expect_same_dla(s.ablation_numbers.ablated.dla, logit_attribution(m, want, 3, s.ablation_numbers.token, &ab), "DLA at 3");
+    EXPECT_EQ(s.ablation.numbers.pos, 3);
+    expect_same_dla(s.ablation.numbers.ablated.dla, logit_attribution(m, want, 3, s.ablation.numbers.token, &ab), "DLA at 3");
 }
 
 TEST(Ablation, TheCausalityViewPerturbsTheAblatedModel) {
@@ -177,32 +177,32 @@ TEST(Ablation, RestoreAllBringsTheCleanRunBackBitForBit) {
     const auto in = toy("induction.safetensors");
     AppState s = shown(in);
     const ModelTrace clean = s.model_base;
-    const HeadDetection det = s.detection;
+    const HeadDetection det = s.model_view.detection;
     const Trace trace = s.trace;
-    const auto predictions = s.predictions;
+    const auto predictions = s.model_view.predictions;
     request_ablation(s, {{0, 0}, {0, 1}, {1, 1}}, AblationMode::zero);
     recompute(s);
-    ASSERT_EQ(s.ablation.heads.size(), 3u) << s.error;
-    EXPECT_NE(s.detection.repeat_induction, det.repeat_induction);
+    ASSERT_EQ(s.ablation.applied.heads.size(), 3u) << s.error;
+    EXPECT_NE(s.model_view.detection.repeat_induction, det.repeat_induction);
     restore_all_heads(s);
     recompute(s);
-    EXPECT_TRUE(s.ablation.empty());
+    EXPECT_TRUE(s.ablation.applied.empty());
     expect_same_trace(s.model_base, clean, "restored");
-    EXPECT_TRUE(s.model_clean.layers.empty()) << "no second copy once nothing is ablated";
-    EXPECT_EQ(s.detection.text.prev_token, det.text.prev_token);
-    EXPECT_EQ(s.detection.text.induction, det.text.induction);
-    EXPECT_EQ(s.detection.repeat_induction, det.repeat_induction);
+    EXPECT_TRUE(s.ablation.model_clean.layers.empty()) << "no second copy once nothing is ablated";
+    EXPECT_EQ(s.model_view.detection.text.prev_token, det.text.prev_token);
+    EXPECT_EQ(s.model_view.detection.text.induction, det.text.induction);
+    EXPECT_EQ(s.model_view.detection.repeat_induction, det.repeat_induction);
     EXPECT_TRUE(same_bits(s.trace.y, trace.y));
-    EXPECT_EQ(s.predictions.size(), predictions.size());
+    EXPECT_EQ(s.model_view.predictions.size(), predictions.size());
     for (size_t t = 0; t < predictions.size(); ++t)
         for (size_t k = 0; k < predictions[t].size(); ++k) {
-            EXPECT_EQ(s.predictions[t][k].token, predictions[t][k].token);
-            EXPECT_EQ(s.predictions[t][k].prob, predictions[t][k].prob);
+            EXPECT_EQ(s.model_view.predictions[t][k].token, predictions[t][k].token);
+            EXPECT_EQ(s.model_view.predictions[t][k].prob, predictions[t][k].prob);
         }
     // Toggling one head in and out again is the same round trip.
     toggle_ablation(s, 1, 0);
     recompute(s);
-    EXPECT_TRUE(s.ablation.has(1, 0));
+    EXPECT_TRUE(s.ablation.applied.has(1, 0));
     toggle_ablation(s, 1, 0);
     recompute(s);
     expect_same_trace(s.model_base, clean, "toggled twice");
@@ -213,14 +213,14 @@ TEST(Ablation, ARefusedAblationKeepsTheStateAndSaysWhy) {
     AppState s = shown(in);
     request_ablation(s, {{0, 1}}, AblationMode::zero);
     recompute(s);
-    ASSERT_TRUE(s.ablation.has(0, 1));
+    ASSERT_TRUE(s.ablation.applied.has(0, 1));
     const ModelTrace before = s.model_base;
     request_ablation(s, {{0, 1}, {2, 0}}, AblationMode::zero); // the model has layers 0..1
     recompute(s);
     EXPECT_NE(s.error.find("head 2.0 is not a head of this model"), std::string::npos) << s.error;
     EXPECT_EQ(s.error.find('\n'), std::string::npos);
-    EXPECT_EQ(s.ablation.heads, (std::vector<HeadRef>{{0, 1}}));
-    EXPECT_EQ(s.edit_ablation.heads, s.ablation.heads) << "the asked-for ablation is put back";
+    EXPECT_EQ(s.ablation.applied.heads, (std::vector<HeadRef>{{0, 1}}));
+    EXPECT_EQ(s.ablation.edit.heads, s.ablation.applied.heads) << "the asked-for ablation is put back";
     expect_same_trace(s.model_base, before, "refused");
     request_ablation(s, {{0, 7}}, AblationMode::zero);
     recompute(s);
@@ -230,7 +230,7 @@ TEST(Ablation, ARefusedAblationKeepsTheStateAndSaysWhy) {
     request_ablation(l, {{0, 0}}, AblationMode::zero);
     recompute(l);
     EXPECT_NE(l.error.find("ablating a head needs a model"), std::string::npos) << l.error;
-    EXPECT_TRUE(l.ablation.empty());
+    EXPECT_TRUE(l.ablation.applied.empty());
 }
 
 TEST(Ablation, MeanModeUsesTheCoresMeansOverTheProbe) {
@@ -243,12 +243,12 @@ TEST(Ablation, MeanModeUsesTheCoresMeansOverTheProbe) {
     Ablation want = zero_of({{0, 1}});
     want.mode = AblationMode::mean;
     compute_ablation_means(m, ablation_probe(m, in->tokens), KernelKind::reference, want);
-    ASSERT_EQ(s.ablation.means.size(), 1u);
-    EXPECT_TRUE(same_bits(Mat(s.ablation.means[0].transpose()), Mat(want.means[0].transpose())));
+    ASSERT_EQ(s.ablation.applied.means.size(), 1u);
+    EXPECT_TRUE(same_bits(Mat(s.ablation.applied.means[0].transpose()), Mat(want.means[0].transpose())));
     ModelTrace t;
     model_forward(m, in->tokens, KernelKind::reference, t, &want);
     expect_same_trace(s.model_base, t, "mean-ablated");
-    expect_same_metrics(s.ablation_numbers.ablated.task, task_metrics(m, KernelKind::reference, &want), "mean metrics");
+    expect_same_metrics(s.ablation.numbers.ablated.task, task_metrics(m, KernelKind::reference, &want), "mean metrics");
 }
 
 TEST(Ablation, ANewTextKeepsTheAblatedHeadsAndItsCleanNumbers) {
@@ -259,25 +259,25 @@ TEST(Ablation, ANewTextKeepsTheAblatedHeadsAndItsCleanNumbers) {
     std::string error;
     ASSERT_TRUE(set_trained_sequence(s, "a b c a b c a b", error)) << error;
     recompute(s);
-    EXPECT_EQ(s.ablation.heads, (std::vector<HeadRef>{{0, 1}}));
-    const Model& m = *s.trained->model;
+    EXPECT_EQ(s.ablation.applied.heads, (std::vector<HeadRef>{{0, 1}}));
+    const Model& m = *s.shown.input->model;
     ModelTrace clean, want;
-    model_forward(m, s.trained->tokens, KernelKind::reference, clean);
+    model_forward(m, s.shown.input->tokens, KernelKind::reference, clean);
     const Ablation ab = zero_of({{0, 1}});
-    model_forward(m, s.trained->tokens, KernelKind::reference, want, &ab);
+    model_forward(m, s.shown.input->tokens, KernelKind::reference, want, &ab);
     expect_same_trace(s.model_base, want, "new text, ablated");
-    expect_same_trace(s.model_clean, clean, "new text, clean");
-    EXPECT_EQ(s.ablation_numbers.clean.detection.text.prev_token, detect_on_text({attention_of(clean)}).prev_token);
+    expect_same_trace(s.ablation.model_clean, clean, "new text, clean");
+    EXPECT_EQ(s.ablation.numbers.clean.detection.text.prev_token, detect_on_text({attention_of(clean)}).prev_token);
     // Back to the lesson: no model, nothing ablated.
     reset_to_lesson(s);
     recompute(s);
-    EXPECT_TRUE(s.ablation.empty());
+    EXPECT_TRUE(s.ablation.applied.empty());
 }
 
 TEST(Ablation, GptAblationRerunsFromTheFirstChangedLayerWithTheCoresNumbers) {
     const auto in = tiny_gpt();
     AppState s = shown(in);
-    ASSERT_EQ(s.trained, in) << s.error;
+    ASSERT_EQ(s.shown.input, in) << s.error;
     const Model& m = *in->model;
     ModelTrace clean;
     gpt_forward(m, in->tokens, KernelKind::reference, false, clean);
@@ -288,8 +288,8 @@ TEST(Ablation, GptAblationRerunsFromTheFirstChangedLayerWithTheCoresNumbers) {
     ModelTrace want;
     gpt_forward(m, in->tokens, KernelKind::reference, false, want, &ab);
     expect_same_trace(s.model_base, want, "GPT, ablated");
-    expect_same_trace(s.model_clean, clean, "GPT, clean");
-    const AblationNumbers& n = s.ablation_numbers;
+    expect_same_trace(s.ablation.model_clean, clean, "GPT, clean");
+    const AblationNumbers& n = s.ablation.numbers;
     EXPECT_EQ(n.clean.loss, next_token_loss(clean));
     EXPECT_EQ(n.ablated.loss, next_token_loss(want));
     const int pos = int(in->tokens.size()) - 1;
@@ -335,8 +335,8 @@ TEST(Ablation, SessionsKeepTheAblationAndOldOnesOpenWithout) {
     AppState back = lesson_state();
     ASSERT_TRUE(apply_session(back, ss, error)) << error;
     recompute(back);
-    EXPECT_EQ(back.ablation.heads, s.ablation.heads) << back.error;
-    EXPECT_EQ(back.ablation.mode, AblationMode::mean);
+    EXPECT_EQ(back.ablation.applied.heads, s.ablation.applied.heads) << back.error;
+    EXPECT_EQ(back.ablation.applied.mode, AblationMode::mean);
     expect_same_trace(back.model_base, s.model_base, "reopened");
     // A session written before the ablation existed has no "ablate": it opens unablated.
     ss.model.ablate.clear();
@@ -348,7 +348,7 @@ TEST(Ablation, SessionsKeepTheAblationAndOldOnesOpenWithout) {
     AppState o = lesson_state();
     ASSERT_TRUE(apply_session(o, old, error)) << error;
     recompute(o);
-    EXPECT_TRUE(o.ablation.empty());
+    EXPECT_TRUE(o.ablation.applied.empty());
     // A session naming a head the model lacks is refused with one sentence.
     ss.model.ablate = "5.0";
     AppState bad = lesson_state();
@@ -411,7 +411,7 @@ ImVec2 centre(const LayoutItem& it) { return ImVec2(it.x + it.w / 2, it.y + it.h
 
 TEST(AblationPanel, ClickingAHeadsMarkAblatesItAndTheKeyARestoresIt) {
     AppState s = shown(toy("induction.safetensors"));
-    s.view = View::model;
+    s.screen.view = View::model;
     PanelHarness p;
     p.frame(s, ImVec2(-1, -1), false);
     const LayoutItem* mark = p.find("ablate_mark", 0, 1);
@@ -421,11 +421,11 @@ TEST(AblationPanel, ClickingAHeadsMarkAblatesItAndTheKeyARestoresIt) {
     p.frame(s, c, false); // hover
     p.frame(s, c, true);  // press
     p.frame(s, c, false); // release: the click
-    EXPECT_TRUE(s.ablation_dirty) << "the panel only records the edit";
-    EXPECT_FALSE(s.ablation.has(0, 1));
+    EXPECT_TRUE(s.ablation.dirty) << "the panel only records the edit";
+    EXPECT_FALSE(s.ablation.applied.has(0, 1));
     recompute(s);
-    EXPECT_TRUE(s.ablation.has(0, 1)) << s.error;
-    EXPECT_EQ(s.view, View::model) << "the mark is not the pattern's click (which opens the scores view)";
+    EXPECT_TRUE(s.ablation.applied.has(0, 1)) << s.error;
+    EXPECT_EQ(s.screen.view, View::model) << "the mark is not the pattern's click (which opens the scores view)";
     p.frame(s, ImVec2(-1, -1), false);
     mark = p.find("ablate_mark", 0, 1);
     ASSERT_NE(mark, nullptr);
@@ -438,12 +438,12 @@ TEST(AblationPanel, ClickingAHeadsMarkAblatesItAndTheKeyARestoresIt) {
     p.frame(s, hc, false, true);
     p.frame(s, hc, false, false);
     recompute(s);
-    EXPECT_FALSE(s.ablation.has(0, 1));
+    EXPECT_FALSE(s.ablation.applied.has(0, 1));
 }
 
 TEST(AblationPanel, TheTablesBoxAblatesAndTheBoxPrintsTheNumbers) {
     AppState s = shown(toy("induction.safetensors"));
-    s.view = View::model;
+    s.screen.view = View::model;
     PanelHarness p;
     p.frame(s, ImVec2(-1, -1), false);
     const LayoutItem* box = p.find("ablate_check", 1, 1);
@@ -453,11 +453,11 @@ TEST(AblationPanel, TheTablesBoxAblatesAndTheBoxPrintsTheNumbers) {
     p.frame(s, c, true);
     p.frame(s, c, false);
     recompute(s);
-    EXPECT_TRUE(s.ablation.has(1, 1)) << s.error;
+    EXPECT_TRUE(s.ablation.applied.has(1, 1)) << s.error;
     p.frame(s, ImVec2(-1, -1), false);
     // The box prints recompute's numbers: before, after and their difference.
-    const TaskMetrics& a = s.ablation_numbers.ablated.task;
-    const TaskMetrics& b = s.ablation_numbers.clean.task;
+    const TaskMetrics& a = s.ablation.numbers.ablated.task;
+    const TaskMetrics& b = s.ablation.numbers.clean.task;
     int found = 0;
     for (const LayoutItem& it : p.layout) {
         if (it.kind != "ablation_number") continue;
@@ -485,5 +485,5 @@ TEST(AblationPanel, TheTablesBoxAblatesAndTheBoxPrintsTheNumbers) {
     ImGui::GetIO().KeyShift = false;
     p.frame(s, ImVec2(-1, -1), false, false);
     recompute(s);
-    EXPECT_TRUE(s.ablation.empty());
+    EXPECT_TRUE(s.ablation.applied.empty());
 }

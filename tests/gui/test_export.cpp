@@ -67,36 +67,36 @@ TEST(ExportFromTheApp, StatusSaysWhatWasSavedOrWhyNot) {
     init_app_state(s, lesson_config(), KernelChoice::reference);
     recompute(s);
     const std::string dir = temp_dir();
-    s.export_tensor = 8; // probs
+    s.fields.export_tensor = 8; // probs
     ASSERT_EQ(to_string(all_tensor_names()[8]), std::string("probs"));
-    s.tensor_path = dir + "/probs.npy";
+    s.fields.tensor_path = dir + "/probs.npy";
     export_tensor_now(s);
     EXPECT_NE(s.status.find("Saved probs (2, 4, 4)"), std::string::npos) << s.status;
     EXPECT_FALSE(slurp(dir + "/probs.npy").empty());
-    s.tensor_path = dir + "/probs.txt";
+    s.fields.tensor_path = dir + "/probs.txt";
     export_tensor_now(s);
     EXPECT_EQ(s.status.rfind("Not saved", 0), 0u) << s.status;
-    s.tensor_path = dir + "/no/such/folder/probs.npy";
+    s.fields.tensor_path = dir + "/no/such/folder/probs.npy";
     export_tensor_now(s);
     EXPECT_EQ(s.status.rfind("Not saved", 0), 0u) << s.status;
 }
 
 TEST(ExportFromTheApp, PngRequestFollowsTheViewAndChecksTheName) {
     AppState s;
-    s.view = View::scores;
+    s.screen.view = View::scores;
     EXPECT_EQ(default_png_name(View::causality), "attnviz-causality.png");
     EXPECT_EQ(default_tensor_file(TensorName::probs, false), "attnviz-probs.npy");
     request_png(s);
-    EXPECT_EQ(s.png_request, "attnviz-scores.png");
-    s.png_request.clear();
-    s.png_path = "figure.jpg";
+    EXPECT_EQ(s.screen.png_request, "attnviz-scores.png");
+    s.screen.png_request.clear();
+    s.fields.png_path = "figure.jpg";
     request_png(s);
-    EXPECT_TRUE(s.png_request.empty());
+    EXPECT_TRUE(s.screen.png_request.empty());
     EXPECT_EQ(s.status.rfind("Not saved", 0), 0u) << s.status;
-    s.png_path = "figure.png";
-    s.view = View::walk;
+    s.fields.png_path = "figure.png";
+    s.screen.view = View::walk;
     request_png(s);
-    EXPECT_EQ(s.png_request, "figure.png"); // a name of the user's own stays
+    EXPECT_EQ(s.screen.png_request, "figure.png"); // a name of the user's own stays
 }
 
 TEST(ExportWindow, CtrlPSavesTheViewAndCtrlEATensor) {

@@ -55,18 +55,18 @@ TEST(GptState, TextGoesThroughTheTokenizerAndLabelsEveryPosition) {
     const AppState s = gpt_state(in);
     ASSERT_TRUE(s.ready) << s.error;
     EXPECT_TRUE(s.error.empty()) << s.error;
-    ASSERT_EQ(s.trained, in);
+    ASSERT_EQ(s.shown.input, in);
     EXPECT_EQ(in->tokens, in->tokenizer->encode(sentence));
     EXPECT_EQ(s.config.seq_len, int(in->tokens.size()));
     EXPECT_EQ(s.config.n_head, 4);
-    ASSERT_EQ(s.trained_words.size(), in->tokens.size());
+    ASSERT_EQ(s.shown.words.size(), in->tokens.size());
     // The labels spell the sentence back, each space a visible middle dot.
     std::string joined;
-    for (const std::string& w : s.trained_words) joined += w;
+    for (const std::string& w : s.shown.words) joined += w;
     std::string dotted = sentence;
     for (size_t at; (at = dotted.find(' ')) != std::string::npos;) dotted.replace(at, 1, "·");
     EXPECT_EQ(joined, dotted);
-    EXPECT_EQ(s.trained_words[1].rfind("·", 0), 0u) << s.trained_words[1];
+    EXPECT_EQ(s.shown.words[1].rfind("·", 0), 0u) << s.shown.words[1];
     EXPECT_EQ(gpt_token_label(in->tokenizer.get(), in->tokenizer->encode("\n")[0]), "\\n");
     EXPECT_EQ(gpt_token_label(nullptr, 464), "#464");
     // Layer 0's x is ln_1 of the embeddings: the forward's own.
@@ -82,7 +82,7 @@ TEST(GptState, LayerPickerShowsEachLayersOwnTrace) {
     for (int l : {1, 0, 1}) {
         request_layer(s, l);
         recompute(s);
-        ASSERT_EQ(s.layer, l);
+        ASSERT_EQ(s.shown.layer, l);
         EXPECT_TRUE(same_bits(s.trace.x, t.layers[size_t(l)].x)) << l;
         for (int h = 0; h < 4; ++h) EXPECT_TRUE(same_bits(s.trace.att[size_t(h)], t.layers[size_t(l)].att[size_t(h)])) << l;
         EXPECT_TRUE(same_bits(s.experiment.weights.c_attn.weight, in->model->h[size_t(l)].attn.c_attn.weight)) << l;
@@ -95,11 +95,11 @@ TEST(GptState, TypedTextRetokenizesAndABadEditKeepsTheState) {
     std::string error;
     ASSERT_TRUE(set_trained_sequence(s, "the dog and the cat", error)) << error;
     recompute(s);
-    ASSERT_TRUE(s.trained->tokenizer);
-    EXPECT_EQ(s.trained->tokens, s.trained->tokenizer->encode("the dog and the cat"));
-    EXPECT_EQ(s.config.seq_len, int(s.trained->tokens.size()));
-    EXPECT_EQ(s.sequence_field, "the dog and the cat");
-    const std::vector<int> kept = s.trained->tokens;
+    ASSERT_TRUE(s.shown.input->tokenizer);
+    EXPECT_EQ(s.shown.input->tokens, s.shown.input->tokenizer->encode("the dog and the cat"));
+    EXPECT_EQ(s.config.seq_len, int(s.shown.input->tokens.size()));
+    EXPECT_EQ(s.fields.sequence_field, "the dog and the cat");
+    const std::vector<int> kept = s.shown.input->tokens;
     std::string long_text;
     for (int i = 0; i < 80; ++i) long_text += " cat";
     EXPECT_FALSE(set_trained_sequence(s, long_text, error));
@@ -107,7 +107,7 @@ TEST(GptState, TypedTextRetokenizesAndABadEditKeepsTheState) {
     EXPECT_NE(s.error.find("Kept the sequence"), std::string::npos) << s.error;
     EXPECT_FALSE(set_trained_sequence(s, "", error));
     recompute(s);
-    EXPECT_EQ(s.trained->tokens, kept);
+    EXPECT_EQ(s.shown.input->tokens, kept);
     EXPECT_EQ(s.config.seq_len, int(kept.size()));
 }
 
@@ -118,11 +118,11 @@ TEST(GptState, WithoutATokenizerIdsAreTyped) {
     EXPECT_NE(in->tokenizer_note.find("tokenizer"), std::string::npos) << in->tokenizer_note;
     AppState s = gpt_state(in);
     ASSERT_TRUE(s.ready);
-    EXPECT_EQ(s.trained_words[0].rfind("#", 0), 0u);
+    EXPECT_EQ(s.shown.words[0].rfind("#", 0), 0u);
     std::string error;
     ASSERT_TRUE(set_trained_sequence(s, "1, 500 2 999", error)) << error;
     recompute(s);
-    EXPECT_EQ(s.trained->tokens, (std::vector<int>{1, 500, 2, 999}));
+    EXPECT_EQ(s.shown.input->tokens, (std::vector<int>{1, 500, 2, 999}));
     EXPECT_FALSE(set_trained_sequence(s, "the cat", error));
     EXPECT_NE(error.find("not a token id"), std::string::npos) << error;
     EXPECT_FALSE(set_trained_sequence(s, "1, 1000", error));
@@ -180,21 +180,21 @@ TEST(GptState, ReplacingTokenPLeavesEveryLayerBeforePExactlyUnchanged) {
 TEST(GptState, ModelViewDetectorAndPredictionsAreTheModels) {
     const auto in = gpt_input(true, sentence);
     AppState s = gpt_state(in);
-    s.view = View::model;
+    s.screen.view = View::model;
     const int T = s.config.seq_len;
-    s.predict_pos = 3;
+    s.model_view.predict_pos = 3;
     recompute(s);
     const ModelTrace t = forward_of(*in->model, in->tokens);
     const HeadScores want = detect_on_text({attention_of(t)});
-    EXPECT_EQ(s.detection.text.prev_token, want.prev_token);
-    EXPECT_EQ(s.detection.text.duplicate.size(), 2u);
-    ASSERT_EQ(s.detection.repeat_induction.size(), 2u);
-    ASSERT_EQ(s.detection.repeat_induction[0].size(), 4u);
-    for (const std::vector<float>& row : s.detection.repeat_induction)
+    EXPECT_EQ(s.model_view.detection.text.prev_token, want.prev_token);
+    EXPECT_EQ(s.model_view.detection.text.duplicate.size(), 2u);
+    ASSERT_EQ(s.model_view.detection.repeat_induction.size(), 2u);
+    ASSERT_EQ(s.model_view.detection.repeat_induction[0].size(), 4u);
+    for (const std::vector<float>& row : s.model_view.detection.repeat_induction)
         for (float v : row) EXPECT_TRUE(v >= 0.f && v <= 1.f) << v;
-    ASSERT_EQ(int(s.predictions.size()), T);
+    ASSERT_EQ(int(s.model_view.predictions.size()), T);
     for (int pos : {3, T - 1}) {
-        const std::vector<TokenProb>& top = s.predictions[size_t(pos)];
+        const std::vector<TokenProb>& top = s.model_view.predictions[size_t(pos)];
         ASSERT_EQ(top.size(), 5u) << pos;
         const std::vector<TokenProb> ref = top_k(softmax_logits(t.logits.data() + int64_t(pos) * 1000, 1000), 5);
         for (size_t k = 0; k < 5; ++k) {
@@ -211,7 +211,7 @@ TEST(GptState, AModelOverTheWindowsCapIsRefusedAndTheLessonKept) {
     const Trace before = s.trace;
     request_trained_model(s, gpt_input(true, sentence));
     recompute(s);
-    EXPECT_FALSE(s.trained);
+    EXPECT_FALSE(s.shown.input);
     EXPECT_NE(s.error.find("over the cap"), std::string::npos) << s.error;
     EXPECT_TRUE(same_bits(s.trace.y, before.y));
     std::string error;
@@ -224,14 +224,14 @@ TEST(GptState, TheWeightsFieldOpensAGpt2DirectoryWholeAndOpenModelAFile) {
     std::string error;
     ASSERT_TRUE(load_weights_file(s, tiny_gpt_dir(true), 0, error)) << error;
     recompute(s);
-    ASSERT_TRUE(s.trained && s.trained->gpt()) << s.error;
-    EXPECT_EQ(s.trained->model->config.n_layer, 2);
-    EXPECT_TRUE(s.trained->tokenizer);
+    ASSERT_TRUE(s.shown.input && s.shown.input->gpt()) << s.error;
+    EXPECT_EQ(s.shown.input->model->config.n_layer, 2);
+    EXPECT_TRUE(s.shown.input->tokenizer);
     AppState t = lesson_state();
     ASSERT_TRUE(open_model_path(t, tiny_gpt_dir(false) + "/model.safetensors", error)) << error;
     recompute(t);
-    ASSERT_TRUE(t.trained && t.trained->gpt()) << t.error;
-    EXPECT_FALSE(t.trained->tokenizer);
+    ASSERT_TRUE(t.shown.input && t.shown.input->gpt()) << t.error;
+    EXPECT_FALSE(t.shown.input->tokenizer);
 }
 
 TEST(GptState, ASessionIsSavedWithoutTheGptModelAndSaysSo) {
@@ -243,4 +243,28 @@ TEST(GptState, ASessionIsSavedWithoutTheGptModelAndSaysSo) {
     std::string error;
     ASSERT_TRUE(read_session(path, ss, error)) << error;
     EXPECT_FALSE(ss.model.present);
+}
+
+// mode() is the model applied, not the one staged, and names what the shown layer's input is.
+TEST(GptState, TheModeIsTheShownModelsAndNamesTheLayersInput) {
+    AppState s = lesson_state();
+    EXPECT_EQ(mode(s), Mode::lesson);
+    EXPECT_STREQ(attention_input_name(mode(s)), "x");
+    std::shared_ptr<const TrainedInput> toy;
+    std::string error;
+    ASSERT_TRUE(read_trained_input(ATTNVIZ_TEST_DATA "/train/induction_s1_120.safetensors", "", toy, error)) << error;
+    request_trained_model(s, toy);
+    EXPECT_EQ(mode(s), Mode::lesson); // staged only
+    recompute(s);
+    ASSERT_TRUE(s.error.empty()) << s.error;
+    EXPECT_EQ(mode(s), Mode::toy_model);
+    EXPECT_STREQ(attention_input_name(mode(s)), "h");
+    request_trained_model(s, gpt_input(true, sentence));
+    recompute(s);
+    ASSERT_TRUE(s.error.empty()) << s.error;
+    EXPECT_EQ(mode(s), Mode::gpt_model);
+    EXPECT_STREQ(attention_input_name(mode(s)), "ln_1(h)");
+    request_trained_model(s, nullptr);
+    recompute(s);
+    EXPECT_EQ(mode(s), Mode::lesson);
 }

@@ -54,34 +54,34 @@ int count_kind(const std::set<std::tuple<int, int, int>>& r, int layer, int kind
 TEST(ModelView, DetectorIsTheCoresOnTheShownForward) {
     auto in = trained("induction.safetensors", "a b c d e f a b c d e f");
     AppState s = state_with(in);
-    ASSERT_EQ(s.trained, in) << s.error;
+    ASSERT_EQ(s.shown.input, in) << s.error;
     ModelTrace t;
     model_forward(*in->model, in->tokens, KernelKind::reference, t);
     const HeadScores want = detect_on_text({attention_of(t)});
-    EXPECT_EQ(s.detection.text.prev_token, want.prev_token);
-    EXPECT_EQ(s.detection.text.duplicate, want.duplicate);
-    EXPECT_EQ(s.detection.text.induction, want.induction);
+    EXPECT_EQ(s.model_view.detection.text.prev_token, want.prev_token);
+    EXPECT_EQ(s.model_view.detection.text.duplicate, want.duplicate);
+    EXPECT_EQ(s.model_view.detection.text.induction, want.induction);
     HeadDetection rep;
     detect_repeat_induction(*in->model, KernelKind::reference, rep);
-    EXPECT_EQ(s.detection.repeat_induction, rep.repeat_induction);
-    EXPECT_EQ(s.detection.repeat_count, detector_repeat_count);
+    EXPECT_EQ(s.model_view.detection.repeat_induction, rep.repeat_induction);
+    EXPECT_EQ(s.model_view.detection.repeat_count, detector_repeat_count);
     // A new sequence: the text's scores follow it, the repeated sequences' stay.
     std::string error;
     ASSERT_TRUE(set_trained_sequence(s, "a a b b c c", error)) << error;
     recompute(s);
-    EXPECT_NE(s.detection.text.prev_token, want.prev_token);
-    EXPECT_EQ(s.detection.repeat_induction, rep.repeat_induction);
+    EXPECT_NE(s.model_view.detection.text.prev_token, want.prev_token);
+    EXPECT_EQ(s.model_view.detection.repeat_induction, rep.repeat_induction);
 }
 
 TEST(ModelView, TrainedHeadsAreMarkedAndUntrainedOnesAreNot) {
     // both, 1000 steps (attnviz train --task both): previous-token and duplicate heads.
     const AppState both = state_with(trained("both.safetensors", "a b c d e a b c d e"));
-    const auto rb = roles(both.detection);
+    const auto rb = roles(both.model_view.detection);
     EXPECT_GE(count_kind(rb, 0, 0), 1) << "no previous-token head in the trained both model";
     EXPECT_GE(count_kind(rb, 0, 1), 1) << "no duplicate head in the trained both model";
     // induction, 1500 steps: a previous-token head in layer 0, induction heads in layer 1.
     const AppState ind = state_with(trained("induction.safetensors"));
-    const auto ri = roles(ind.detection);
+    const auto ri = roles(ind.model_view.detection);
     EXPECT_GE(count_kind(ri, 0, 0), 1) << "no previous-token head in layer 0";
     EXPECT_GE(count_kind(ri, 1, 2), 1) << "no induction head in layer 1";
     EXPECT_EQ(count_kind(ri, 0, 2), 0) << "an induction head in layer 0, which cannot be one";
@@ -92,8 +92,8 @@ TEST(ModelView, TrainedHeadsAreMarkedAndUntrainedOnesAreNot) {
         in->tokens = default_trained_tokens(in->model->config);
         in->source = "untrained";
         const AppState s = state_with(in);
-        ASSERT_TRUE(s.trained) << s.error;
-        EXPECT_TRUE(head_roles(s.detection).empty()) << to_string(task) << ": an untrained head marked";
+        ASSERT_TRUE(s.shown.input) << s.error;
+        EXPECT_TRUE(head_roles(s.model_view.detection).empty()) << to_string(task) << ": an untrained head marked";
     }
 }
 
@@ -102,9 +102,9 @@ TEST(ModelView, PredictionsAreASoftmaxOfTheCoresLogits) {
     AppState s = state_with(in);
     const Mat& logits = s.model_base.logits_next;
     ASSERT_EQ(logits.rows(), int(in->tokens.size()));
-    ASSERT_EQ(s.predictions.size(), in->tokens.size());
+    ASSERT_EQ(s.model_view.predictions.size(), in->tokens.size());
     for (int pos = 0; pos < int(logits.rows()); ++pos) {
-        const std::vector<TokenProb>& top = s.predictions[size_t(pos)];
+        const std::vector<TokenProb>& top = s.model_view.predictions[size_t(pos)];
         ASSERT_EQ(top.size(), 5u);
         // An independent softmax in double.
         double z = 0, mx = -1e30;
@@ -130,16 +130,16 @@ TEST(ModelView, PredictionsAreASoftmaxOfTheCoresLogits) {
         }
     }
     // Having seen "a b c d e f a b c", the trained model continues with d.
-    EXPECT_EQ(s.predictions.back()[0].token, token_of(in->model->config, "d"));
+    EXPECT_EQ(s.model_view.predictions.back()[0].token, token_of(in->model->config, "d"));
     // A model without an LM head predicts nothing.
     const AppState both = state_with(trained("both.safetensors"));
-    EXPECT_TRUE(both.predictions.empty() || both.predictions[0].empty());
+    EXPECT_TRUE(both.model_view.predictions.empty() || both.model_view.predictions[0].empty());
     EXPECT_EQ(prediction_line(both), "");
 }
 
 TEST(ModelView, TableSortsByEachColumnWithUnmeasuredScoresLast) {
     const AppState s = state_with(trained("induction.safetensors"));
-    const HeadDetection& d = s.detection;
+    const HeadDetection& d = s.model_view.detection;
     for (DetectorColumn c : {DetectorColumn::prev, DetectorColumn::dup, DetectorColumn::ind_text, DetectorColumn::ind_repeat})
         for (bool desc : {true, false}) {
             const auto rows = sorted_heads(d, c, desc);
@@ -171,34 +171,34 @@ TEST(ModelView, TableSortsByEachColumnWithUnmeasuredScoresLast) {
 
 TEST(ModelView, ClickOpensTheHeadInTheScoresView) {
     AppState s = state_with(trained("induction.safetensors"));
-    s.view = View::model;
+    s.screen.view = View::model;
     open_in_scores(s, 1, 1);
     recompute(s);
-    EXPECT_EQ(s.view, View::scores);
-    EXPECT_EQ(s.layer, 1);
-    EXPECT_EQ(s.windows[int(View::scores)].head0, 1);
+    EXPECT_EQ(s.screen.view, View::scores);
+    EXPECT_EQ(s.shown.layer, 1);
+    EXPECT_EQ(s.screen.windows[int(View::scores)].head0, 1);
     EXPECT_TRUE(same_bits(s.trace.att[1], s.model_base.layers[1].att[1]));
     // The lesson's module: one layer, the head only.
     AppState l = lesson_state();
     open_in_scores(l, 0, 1);
     recompute(l);
-    EXPECT_EQ(l.view, View::scores);
-    EXPECT_EQ(l.windows[int(View::scores)].head0, 1);
+    EXPECT_EQ(l.screen.view, View::scores);
+    EXPECT_EQ(l.screen.windows[int(View::scores)].head0, 1);
 }
 
 TEST(ModelView, LessonShowsItsHeadsWithPreviousTokenScoresOnly) {
     AppState s = lesson_state();
-    ASSERT_EQ(s.detection.text.prev_token.size(), 1u);
-    ASSERT_EQ(s.detection.text.prev_token[0].size(), 2u);
+    ASSERT_EQ(s.model_view.detection.text.prev_token.size(), 1u);
+    ASSERT_EQ(s.model_view.detection.text.prev_token[0].size(), 2u);
     double want = 0;
     for (int i = 1; i < 4; ++i) want += s.trace.att[0](i, i - 1);
-    EXPECT_NEAR(s.detection.text.prev_token[0][0], want / 3, 1e-7);
-    EXPECT_TRUE(std::isnan(s.detection.text.duplicate[0][0])); // no words: no repeated token
-    EXPECT_TRUE(s.detection.repeat_induction.empty());
+    EXPECT_NEAR(s.model_view.detection.text.prev_token[0][0], want / 3, 1e-7);
+    EXPECT_TRUE(std::isnan(s.model_view.detection.text.duplicate[0][0])); // no words: no repeated token
+    EXPECT_TRUE(s.model_view.detection.repeat_induction.empty());
     std::string error;
     ASSERT_TRUE(set_text(s, "the cat the cat", error)) << error;
     recompute(s);
-    EXPECT_FALSE(std::isnan(s.detection.text.duplicate[0][0]));
+    EXPECT_FALSE(std::isnan(s.model_view.detection.text.duplicate[0][0]));
 }
 
 TEST(ModelView, GridPagesFitGptTwoSmallAt1280x720) {

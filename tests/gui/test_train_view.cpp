@@ -115,7 +115,7 @@ TEST(TrainView, ARefusedSettingKeepsTheRunAndSaysWhy) {
 // (as after --train-steps N); an action's line until the run moves past it; a resume's line.
 TEST(TrainView, TheStatusSaysWhatIsTrueNow) {
     AppState s = lesson_state();
-    s.view = View::train;
+    s.screen.view = View::train;
     TrainViewState& t = train_view(s);
     TrainSettings next = t.settings;
     next.seed = 3;
@@ -169,7 +169,7 @@ TEST(TrainView, TheProbeTakesTheVocabularysLettersOnly) {
 
 TEST(TrainView, OpenInTheViewsStagesTheShownModelOnTheProbe) {
     AppState s = lesson_state();
-    s.view = View::train;
+    s.screen.view = View::train;
     TrainViewState& t = train_view(s);
     t.session->run_to(30);
     t.session->wait_idle();
@@ -182,7 +182,7 @@ TEST(TrainView, OpenInTheViewsStagesTheShownModelOnTheProbe) {
     EXPECT_EQ(s.edit_trained->model, t.picture.model);
     EXPECT_EQ(s.edit_trained->tokens, t.probe);
     EXPECT_EQ(s.edit_trained->tokens.front(), 16) << "BOS first";
-    EXPECT_EQ(s.view, View::walk);
+    EXPECT_EQ(s.screen.view, View::walk);
 }
 
 TEST(TrainView, ASessionWithATrainedRunReopensOnTheSamePicture) {

@@ -52,14 +52,14 @@ void expect_same_trace(const Trace& a, const Trace& b, const std::string& what) 
 TEST(TrainedViews, EachLayersTraceIsModelForwards) {
     auto in = trained("induction_s1_120.safetensors", "a b c d e a b c d e");
     AppState s = state_with(in);
-    ASSERT_EQ(s.trained, in) << s.error;
+    ASSERT_EQ(s.shown.input, in) << s.error;
     ModelTrace want;
     model_forward(*in->model, in->tokens, KernelKind::reference, want);
     ASSERT_EQ(want.layers.size(), 2u);
     for (int l : {0, 1, 0}) {
         request_layer(s, l);
         recompute(s);
-        ASSERT_EQ(s.layer, l);
+        ASSERT_EQ(s.shown.layer, l);
         expect_same_trace(s.trace, want.layers[size_t(l)], "layer " + std::to_string(l));
         // The config the views draw with: T = the tokens, the model's C and H, causal, ÷ √head_dim.
         EXPECT_EQ(s.config.seq_len, 11);
@@ -80,7 +80,7 @@ TEST(TrainedViews, EachLayersTraceIsModelForwards) {
 TEST(TrainedViews, PerturbingPLeavesEveryEarlierOutputExactlyUnchangedThroughBothLayers) {
     auto in = trained("induction_s1_120.safetensors", "a b c a b c d");
     AppState s = state_with(in);
-    ASSERT_EQ(s.trained, in) << s.error;
+    ASSERT_EQ(s.shown.input, in) << s.error;
     const int N = int(in->tokens.size());
     for (int l : {0, 1})
         for (int p = 1; p < N; ++p)
@@ -124,7 +124,7 @@ TEST(TrainedViews, StrengthOneIsTheModelOnTheChosenLetter) {
         // Back to strength 0: the unperturbed trace, bit for bit.
         request_perturbation(s, p, 0.f);
         recompute(s);
-        expect_same_trace(s.trace, s.model_base.layers[size_t(s.layer)], "strength 0");
+        expect_same_trace(s.trace, s.model_base.layers[size_t(s.shown.layer)], "strength 0");
         EXPECT_EQ(s.applied_p, -1);
     }
 }
@@ -135,7 +135,7 @@ TEST(TrainedViews, ARefusedModelKeepsThePreviousState) {
     s.memory_cap = 1 << 16; // the lesson fits, the model does not
     request_trained_model(s, trained("both_s0_200.safetensors", ""));
     recompute(s);
-    EXPECT_EQ(s.trained, nullptr);
+    EXPECT_EQ(s.shown.input, nullptr);
     EXPECT_EQ(s.edit_trained, nullptr);
     EXPECT_NE(s.error.find("over the cap"), std::string::npos) << s.error;
     expect_same_trace(s.trace, before, "lesson kept");
@@ -146,13 +146,13 @@ TEST(TrainedViews, ARefusedModelKeepsThePreviousState) {
     auto good = trained("both_s0_200.safetensors", "a b c");
     request_trained_model(s, good);
     recompute(s);
-    ASSERT_EQ(s.trained, good) << s.error;
+    ASSERT_EQ(s.shown.input, good) << s.error;
     const Trace shown = s.trace;
     auto bad = std::make_shared<TrainedInput>(*good);
     bad->tokens = {good->model->config.bos(), 0, 99};
     request_trained_model(s, bad);
     recompute(s);
-    EXPECT_EQ(s.trained, good);
+    EXPECT_EQ(s.shown.input, good);
     EXPECT_NE(s.error.find("not a letter of the vocabulary"), std::string::npos) << s.error;
     expect_same_trace(s.trace, shown, "model kept");
 }
@@ -160,17 +160,17 @@ TEST(TrainedViews, ARefusedModelKeepsThePreviousState) {
 TEST(TrainedViews, BackToTheLessonRestoresIt) {
     const AppState lesson = lesson_state();
     AppState s = state_with(trained("induction_s1_120.safetensors", ""));
-    ASSERT_NE(s.trained, nullptr) << s.error;
+    ASSERT_NE(s.shown.input, nullptr) << s.error;
     request_layer(s, 1);
     request_perturbation(s, 4, 0.5f);
     recompute(s);
     reset_to_lesson(s); // the side panel's "Back to the lesson" and the key L
     recompute(s);
-    EXPECT_EQ(s.trained, nullptr);
-    EXPECT_TRUE(s.trained_words.empty());
+    EXPECT_EQ(s.shown.input, nullptr);
+    EXPECT_TRUE(s.shown.words.empty());
     EXPECT_EQ(s.config.n_embd, 8);
     EXPECT_EQ(s.config.seq_len, 4);
-    EXPECT_EQ(s.layer, 0);
+    EXPECT_EQ(s.shown.layer, 0);
     expect_same_trace(s.trace, lesson.trace, "lesson");
     EXPECT_TRUE(position_words(s).empty());
 }
@@ -178,12 +178,12 @@ TEST(TrainedViews, BackToTheLessonRestoresIt) {
 TEST(TrainedViews, ALessonStateOpenedOverAModelShowsTheLesson) {
     // What opening a lesson session does: init_app_state on its config.
     AppState s = state_with(trained("both_s0_200.safetensors", "a b a"));
-    ASSERT_NE(s.trained, nullptr);
+    ASSERT_NE(s.shown.input, nullptr);
     Config c = lesson_config();
     c.seq_len = 6;
     init_app_state(s, c, KernelChoice::reference);
     recompute(s);
-    EXPECT_EQ(s.trained, nullptr) << s.error;
+    EXPECT_EQ(s.shown.input, nullptr) << s.error;
     EXPECT_EQ(s.config.seq_len, 6);
     EXPECT_EQ(s.config.n_embd, 8);
 }
@@ -203,9 +203,9 @@ TEST(TrainedViews, TheLessonsSettingsAreRefusedWhileAModelIsShown) {
 
 TEST(TrainedViews, TheSequenceIsLettersOfTheVocabulary) {
     AppState s = state_with(trained("both_s0_200.safetensors", ""));
-    ASSERT_NE(s.trained, nullptr);
+    ASSERT_NE(s.shown.input, nullptr);
     // The default: the first letters, repeated, so an induction head has something to copy.
-    EXPECT_EQ(s.sequence_field, "a b c d a b c d");
+    EXPECT_EQ(s.fields.sequence_field, "a b c d a b c d");
     std::string error;
     EXPECT_FALSE(set_trained_sequence(s, "a b z", error));
     EXPECT_NE(error.find("'z' is not a letter of the model's vocabulary (a, b, c ... p)"), std::string::npos) << error;
@@ -218,9 +218,9 @@ TEST(TrainedViews, TheSequenceIsLettersOfTheVocabulary) {
     ASSERT_TRUE(set_trained_sequence(s, "^ abca", error)) << error;
     recompute(s);
     const std::vector<int> want = {16, 0, 1, 2, 0};
-    EXPECT_EQ(s.trained->tokens, want);
+    EXPECT_EQ(s.shown.input->tokens, want);
     EXPECT_EQ(s.config.seq_len, 5);
-    EXPECT_EQ(s.sequence_field, "a b c a");
+    EXPECT_EQ(s.fields.sequence_field, "a b c a");
 }
 
 TEST(TrainedViews, TheWeightsFieldOpensATrainedFile) {
@@ -229,14 +229,14 @@ TEST(TrainedViews, TheWeightsFieldOpensATrainedFile) {
     // The side panel's field and its layer: the file's block 1.
     ASSERT_TRUE(load_weights_file(s, train_dir + "induction_s1_120.safetensors", 1, error)) << error;
     recompute(s);
-    ASSERT_NE(s.trained, nullptr) << s.error;
-    EXPECT_EQ(s.layer, 1);
-    EXPECT_EQ(s.trained->tokens, default_trained_tokens(s.trained->model->config));
+    ASSERT_NE(s.shown.input, nullptr) << s.error;
+    EXPECT_EQ(s.shown.layer, 1);
+    EXPECT_EQ(s.shown.input->tokens, default_trained_tokens(s.shown.input->model->config));
     // A file that is neither is refused with the reader's sentence, and the model stays.
     EXPECT_FALSE(load_weights_file(s, train_dir + "missing.safetensors", 0, error));
     EXPECT_FALSE(error.empty());
     recompute(s);
-    EXPECT_NE(s.trained, nullptr);
+    EXPECT_NE(s.shown.input, nullptr);
 }
 
 TEST(TrainedViews, AFreshlyTrainedThreeBlockModelOnTheFastKernelKeepsTheZeros) {
@@ -259,7 +259,7 @@ TEST(TrainedViews, AFreshlyTrainedThreeBlockModelOnTheFastKernelKeepsTheZeros) {
     s.edit_kernel_choice = KernelChoice::fast;
     request_trained_model(s, in);
     recompute(s);
-    ASSERT_EQ(s.trained, in) << s.error;
+    ASSERT_EQ(s.shown.input, in) << s.error;
     ASSERT_EQ(s.kernel, KernelKind::fast);
     ModelTrace want;
     model_forward(*in->model, in->tokens, KernelKind::fast, want);
@@ -290,7 +290,7 @@ TEST(TrainedViews, ASessionKeepsTheModelInTheViews) {
     request_replacement(s, 4); // "e"
     request_perturbation(s, 3, 0.75f);
     recompute(s);
-    ASSERT_EQ(s.layer, 1);
+    ASSERT_EQ(s.shown.layer, 1);
     const std::string dir = attnviz_gui_test::temp_dir();
     const std::string path = dir + "/trained-session.json";
     save_session_file(s, path);
@@ -300,10 +300,10 @@ TEST(TrainedViews, ASessionKeepsTheModelInTheViews) {
     open_session_file(t, path);
     ASSERT_EQ(t.status.rfind("Opened", 0), 0u) << t.status;
     recompute(t);
-    ASSERT_TRUE(t.trained);
-    EXPECT_EQ(t.trained->tokens, s.trained->tokens);
-    EXPECT_EQ(t.layer, 1);
-    EXPECT_EQ(t.replace_token, 4);
+    ASSERT_TRUE(t.shown.input);
+    EXPECT_EQ(t.shown.input->tokens, s.shown.input->tokens);
+    EXPECT_EQ(t.shown.layer, 1);
+    EXPECT_EQ(t.shown.replace_token, 4);
     EXPECT_EQ(t.applied_p, 3);
     expect_same_trace(t.trace, s.trace, "reopened");
     EXPECT_EQ(t.dy, s.dy);
@@ -314,6 +314,6 @@ TEST(TrainedViews, ASessionKeepsTheModelInTheViews) {
     open_session_file(u, path);
     EXPECT_EQ(u.status.rfind("Kept the current state: the session's model", 0), 0u) << u.status;
     recompute(u);
-    EXPECT_FALSE(u.trained);
+    EXPECT_FALSE(u.shown.input);
     EXPECT_TRUE(same_bits(u.trace.y, y));
 }

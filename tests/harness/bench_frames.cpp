@@ -53,7 +53,7 @@ std::string parts_json(const FrameSamples& f) {
 } // namespace
 
 void bench_frames(AppWindow& w, AppState& s, int n) {
-    if (s.view == View::train) return bench_train_frames(w, s, n);
+    if (s.screen.view == View::train) return bench_train_frames(w, s, n);
     for (int i = 0; i < 3; ++i) frame(w, s); // settle
     const FrameSamples idle = time_frames(w, s, n, [](int) {});
     const int heatmaps = w.gpu.renderer.drawn; // in the idle frame: what the drags redraw too
@@ -73,7 +73,7 @@ void bench_frames(AppWindow& w, AppState& s, int n) {
                 "\"view\": \"%s\", \"heatmaps_drawn\": %d, \"median_idle_ms\": %.3f, \"p\": %d, \"median_drag_ms\": %.3f, "
                 "\"drag_ratio\": %.3f, \"p_mid\": %d, \"median_drag_mid_ms\": %.3f, \"drag_mid_ratio\": %.3f, "
                 "\"idle_parts_ms\": %s, \"drag_parts_ms\": %s, \"drag_mid_parts_ms\": %s}\n",
-                n, s.config.seq_len, s.config.n_embd, s.config.n_head, to_string(s.kernel), to_string(s.view), heatmaps, mi,
+                n, s.config.seq_len, s.config.n_embd, s.config.n_head, to_string(s.kernel), to_string(s.screen.view), heatmaps, mi,
                 p_view, md, mi > 0 ? md / mi : 0.0, p_mid, mm, mi > 0 ? mm / mi : 0.0, parts_json(idle).c_str(),
                 parts_json(drag).c_str(), parts_json(drag_mid).c_str());
 }

@@ -212,7 +212,7 @@ struct Soak {
 
     // Zoom buttons, Fit, the window's drag fields, the head pager.
     void window_edit() {
-        ViewWindow& w = s.windows[uniform(0, view_count - 1)];
+        ViewWindow& w = s.screen.windows[uniform(0, view_count - 1)];
         const Config& c = s.config;
         switch (uniform(0, 5)) {
         case 0: w.zoom = std::min(16.f, w.zoom * 1.25f); break;
@@ -331,10 +331,10 @@ struct Soak {
     double checkpoint_rss() {
         drag_left = 0;
         reset();
-        s.font_scale = 1.f;
+        s.screen.font_scale = 1.f;
         s.fonts_dirty = true;
-        s.view = View::walk;
-        s.step = 0;
+        s.screen.view = View::walk;
+        s.screen.step = 0;
         for (int i = 0; i < 3; ++i) draw();
         // A session reopened last retrains its Train view on a worker thread: read RSS once
         // that is done, not half-way through its scoring buffers.
@@ -361,8 +361,8 @@ struct Soak {
             apply(c, KernelChoice(frame % 3));
             request_perturbation(s, c.seq_len - 1, 1.f);
             for (int v = 0; v < view_count; ++v) {
-                s.view = View(v);
-                s.step = v * walk_last_step / (view_count - 1);
+                s.screen.view = View(v);
+                s.screen.step = v * walk_last_step / (view_count - 1);
                 draw();
             }
         }
@@ -392,15 +392,15 @@ struct Soak {
         } else if (r < 0.41) {
             apply(s.edit, KernelChoice(uniform(0, 2)));
             return;
-        } else if (r < 0.46) s.view = View(uniform(0, view_count - 1));
-        else if (r < 0.51) s.step = chance(0.3) ? (chance(0.5) ? 0 : walk_last_step) : std::clamp(s.step + (chance(0.5) ? 1 : -1), 0, walk_last_step);
+        } else if (r < 0.46) s.screen.view = View(uniform(0, view_count - 1));
+        else if (r < 0.51) s.screen.step = chance(0.3) ? (chance(0.5) ? 0 : walk_last_step) : std::clamp(s.screen.step + (chance(0.5) ? 1 : -1), 0, walk_last_step);
         else if (r < 0.56) window_edit();
-        else if (r < 0.57) s.shared_ranges = !s.shared_ranges;
+        else if (r < 0.57) s.screen.shared_ranges = !s.screen.shared_ranges;
         else if (r < 0.575) {
-            s.theme = Theme(uniform(0, 2));
+            s.screen.theme = Theme(uniform(0, 2));
             s.fonts_dirty = true;
         } else if (r < 0.578) {
-            s.font_scale = chance(0.5) ? (chance(0.5) ? 1.f : 3.f) : uniform_real(1, 3);
+            s.screen.font_scale = chance(0.5) ? (chance(0.5) ? 1.f : 3.f) : uniform_real(1, 3);
             s.fonts_dirty = true;
         } else if (r < 0.583) reset();
         else if (r < 0.588) {
