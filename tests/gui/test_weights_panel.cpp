@@ -166,3 +166,30 @@ TEST(WeightsWindow, WeightsOptionAndItsSessionGiveTheSamePicture) {
     EXPECT_EQ(e.err_lines(), 1) << e.err;
     EXPECT_NE(e.err.find(copy), std::string::npos) << e.err;
 }
+
+// Every screen field a session records comes back from to_session and apply_session as
+// it was: the view, the walk's step, the perturbation, the theme, the text size and the
+// palette, each set away from its default so that a field read from the wrong place shows.
+TEST(SessionState, KeepsTheScreenItRecords) {
+    AppState s = lesson_state();
+    s.screen.view = View::qkv;
+    s.screen.step = 5;
+    request_perturbation(s, 1, 0.25f);
+    s.screen.theme = Theme::high_contrast;
+    s.screen.font_scale = 2.5f;
+    s.screen.palette = PaletteKind::cb;
+    recompute(s);
+    const Session ss = to_session(s);
+    EXPECT_EQ(ss.step, 5);
+    AppState t = lesson_state();
+    std::string error;
+    ASSERT_TRUE(apply_session(t, ss, error)) << error;
+    recompute(t);
+    EXPECT_EQ(t.screen.view, View::qkv);
+    EXPECT_EQ(t.screen.step, 5);
+    EXPECT_EQ(t.p, 1);
+    EXPECT_EQ(t.strength, 0.25f);
+    EXPECT_EQ(t.screen.theme, Theme::high_contrast);
+    EXPECT_EQ(t.screen.font_scale, 2.5f);
+    EXPECT_EQ(t.screen.palette, PaletteKind::cb);
+}
