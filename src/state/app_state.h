@@ -11,6 +11,7 @@
 #include "ablation.h"
 #include "bpe_tokenizer.h"
 #include "experiment.h"
+#include "follow.h"
 #include "gpt_causality.h"
 #include "head_detector.h"
 #include "heatmap_renderer.h"
@@ -279,6 +280,9 @@ struct AppState : LayerRun, ModelRun {
     // Rectangles drawn in the last frame (--layout-out), and the overview to draw next frame.
     std::vector<LayoutItem> layout;
     Minimap minimap;
+
+    // Follow the teacher (follow.h): serving pages, or following the teacher's window.
+    FollowStatus follow;
 };
 
 // The lesson's example: seed 0, C = 8, H = 2, T = 4, causal mask, head_dim scale.

@@ -55,6 +55,7 @@ void draw_controls(AppState& s, UiContext& ui) {
     ImGui::TextUnformatted("attnviz");
     ImGui::PopFont();
     ImGui::TextDisabled("causal multi-head self-attention");
+    draw_follow_section(s, ui); // serving the class, or following the teacher (follow_panel.cpp)
 
     // A trained model fixes the sizes and the input: its own section instead of both.
     if (s.trained) {

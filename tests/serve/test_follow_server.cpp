@@ -2,7 +2,8 @@
 // driven by plain-socket clients (ws_client.h): the first message is the latest state, a
 // change reaches every page within 0.5 s, pages cannot change the state, malformed and
 // oversized messages are dropped, the client cap, no file outside the site folder, memory
-// flat over 200 pages connecting and dropping.
+// flat over 200 pages connecting and dropping; and the real window (under xvfb-run) sends
+// exactly the session file the same options save.
 #include "follow_server.h"
 #include "serve_address.h"
 #include "ws_client.h"
@@ -305,4 +306,53 @@ TEST(FollowServer, QrCodeAndAddresses) {
     EXPECT_NE(error.find("--bind 10.1.2 is not an IPv4 address"), std::string::npos);
     EXPECT_FALSE(attnviz::parse_serve_options("", "", "0", c, error));
     EXPECT_NE(error.find("--max-clients 0"), std::string::npos);
+}
+
+// The real window, headless: its first message is byte for byte the session file the same
+// options save, and it serves the page.
+TEST(FollowServer, TheWindowSendsItsSessionJson) {
+    Site site;
+    const std::string bin = ATTNVIZ_BIN;
+    const std::string saved = site.root + "/saved.json";
+    const std::vector<std::string> state = {"--view", "causality", "--perturb", "1", "--strength", "0.5", "--theme", "light"};
+    {
+        std::vector<std::string> args = {"xvfb-run", "-a", bin};
+        args.insert(args.end(), state.begin(), state.end());
+        for (const char* a : {"--screenshot", "/dev/null", "--save-session"}) args.emplace_back(a);
+        args.push_back(saved);
+        std::string cmd;
+        for (const std::string& a : args) cmd += a + " ";
+        ASSERT_EQ(std::system((cmd + ">/dev/null 2>&1").c_str()), 0) << cmd;
+    }
+    std::ifstream f(saved);
+    const std::string want((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(want.empty());
+
+    const int port = free_port();
+    std::vector<std::string> args = {"xvfb-run", "-a", bin, "--serve", "--port", std::to_string(port), "--bind",
+                                     "127.0.0.1", "--site", site.dir};
+    args.insert(args.end(), state.begin(), state.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP); // its own group: xvfb-run, Xvfb, attnviz
+    posix_spawnattr_setpgroup(&attr, 0);
+    ASSERT_EQ(posix_spawnp(&pid, "xvfb-run", nullptr, &attr, argv.data(), environ), 0);
+    posix_spawnattr_destroy(&attr);
+    WsClient page;
+    const bool up = eventually([&] { return page.connect("127.0.0.1", port, "/follow", "attnviz-follow", 500); }, 20000);
+    std::string got;
+    if (up) {
+        EXPECT_EQ(page.read(got, 5000), 1);
+    }
+    const std::string index = up ? http_get(port, "/") : "";
+    ::kill(-pid, SIGTERM);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(up) << "attnviz --serve did not listen on port " << port;
+    EXPECT_EQ(got, want);
+    EXPECT_NE(index.find("<html>the page</html>"), std::string::npos);
 }
