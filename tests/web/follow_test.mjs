@@ -13,38 +13,11 @@
 //   node tests/web/follow_test.mjs --site build-web/site --node-modules build-web/node/node_modules \
 //        --harness build/attnviz_harness
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
-import { createRequire } from 'node:module';
+import { fail, launchChromium, loadPlaywright, parseArgs, sleep } from './page_support.mjs';
 
-const args = {};
-for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
-const CHROMIUM = '/usr/bin/chromium';
-
-function skip(why) {
-  if (process.env.ATTNVIZ_WEB_REQUIRED === '1') {
-    console.log(`FAIL: ${why} (ATTNVIZ_WEB_REQUIRED=1)`);
-    process.exit(1);
-  }
-  console.log(`SKIP: ${why}`);
-  process.exit(77);
-}
-function fail(why) {
-  console.log(`FAIL: ${why}`);
-  process.exitCode = 1;
-  throw new Error(why);
-}
-
-if (!args.site || !fs.existsSync(path.join(args.site, 'index.html')))
-  skip(`the web site was not built (no ${args.site}/index.html); run make web first`);
-if (!fs.existsSync(CHROMIUM)) skip(`${CHROMIUM} is missing; make web installs Debian's chromium`);
-let playwright;
-try {
-  playwright = createRequire(import.meta.url)(path.join(path.resolve(args['node-modules']), 'playwright-core'));
-} catch (e) {
-  skip(`playwright-core is not installed in ${args['node-modules']}; make web installs it (tests/web/setup)`);
-}
+const args = parseArgs(process.argv);
+const playwright = loadPlaywright(args);
 
 const port = await new Promise((resolve) => {
   const s = net.createServer();
@@ -69,7 +42,6 @@ teacher.stdout.on('data', (d) => {
     else console.log(`teacher: ${line}`);
   }
 });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function untilTrue(what, test, ms) {
   for (const end = Date.now() + ms; Date.now() < end; await sleep(10)) if (await test()) return Date.now();
   fail(`${what} within ${ms / 1000} s`);
@@ -85,12 +57,7 @@ await untilTrue('the teacher\'s window did not serve', async () => {
 }, 60000);
 const url = `http://127.0.0.1:${port}/`;
 
-const browser = await playwright.chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--no-sandbox', '--enable-unsafe-swiftshader', '--use-angle=swiftshader', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-default-apps'],
-});
+const browser = await launchChromium(playwright);
 
 async function edit(line) {
   const n = published.length;
