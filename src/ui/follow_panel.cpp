@@ -1,7 +1,8 @@
 // follow_panel.cpp: "Follow the teacher" (follow.h). In the teacher's window, the side
-// panel's Start / Stop switch and the addresses, and the large address with its QR code over
-// the view, readable from the back of the room. In a page the teacher's window served, the
-// Follow / Explore on my own / Back to the teacher switch. Drawing only: the loop serves,
+// panel's Start / Stop switch and the addresses (above the Session section), and the large
+// address with its QR code over the view, readable from the back of the room. In a page the
+// teacher's window served, the Follow / Explore on my own / Back to the teacher switch, at
+// the top of the side panel. Drawing only: the loop serves,
 // connects and applies.
 #include "views.h"
 #include <algorithm>
@@ -28,6 +29,15 @@ void draw_qr(ImDrawList* dl, const FollowStatus& f, ImVec2 p0, float side) {
             }
 }
 
+// The side panel's section heading, as controls.cpp draws its own.
+void section_title(UiContext& ui) {
+    ImGui::Spacing();
+    ImGui::PushFont(ui.fonts->body);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", "Follow the teacher");
+    ImGui::PopFont();
+    ImGui::Separator();
+}
+
 void wrapped_dim(const char* text) {
     ImGui::PushTextWrapPos(0.f);
     ImGui::TextDisabled("%s", text);
@@ -38,23 +48,23 @@ void wrapped_dim(const char* text) {
 
 void draw_follow_section(AppState& s, UiContext& ui) {
     FollowStatus& f = s.follow;
-    if (!f.can_serve && !f.page) return;
-    ImGui::Spacing();
-    ImGui::PushFont(ui.fonts->body);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", "Follow the teacher");
-    ImGui::PopFont();
-    ImGui::Separator();
+    if (!f.page) return;
+    section_title(ui);
     const float w = ImGui::GetContentRegionAvail().x;
-    if (f.page) {
-        int mode = f.mode == FollowMode::follow ? 0 : 1;
-        if (ImGui::RadioButton("Follow", mode == 0) && mode != 0) f.back_request = true;
-        if (ImGui::RadioButton("Explore on my own", mode == 1)) f.mode = FollowMode::explore;
-        ImGui::BeginDisabled(f.mode == FollowMode::follow);
-        if (ImGui::Button("Back to the teacher", ImVec2(w, 0))) f.back_request = true;
-        ImGui::EndDisabled();
-        wrapped_dim(f.note.c_str());
-        return;
-    }
+    const int mode = f.mode == FollowMode::follow ? 0 : 1;
+    if (ImGui::RadioButton("Follow", mode == 0) && mode != 0) f.back_request = true;
+    if (ImGui::RadioButton("Explore on my own", mode == 1)) f.mode = FollowMode::explore;
+    ImGui::BeginDisabled(f.mode == FollowMode::follow);
+    if (ImGui::Button("Back to the teacher", ImVec2(w, 0))) f.back_request = true;
+    ImGui::EndDisabled();
+    wrapped_dim(f.note.c_str());
+}
+
+void draw_serve_section(AppState& s, UiContext& ui) {
+    FollowStatus& f = s.follow;
+    if (!f.can_serve) return;
+    section_title(ui);
+    const float w = ImGui::GetContentRegionAvail().x;
     if (ImGui::Button(f.serving ? "Stop serving" : "Serve to the class", ImVec2(w, 0))) f.toggle_request = true;
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Students open the address on their laptops and their pages follow this window live.");
