@@ -18,6 +18,12 @@ set(ATTNVIZ_ICON_DIR ${CMAKE_INSTALL_DATADIR}/icons/hicolor)
 install(TARGETS attnviz RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${ATTNVIZ_PACKAGING_DIR}/attnviz.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
 install(FILES ${ATTNVIZ_PACKAGING_DIR}/attnviz.svg DESTINATION ${ATTNVIZ_ICON_DIR}/scalable/apps)
+# The web page attnviz --serve serves (make web's build-web/site), when it was built: found
+# by the binary at ../share/attnviz/site (src/serve/serve_address.h).
+set(ATTNVIZ_SITE_DIR ${PROJECT_SOURCE_DIR}/build-web/site CACHE PATH "the web page's folder that --serve serves")
+if(EXISTS ${ATTNVIZ_SITE_DIR}/index.html)
+  install(DIRECTORY ${ATTNVIZ_SITE_DIR}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/attnviz/site)
+endif()
 
 if(NOT ATTNVIZ_PACKAGE)
   return()
@@ -73,7 +79,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-# dpkg-shlibdeps finds the linked libraries (libglfw3, libstb0, libgomp1, libstdc++6, libc6);
+# dpkg-shlibdeps finds the linked libraries (libglfw3, libstb0, libgomp1, libstdc++6, libc6,
+# and for --serve libwebsockets17 and libqrencode4);
 # what is opened at run time it cannot see: libGL.so.1 (GLFW opens it for GLX; Mesa's drivers
 # come with it through libglx-mesa0), OpenBLAS's pthread build (src/core/model/blas.cpp; without it
 # the fast kernel falls back to Eigen's slower products) and the DejaVu fonts (src/ui/theme.cpp;

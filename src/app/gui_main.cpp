@@ -2,6 +2,9 @@
 // (window, settings, state), run, and clean up, here by the window's guard.
 #include "gui_main.h"
 #include "gui_modes.h"
+#ifndef __EMSCRIPTEN__
+#include "serve_link.h"
+#endif
 #include "train_view_state.h"
 #include <algorithm>
 #include <cstdio>
@@ -100,7 +103,14 @@ int run_gui(const GuiOptions& o) {
     GuiPlan plan;
     std::string error;
     if (!make_plan(o, plan, error)) return usage_error(error);
+#ifndef __EMSCRIPTEN__
+    if (!start_serving(o, error)) return usage_error(error); // --serve: before the window, so without a display too
+    const int status = run_window(o, plan, o.screenshot.empty() ? GuiMode(run_interactive) : GuiMode(run_screenshot));
+    stop_serving();
+    return status;
+#else
     return run_window(o, plan, o.screenshot.empty() ? GuiMode(run_interactive) : GuiMode(run_screenshot));
+#endif
 }
 
 } // namespace attnviz

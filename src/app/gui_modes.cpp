@@ -8,6 +8,9 @@
 #include "train_session.h"
 #include "train_view_state.h"
 #include "weights_io.h"
+#ifndef __EMSCRIPTEN__
+#include "serve_link.h"
+#endif
 #include <GLFW/glfw3.h>
 #include <cstdio>
 
@@ -19,6 +22,9 @@ namespace {
 void frame_and_swap(GuiRun& r) {
     frame(r.window, r.state);
     glfwSwapBuffers(r.window.glfw());
+#ifndef __EMSCRIPTEN__
+    serve_after_frame(r.state); // --serve: the state the frame showed, to every page
+#endif
 }
 
 // --save-session: the state now; false with a line on stderr when it cannot be written.

@@ -36,6 +36,14 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
                    "settings file (default $XDG_CONFIG_HOME/attnviz/settings.json; --screenshot runs use none unless given)")
         ->type_name("FILE");
     app.add_option("--keys", o.keys, "headless: key presses before the screenshot, e.g. t,p,f2")->group("");
+    app.add_flag("--serve", o.serve, "serve the web page and follow this window: students' pages mirror it live");
+    app.add_option("--port", o.port, "with --serve: the port (default 8642)")->type_name("N");
+    app.add_option("--bind", o.bind, "with --serve: the IPv4 address to listen on (default 0.0.0.0, every network)")
+        ->type_name("ADDR");
+    app.add_option("--max-clients", o.max_clients, "with --serve: the most pages that follow at once (default 60)")
+        ->type_name("N");
+    app.add_option("--site", o.site, "with --serve: the web page's folder (default: the one beside attnviz)")
+        ->type_name("DIR");
     app.add_option("--screenshot", o.screenshot, "render the chosen view into this PNG file and exit")->type_name("FILE");
     app.add_option("--size", o.size, "screenshot size WxH (default 1280x800)")->type_name("WxH");
     app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON")->type_name("FILE");
@@ -232,6 +240,14 @@ bool make_train_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
 
 bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     Inputs in;
+    if (!o.serve) {
+        const char* given = !o.port.empty() ? "--port" : !o.bind.empty() ? "--bind" : !o.max_clients.empty() ? "--max-clients"
+                            : !o.site.empty() ? "--site" : nullptr;
+        if (given) {
+            error = std::string(given) + " needs --serve; add --serve to serve the web page to the class";
+            return false;
+        }
+    }
     if (!o.save_weights.empty() && !ends_with_nocase(o.save_weights, ".safetensors")) {
         error = "--save-weights " + quote_path(o.save_weights) + " does not end in .safetensors; give a name like model.safetensors";
         return false;

@@ -48,6 +48,9 @@ struct GuiOptions {
     std::string head;         // the first head every per-head view shows, 0 .. H-1
     std::string ablate;       // heads of the model shown to ablate, "0.1,1.0" (L.H)
     std::string ablate_mode;  // zero (default) or mean
+    // Follow the teacher (serve_link.h): serve the web page and this window's state.
+    bool serve = false;
+    std::string port, bind, max_clients, site;
 };
 
 void add_gui_options(CLI::App& app, GuiOptions& o);

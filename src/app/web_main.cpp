@@ -13,6 +13,7 @@
 #include "trace_json.h"
 #include "train_session.h"
 #include "train_view_state.h"
+#include "web_follow.h"
 #include "web_platform.h"
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -49,6 +50,7 @@ void web_frame(void* arg) {
     web_follow_canvas(r.window.glfw());
     web_probe_frame();
     pump_training(train_slice_ms);
+    web_follow_frame(s); // served by attnviz --serve: the teacher's latest state (web_follow.h)
     frame(r.window, s);
     s.screen.fullscreen_toggle = false; // F11: the browser's own full screen, which the canvas follows
     const Settings before = r.settings.written;
@@ -100,6 +102,11 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     j["train_step"] = t.step;
     j["training"] = t.running;
     j["theme"] = int(s.screen.theme);
+    // Follow the teacher (web_follow.h): "none" when the page was not served by attnviz --serve.
+    j["follow"] = !s.follow.page ? "none" : s.follow.mode == attnviz::FollowMode::follow ? "follow" : "explore";
+    j["teacher"] = s.follow.connected;
+    j["follow_applied_ms"] = attnviz::web_follow_applied_ms();
+    j["follow_received_ms"] = attnviz::web_follow_received_ms();
     text = j.dump();
     return text.c_str();
 }
@@ -183,6 +190,7 @@ int main(int argc, char** argv) {
     plan.headless = false; // the page is never headless: its settings are kept
     if (const int status = open_window(o, plan, page->window); status != 0) return status;
     the_run = new GuiRun{o, plan, page->window.window, page->window.state, page->window.settings};
+    web_follow_start(page->window.state);
     emscripten_set_main_loop_arg(web_frame, the_run, 0, 1); // does not return
     return 0;
 }

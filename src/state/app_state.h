@@ -11,6 +11,7 @@
 #include "ablation.h"
 #include "bpe_tokenizer.h"
 #include "experiment.h"
+#include "follow.h"
 #include "gpt_causality.h"
 #include "head_detector.h"
 #include "heatmap_renderer.h"
@@ -322,6 +323,9 @@ struct AppState : LayerRun, ModelRun {
     bool fonts_dirty = false;
     UploadRequest upload;      // the current trace's textures
     bool base_upload = false;  // the unperturbed textures
+
+    // Follow the teacher (follow.h): serving pages, or following the teacher's window.
+    FollowStatus follow;
 };
 
 // The mode shown now: the lesson's module unless shown.input holds a model (the one applied,

@@ -55,6 +55,7 @@ void draw_controls(AppState& s, UiContext& ui) {
     ImGui::TextUnformatted("attnviz");
     ImGui::PopFont();
     ImGui::TextDisabled("causal multi-head self-attention");
+    draw_follow_section(s, ui); // a page following the teacher's window (follow_panel.cpp)
 
     // A trained model fixes the sizes and the input: its own section instead of both.
     if (s.shown.input) {
@@ -245,6 +246,7 @@ void draw_controls(AppState& s, UiContext& ui) {
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("On: one colour scale for every head, so heads compare. Off: each head uses its own range.");
     }
 
+    draw_serve_section(s, ui); // serving the class (follow_panel.cpp)
     section(ui, "Session");
     {
         ImGui::SetNextItemWidth(-1);

@@ -74,6 +74,7 @@ void draw_app(AppState& s, UiContext& ui) {
     ImGui::PopStyleVar();
     ImGui::End();
     draw_help_overlay(s, ui);
+    draw_follow_overlay(s, ui);
 }
 
 } // namespace attnviz

@@ -46,6 +46,11 @@ const std::vector<Shortcut>& shortcuts();
 void handle_keys(AppState& s);
 // F1: the list of every shortcut, over the view.
 void draw_help_overlay(AppState& s, UiContext& ui);
+// Follow the teacher (follow_panel.cpp): the page's switch (top of the side panel), the
+// teacher's serving section (above Session), and the large address over the view.
+void draw_follow_section(AppState& s, UiContext& ui);
+void draw_serve_section(AppState& s, UiContext& ui);
+void draw_follow_overlay(AppState& s, UiContext& ui);
 
 // A trained model in the views (trained_panel.cpp): the side panel's section, the block
 // picker above every view when L >= 2 (returns its height; 0 when not drawn), the keys , and

@@ -4,15 +4,26 @@
 //
 //   attnviz_harness [window options] --bench-frames N
 //   attnviz_harness [window options] --soak N [--soak-seed S] [--soak-fault none|gl-error|leak]
+//   attnviz_harness --serve [serve options] [window options] --follow-stdin
+//       the teacher's window for the browser test of Follow the teacher (tests/web): it
+//       serves, and takes edits as lines on stdin ("view causality", "strength 0.5", "quit"),
+//       printing "published MS LINE" once the frame after the edit was handed to the server
+//       (MS: the wall clock's milliseconds since 1970, as JavaScript's Date.now()).
 #include "bench_frames.h"
 #include "frame.h"
 #include "gl_debug.h"
 #include "gui_main.h"
+#include "serve_link.h"
 #include "soak.h"
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <GLFW/glfw3.h>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
 #include <malloc.h>
+#include <unistd.h>
 #include <string>
 
 namespace {
@@ -20,11 +31,13 @@ namespace {
 using namespace attnviz;
 
 struct HarnessOptions {
+    bool follow_stdin = false;
     std::string bench_frames;
     std::string soak, soak_seed, soak_fault;
 };
 
 struct HarnessPlan {
+    bool follow_stdin = false;
     int bench_frames = 0;
     SoakPlan soak; // soak.frames > 0: the soak run
 };
@@ -76,8 +89,13 @@ bool make_harness_plan(const GuiOptions& g, const HarnessOptions& o, GuiPlan& gu
         if (g.view.empty()) gui.view = View::causality;
     }
     if (!make_soak_plan(g, o, plan, error)) return false;
-    if (plan.bench_frames == 0 && plan.soak.frames == 0) {
-        error = "attnviz_harness needs --bench-frames N or --soak N";
+    plan.follow_stdin = o.follow_stdin;
+    if (plan.follow_stdin && !g.serve) {
+        error = "--follow-stdin needs --serve: it is the teacher's window";
+        return false;
+    }
+    if (plan.bench_frames == 0 && plan.soak.frames == 0 && !plan.follow_stdin) {
+        error = "attnviz_harness needs --bench-frames N, --soak N or --serve --follow-stdin";
         return false;
     }
     gui.headless = true;
@@ -98,6 +116,51 @@ int soak_mode(GuiRun& r, const SoakPlan& plan) {
     return status;
 }
 
+// The teacher's window for the browser test: frames until stdin ends or says quit, each
+// line an edit applied as the side panel would, then published (serve_link.h).
+int follow_mode(GuiRun& r) {
+    AppState& s = r.state;
+    ::fcntl(0, F_SETFL, ::fcntl(0, F_GETFL) | O_NONBLOCK);
+    std::string in;
+    std::string pending; // the line applied, announced after the next published frame
+    for (;;) {
+        glfwPollEvents();
+        frame(r.window, s);
+        glfwSwapBuffers(r.window.glfw());
+        serve_after_frame(s);
+        if (!pending.empty() && !s.config_dirty && !s.perturb_dirty) {
+            const long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+            std::printf("published %lld %s\n", ms, pending.c_str());
+            std::fflush(stdout);
+            pending.clear();
+        }
+        char buf[512];
+        const ssize_t n = ::read(0, buf, sizeof buf);
+        if (n == 0) return 0;
+        if (n > 0) in.append(buf, size_t(n));
+        size_t nl;
+        while (pending.empty() && (nl = in.find('\n')) != std::string::npos) {
+            const std::string line = in.substr(0, nl);
+            in.erase(0, nl + 1);
+            std::string error;
+            if (line == "quit") return 0;
+            if (line.rfind("view ", 0) == 0) {
+                View v;
+                if (!parse_view(line.substr(5), v, error)) return usage_error(error);
+                s.screen.view = v;
+            } else if (line.rfind("strength ", 0) == 0) {
+                request_perturbation(s, s.p, std::strtof(line.c_str() + 9, nullptr));
+            } else {
+                return usage_error("--follow-stdin: " + line + " is not an edit; use view NAME, strength A or quit");
+            }
+            pending = line;
+        }
+        ::usleep(10000);
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -105,6 +168,7 @@ int main(int argc, char** argv) {
     GuiOptions gui;
     add_gui_options(app, gui);
     HarnessOptions o;
+    app.add_flag("--follow-stdin", o.follow_stdin, "with --serve: edits as lines on stdin, for the browser test");
     app.add_option("--bench-frames", o.bench_frames, "time N idle and N slider-drag frames, print JSON")->type_name("N");
     app.add_option("--soak", o.soak, "drive every control for N frames, check GL errors and memory, print JSON")->type_name("N");
     app.add_option("--soak-seed", o.soak_seed, "with --soak: the random script's seed (default 1)")->type_name("S");
@@ -130,7 +194,9 @@ int main(int argc, char** argv) {
     HarnessPlan harness;
     std::string error;
     if (!make_plan(gui, plan, error) || !make_harness_plan(gui, o, plan, harness, error)) return usage_error(error);
+    if (!start_serving(gui, error)) return usage_error(error);
     return run_window(gui, plan, [&](GuiRun& r) {
+        if (harness.follow_stdin) return follow_mode(r);
         if (harness.soak.frames > 0) return soak_mode(r, harness.soak);
         bench_frames(r.window, r.state, harness.bench_frames);
         return 0;

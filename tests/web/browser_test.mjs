@@ -24,36 +24,10 @@ import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
+import { fail, launchChromium, loadPlaywright, parseArgs, sleep } from './page_support.mjs';
 
-const args = {};
-for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
-const CHROMIUM = '/usr/bin/chromium';
-
-// CI sets ATTNVIZ_WEB_REQUIRED=1 after make web: there a missing piece is a failure.
-function skip(why) {
-  if (process.env.ATTNVIZ_WEB_REQUIRED === '1') {
-    console.log(`FAIL: ${why} (ATTNVIZ_WEB_REQUIRED=1)`);
-    process.exit(1);
-  }
-  console.log(`SKIP: ${why}`);
-  process.exit(77);
-}
-function fail(why) {
-  console.log(`FAIL: ${why}`);
-  process.exitCode = 1;
-  throw new Error(why);
-}
-
-if (!args.site || !fs.existsSync(path.join(args.site, 'index.html')))
-  skip(`the web site was not built (no ${args.site}/index.html); run make web first`);
-if (!fs.existsSync(CHROMIUM)) skip(`${CHROMIUM} is missing; make web installs Debian's chromium`);
-let playwright;
-try {
-  playwright = createRequire(import.meta.url)(path.join(path.resolve(args['node-modules']), 'playwright-core'));
-} catch (e) {
-  skip(`playwright-core is not installed in ${args['node-modules']}; make web installs it (tests/web/setup)`);
-}
+const args = parseArgs(process.argv);
+const playwright = loadPlaywright(args);
 
 const expected = execFileSync(args.attnviz, ['lesson']).toString().trimEnd().split('\n');
 
@@ -68,13 +42,7 @@ const url = await new Promise((resolve, reject) => {
   server.on('exit', (code) => reject(new Error(`web/serve.py exited with status ${code}`)));
 });
 
-const browser = await playwright.chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--no-sandbox', '--enable-unsafe-swiftshader', '--use-angle=swiftshader', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-default-apps'],
-});
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const browser = await launchChromium(playwright);
 
 try {
   // 1280 x 720 for the canvas, plus the page's 32-pixel bar.

@@ -1,0 +1,150 @@
+// web_follow.cpp: see web_follow.h.
+#include "web_follow.h"
+#include "session.h"
+#include "session_state.h"
+#include <cstdio>
+#include <cstring>
+#include <emscripten.h>
+#include <emscripten/websocket.h>
+#include <string>
+
+namespace attnviz {
+
+namespace {
+
+struct Follow {
+    bool enabled = false;   // served by a teacher's window
+    EMSCRIPTEN_WEBSOCKET_T ws = 0;
+    bool open = false;
+    bool full = false;      // refused: the class is full (no retry)
+    std::string latest;     // the teacher's latest state
+    bool fresh = false;     // not applied yet
+    double retry_at = 0;    // emscripten_get_now() of the next try after a drop
+    double applied_at = 0;  // Date.now() when the teacher's state was last applied
+    double received_at = 0; // Date.now() when the latest arrived
+    std::string note;
+    AppState* state = nullptr; // the page's, for the life of the page
+} the_follow;
+
+// The latest state, applied when the page follows (on arrival, and by Back to the teacher):
+// the frame after draws it.
+void apply_latest(AppState& s) {
+    Follow& f = the_follow;
+    if (s.follow.mode != FollowMode::follow || !f.fresh) return;
+    f.fresh = false;
+    Session ss;
+    std::string error;
+    if (parse_session(f.latest, "the teacher's state", ss, error) && apply_session(s, ss, error)) {
+        f.note = "Following the teacher's window.";
+        f.applied_at = EM_ASM_DOUBLE({ return Date.now(); });
+    } else {
+        f.note = "Kept this page's state: " + error + ".";
+    }
+}
+
+// The page itself asked again, synchronously, once at start (it is small and cached): the
+// teacher's window marks every file it serves with x-attnviz-follow. Any other server does
+// not, and the page asks nothing that could fail there (a 404 would be a console error).
+EM_JS(int, follow_probe, (), {
+    if (typeof location === 'undefined' || (location.protocol !== 'http:' && location.protocol !== 'https:')) return 0;
+    try {
+        var x = new XMLHttpRequest();
+        x.open('GET', location.pathname, false);
+        x.send(null);
+        return x.status === 200 && x.getResponseHeader('x-attnviz-follow') === 'attnviz-follow' ? 1 : 0;
+    } catch (e) {
+        return 0;
+    }
+});
+
+// ws://HOST/follow (wss:// behind https) into buf.
+EM_JS(void, follow_url, (char* buf, int max), {
+    var u = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/follow';
+    stringToUTF8(u, buf, max);
+});
+
+EM_BOOL on_open(int, const EmscriptenWebSocketOpenEvent*, void*) {
+    the_follow.open = true;
+    the_follow.note = "Connected to the teacher's window.";
+    std::printf("attnviz: following the teacher's window\n");
+    return EM_TRUE;
+}
+
+EM_BOOL on_message(int, const EmscriptenWebSocketMessageEvent* e, void*) {
+    if (!e->isText || !e->data) return EM_TRUE; // the teacher's window sends text only
+    the_follow.latest.assign(reinterpret_cast<const char*>(e->data), strnlen(reinterpret_cast<const char*>(e->data), e->numBytes));
+    the_follow.fresh = true;
+    the_follow.received_at = EM_ASM_DOUBLE({ return Date.now(); });
+    if (the_follow.state) apply_latest(*the_follow.state); // between frames, on the page's one thread
+    return EM_TRUE;
+}
+
+EM_BOOL on_close(int, const EmscriptenWebSocketCloseEvent* e, void*) {
+    Follow& f = the_follow;
+    f.open = false;
+    emscripten_websocket_delete(f.ws);
+    f.ws = 0;
+    if (e->code == 1008) {
+        f.full = true;
+        f.note = "The teacher's window follows as many pages as it takes; this page explores on its own.";
+    } else {
+        f.note = "The teacher's window is not reachable; trying again.";
+        f.retry_at = emscripten_get_now() + 2000;
+    }
+    std::printf("attnviz: the teacher's window closed the connection (%d)\n", int(e->code));
+    return EM_TRUE;
+}
+
+void connect() {
+    Follow& f = the_follow;
+    char url[512] = {};
+    follow_url(url, int(sizeof url));
+    EmscriptenWebSocketCreateAttributes attr;
+    emscripten_websocket_init_create_attributes(&attr);
+    attr.url = url;
+    attr.protocols = "attnviz-follow";
+    attr.createOnMainThread = EM_TRUE;
+    const EMSCRIPTEN_WEBSOCKET_T ws = emscripten_websocket_new(&attr);
+    if (ws <= 0) {
+        f.note = "This browser cannot open the connection to the teacher's window.";
+        f.retry_at = emscripten_get_now() + 5000;
+        return;
+    }
+    f.ws = ws;
+    emscripten_websocket_set_onopen_callback(ws, nullptr, on_open);
+    emscripten_websocket_set_onmessage_callback(ws, nullptr, on_message);
+    emscripten_websocket_set_onclose_callback(ws, nullptr, on_close);
+}
+
+} // namespace
+
+void web_follow_start(AppState& s) {
+    Follow& f = the_follow;
+    f.state = &s;
+    f.enabled = follow_probe() == 1;
+    if (!f.enabled) return;
+    f.note = "Connecting to the teacher's window.";
+    connect();
+}
+
+void web_follow_frame(AppState& s) {
+    Follow& f = the_follow;
+    if (!f.enabled) return;
+    FollowStatus& fs = s.follow;
+    fs.page = true;
+    fs.connected = f.open;
+    if (!f.ws && !f.full && emscripten_get_now() >= f.retry_at) connect();
+    if (fs.back_request) {
+        fs.back_request = false;
+        fs.mode = FollowMode::follow;
+        f.fresh = !f.latest.empty();
+    }
+    apply_latest(s);
+    if (fs.mode == FollowMode::explore && f.open) fs.note = "Exploring on your own; Back to the teacher returns.";
+    else fs.note = f.note;
+}
+
+double web_follow_applied_ms() { return the_follow.applied_at; }
+double web_follow_received_ms() { return the_follow.received_at; }
+
+} // namespace attnviz

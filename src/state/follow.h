@@ -1,0 +1,33 @@
+// follow.h: "Follow the teacher" as the panels see it: plain data the loop fills and the
+// panels read, and the requests the panels leave for the loop. The teacher's window serves
+// (attnviz --serve, src/serve); a page it served follows (web_main.cpp). Neither side's
+// networking is here: the loop (src/app) does it and copies what the panels show.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+enum class FollowMode { follow, explore };
+
+struct FollowStatus {
+    // The teacher's window.
+    bool can_serve = false;        // the native window (the side panel offers Start / Stop)
+    bool serving = false;
+    bool toggle_request = false;   // the side panel's switch: the loop starts or stops serving
+    bool show_large = false;       // the address and its QR code over the view, for the room
+    std::vector<std::string> urls; // what the pages open
+    int qr_size = 0;               // the first URL's QR code: qr_size² modules, 1 = dark
+    std::vector<unsigned char> qr;
+    int clients = 0;               // pages following now
+    std::string error;             // why serving could not start (one sentence), "" when fine
+
+    // A page served by a teacher's window.
+    bool page = false;             // this page can follow (it was served by attnviz --serve)
+    bool connected = false;        // the teacher's window is reachable
+    FollowMode mode = FollowMode::follow;
+    bool back_request = false;     // "Back to the teacher": the loop applies the latest state
+    std::string note;              // what happened last ("following", "the class is full", ...)
+};
+
+} // namespace attnviz

@@ -1,0 +1,145 @@
+// follow_test.mjs: Follow the teacher (attnviz --serve) in Debian's headless Chromium, driven
+// by playwright-core like browser_test.mjs. Registered with ctest as web_follow, label web.
+//
+//   1. the teacher's window (attnviz_harness --serve --follow-stdin, under xvfb-run) serves
+//      build-web/site/ on 127.0.0.1 with a free port; three pages open it;
+//   2. each page shows the teacher's state (view, perturbed position, strength) on arrival;
+//   3. the window changes view and strength five times: every page applies each change within
+//      0.5 s of the window handing it to the server (both clocks are this machine's);
+//   4. one page explores on its own (its switch), changes view with a key and keeps it while
+//      the teacher changes; Back to the teacher gives it the teacher's latest at once.
+// Exit status 0: passed; 1: failed (one line says what); 77: skipped, as browser_test.mjs.
+//
+//   node tests/web/follow_test.mjs --site build-web/site --node-modules build-web/node/node_modules \
+//        --harness build/attnviz_harness
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { fail, launchChromium, loadPlaywright, parseArgs, sleep } from './page_support.mjs';
+
+const args = parseArgs(process.argv);
+const playwright = loadPlaywright(args);
+
+const port = await new Promise((resolve) => {
+  const s = net.createServer();
+  s.listen(0, '127.0.0.1', () => {
+    const p = s.address().port;
+    s.close(() => resolve(p));
+  });
+});
+
+// The teacher's window: its stdout says where it serves, then "published LINE" per edit.
+const teacher = spawn('xvfb-run', ['-a', args.harness, '--serve', '--bind', '127.0.0.1', '--port', String(port),
+  '--site', args.site, '--follow-stdin', '--size', '1280x720', '--view', 'causality', '--perturb', '2',
+  '--strength', '0.25'], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
+let teacherOut = '';
+const published = [];
+teacher.stdout.on('data', (d) => {
+  teacherOut += d;
+  for (let nl; (nl = teacherOut.indexOf('\n')) >= 0; teacherOut = teacherOut.slice(nl + 1)) {
+    const line = teacherOut.slice(0, nl);
+    const m = line.match(/^published (\d+) (.*)$/);
+    if (m) published.push({ line: m[2], at: Number(m[1]) });
+    else console.log(`teacher: ${line}`);
+  }
+});
+async function untilTrue(what, test, ms) {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(10)) if (await test()) return Date.now();
+  fail(`${what} within ${ms / 1000} s`);
+}
+// Waits for the teacher's server: /follow.json answers.
+await untilTrue('the teacher\'s window did not serve', async () => {
+  try {
+    const r = await fetch(`http://127.0.0.1:${port}/follow.json`);
+    return r.ok;
+  } catch (e) {
+    return false;
+  }
+}, 60000);
+const url = `http://127.0.0.1:${port}/`;
+
+const browser = await launchChromium(playwright);
+
+async function edit(line) {
+  const n = published.length;
+  teacher.stdin.write(line + '\n');
+  await untilTrue(`the teacher's window did not publish "${line}"`, () => published.length > n, 10000);
+  return published[n].at;
+}
+
+try {
+  const pages = [];
+  for (let i = 0; i < 3; ++i) {
+    const page = await browser.newPage({ viewport: { width: 900, height: 592 }, deviceScaleFactor: 1 });
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.stack || e.message));
+    await page.goto(url);
+    pages.push({ page, errors });
+  }
+  const state = async (p) => JSON.parse(await p.page.evaluate(() =>
+    (typeof Module !== 'undefined' && Module.calledRun) ? Module.ccall('attnviz_web_state', 'string', [], []) : '{}'));
+  const same = (s, want) => s.view === want.view && s.p === want.p && Math.abs(s.strength - want.strength) < 1e-6;
+
+  // 2. On arrival: the teacher's state.
+  let want = { view: 'causality', p: 2, strength: 0.25 };
+  for (const [i, p] of pages.entries())
+    await untilTrue(`page ${i} did not show the teacher's state on arrival (errors: ${p.errors})`,
+      async () => { const s = await state(p); return s.follow === 'follow' && same(s, want); }, 60000);
+  console.log('three pages show the teacher\'s state on arrival');
+
+  // 3. Five changes of view and strength: every page within 0.5 s.
+  const steps = [['view scores', { view: 'scores' }], ['strength 0.75', { strength: 0.75 }], ['view walk', { view: 'walk' }],
+                 ['view causality', { view: 'causality' }], ['strength 1', { strength: 1 }]];
+  let worst = 0;
+  const lat = [];
+  for (const [line, change] of steps) {
+    want = { ...want, ...change };
+    const at = await edit(line);
+    for (const [i, p] of pages.entries()) {
+      let s;
+      await untilTrue(`page ${i} did not follow "${line}"`, async () => same((s = await state(p)), want), 5000);
+      // The page's own clock when it applied the state (the same machine's clock as the window's).
+      worst = Math.max(worst, s.follow_applied_ms - at);
+      lat.push(`${s.follow_received_ms - at}/${s.follow_applied_ms - at}`);
+    }
+    if (worst > 500) fail(`a page followed "${line}" ${worst} ms after the teacher's window published it, over 500 ms`);
+  }
+  console.log(`every page followed five changes, the slowest ${worst} ms after publishing (each page and change, arrived/applied: ${lat.join(" ")} ms)`);
+
+  // 4. Explore on my own, then Back to the teacher.
+  const p0 = pages[0];
+  async function click(label) {
+    const r = (await p0.page.evaluate((l) => Module.ccall('attnviz_web_widget', 'string', ['string'], [l]), label))
+      .split(' ').map(Number);
+    if (r.length !== 4 || Number.isNaN(r[0])) fail(`the page has no "${label}" widget`);
+    await p0.page.mouse.click(r[0] + r[2] / 2, r[1] + r[3] / 2);
+  }
+  await click('Explore on my own');
+  await untilTrue('the page did not switch to exploring', async () => (await state(p0)).follow === 'explore', 5000);
+  await p0.page.focus('#canvas');
+  await p0.page.keyboard.down('Digit2');
+  await sleep(200);
+  await p0.page.keyboard.up('Digit2');
+  await untilTrue('the exploring page did not take its own key 2', async () => (await state(p0)).view === 'qkv', 5000);
+  want = { ...want, view: 'scores', strength: 0.5 };
+  await edit('view scores');
+  await edit('strength 0.5');
+  for (const [i, p] of pages.slice(1).entries())
+    await untilTrue(`page ${i + 1} did not follow while page 0 explored`, async () => same(await state(p), want), 5000);
+  await sleep(300);
+  if ((await state(p0)).view !== 'qkv') fail('the exploring page was moved by the teacher');
+  await click('Back to the teacher');
+  await untilTrue('Back to the teacher did not give the teacher\'s latest state',
+    async () => { const s = await state(p0); return s.follow === 'follow' && same(s, want); }, 2000);
+  console.log('a page explored on its own, kept its view while the teacher changed, and came back');
+  console.log('PASS');
+} catch (e) {
+  if (!process.exitCode) {
+    console.log(`FAIL: ${e.message}`);
+    process.exitCode = 1;
+  }
+} finally {
+  await browser.close();
+  teacher.stdin.end('quit\n');
+  await sleep(500);
+  try { process.kill(-teacher.pid, 'SIGTERM'); } catch (e) { /* gone */ }
+}
