@@ -102,10 +102,10 @@ void draw_follow_overlay(AppState& s, UiContext& ui) {
     float widest = side;
     for (const std::string& u : f.urls) {
         const std::string shown = u.substr(7, u.size() - 8); // without http:// and the last /
-        const ImVec2 size = ui.fonts->heading->CalcTextSizeA(big, 1e9f, 0.f, shown.c_str());
+        const ImVec2 size = ui.fonts->address->CalcTextSizeA(big, 1e9f, 0.f, shown.c_str());
         widest = std::max(widest, size.x);
         const ImVec2 p = ImGui::GetCursorScreenPos();
-        dl->AddText(ui.fonts->heading, big, p, text, shown.c_str());
+        dl->AddText(ui.fonts->address, big, p, text, shown.c_str());
         ImGui::Dummy(ImVec2(size.x, size.y));
     }
     const ImVec2 q = ImGui::GetCursorScreenPos();

@@ -18,6 +18,7 @@ struct Fonts {
     ImFont* small = nullptr;      // cell values, ticks, captions
     ImFont* heading = nullptr;    // view titles, the causality question
     ImFont* mono[3] = {nullptr, nullptr, nullptr}; // DejaVu Sans Mono, large to small: the lesson's code
+    ImFont* address = nullptr;    // the served address, large over the view: digits, '.' and ':' at 128 px
     bool from_files = false;      // false: the DejaVu files were missing, ImGui's own font is used
     std::string warning;          // one line when falling back
 };
