@@ -251,7 +251,14 @@ TEST(FollowServer, MemoryStaysFlatOver200PagesConnectingAndDropping) {
     for (int r = 2; r < 8; ++r) round(r);
     const long after = rss_kb();
     std::printf("RSS after 2 rounds of 200 pages: %ld kB; after 8: %ld kB\n", before, after);
+#if defined(__SANITIZE_ADDRESS__)
+    // AddressSanitizer keeps freed memory in its quarantine (256 MB by default), so RSS
+    // grows with every page however well memory is returned; there LeakSanitizer's check
+    // at exit is the test of it, and the plain build asserts the bound.
+    (void)before, (void)after;
+#else
     EXPECT_LT(after - before, 2048) << "kB grown over 1200 pages";
+#endif
     EXPECT_EQ(server.stats().connected, 1600u);
 }
 
