@@ -5,7 +5,8 @@
 //      build-web/site/ on 127.0.0.1 with a free port; three pages open it;
 //   2. each page shows the teacher's state (view, perturbed position, strength) on arrival;
 //   3. the window changes view and strength five times: every page applies each change within
-//      0.5 s of the window handing it to the server (both clocks are this machine's);
+//      0.5 s of the window handing it to the server (both clocks are this machine's); --bound-ms
+//      sets another bound (the sanitized build's, tests/CMakeLists.txt);
 //   4. one page explores on its own (its switch), changes view with a key and keeps it while
 //      the teacher changes; Back to the teacher gives it the teacher's latest at once.
 // Exit status 0: passed; 1: failed (one line says what); 77: skipped, as browser_test.mjs.
@@ -18,6 +19,8 @@ import { fail, launchChromium, loadPlaywright, parseArgs, sleep } from './page_s
 
 const args = parseArgs(process.argv);
 const playwright = loadPlaywright(args);
+const boundMs = args['bound-ms'] === undefined ? 500 : Number(args['bound-ms']);
+if (!(boundMs > 0)) fail(`--bound-ms ${args['bound-ms']} is not a positive number of milliseconds`);
 
 const port = await new Promise((resolve) => {
   const s = net.createServer();
@@ -86,7 +89,7 @@ try {
       async () => { const s = await state(p); return s.follow === 'follow' && same(s, want); }, 60000);
   console.log('three pages show the teacher\'s state on arrival');
 
-  // 3. Five changes of view and strength: every page within 0.5 s.
+  // 3. Five changes of view and strength: every page within the bound (0.5 s).
   const steps = [['view scores', { view: 'scores' }], ['strength 0.75', { strength: 0.75 }], ['view walk', { view: 'walk' }],
                  ['view causality', { view: 'causality' }], ['strength 1', { strength: 1 }]];
   let worst = 0;
@@ -101,7 +104,9 @@ try {
       worst = Math.max(worst, s.follow_applied_ms - at);
       lat.push(`${s.follow_received_ms - at}/${s.follow_applied_ms - at}`);
     }
-    if (worst > 500) fail(`a page followed "${line}" ${worst} ms after the teacher's window published it, over 500 ms`);
+    if (worst > boundMs)
+      fail(`a page followed "${line}" ${worst} ms after the teacher's window published it, over ${boundMs} ms ` +
+           `(each page and change so far, arrived/applied: ${lat.join(' ')} ms)`);
   }
   console.log(`every page followed five changes, the slowest ${worst} ms after publishing (each page and change, arrived/applied: ${lat.join(" ")} ms)`);
 
