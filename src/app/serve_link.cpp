@@ -1,5 +1,6 @@
 // serve_link.cpp: see serve_link.h.
 #include "serve_link.h"
+#include "check_questions.h"
 #include "follow_server.h"
 #include "serve_address.h"
 #include "session.h"
@@ -24,6 +25,7 @@ Link& link() {
 
 bool start(Link& l, std::string& error) {
     if (l.config.site_dir.empty()) l.config.site_dir = find_site_dir("");
+    l.config.choices = check_question_choices();
     if (!l.server.start(l.config, error)) return false;
     l.just_started = true;
     std::string line = "attnviz: serving the class at";
@@ -62,6 +64,8 @@ void serve_after_frame(AppState& s) {
     if (!f.serving) {
         f.urls.clear();
         f.clients = 0;
+        f.answer_counts.clear();
+        f.clear_request = FollowStatus::no_clear;
         return;
     }
     if (l.just_started) {
@@ -73,6 +77,11 @@ void serve_after_frame(AppState& s) {
         f.show_large = true; // for the room to scan; the teacher hides it
     }
     f.clients = l.server.stats().clients;
+    if (f.clear_request != FollowStatus::no_clear) {
+        l.server.clear_answers(f.clear_request);
+        f.clear_request = FollowStatus::no_clear;
+    }
+    f.answer_counts = l.server.answer_counts();
     l.server.publish(session_to_json(to_session(s)));
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <emscripten.h>
 #include <emscripten/websocket.h>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace attnviz {
@@ -23,8 +24,55 @@ struct Follow {
     double applied_at = 0;  // Date.now() when the teacher's state was last applied
     double received_at = 0; // Date.now() when the latest arrived
     std::string note;
+    std::string page_id;       // this page's ID for its answers (kept over a reload)
     AppState* state = nullptr; // the page's, for the life of the page
 } the_follow;
+
+// This tab's ID for its answers: random, kept in sessionStorage so that a reload answers as
+// the same page (its new answer replaces the old one in the teacher's count).
+EM_JS(void, follow_page_id, (char* buf, int max), {
+    var id = '';
+    try {
+        id = sessionStorage.getItem('attnviz-page') || '';
+    } catch (e) {
+    }
+    if (!/^[A-Za-z0-9_-]{1,40}$/.test(id)) {
+        var a = new Uint8Array(12);
+        crypto.getRandomValues(a);
+        id = Array.from(a, function(b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+        try {
+            sessionStorage.setItem('attnviz-page', id);
+        } catch (e) {
+        }
+    }
+    stringToUTF8(id, buf, max);
+});
+
+// The teacher cleared question q's answers (-1: every question's): this page's mark goes.
+bool take_clear(AppState& s, const std::string& text) {
+    if (text.rfind("{\"answers_cleared\":", 0) != 0) return false;
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object() || !j.contains("answers_cleared") || !j["answers_cleared"].is_number_integer()) return true;
+    const long long q = j["answers_cleared"].get<long long>();
+    for (int i = 0; i < check_question_count; ++i)
+        if (q == -1 || q == i) {
+            s.follow.my_answer[i] = -1;
+            s.follow.answer_pending[i] = false;
+        }
+    return true;
+}
+
+// Each answer not sent yet, when the connection is open.
+void send_answers(AppState& s) {
+    Follow& f = the_follow;
+    if (!f.open || !f.ws) return;
+    for (int q = 0; q < check_question_count; ++q) {
+        if (!s.follow.answer_pending[q] || s.follow.my_answer[q] < 0) continue;
+        const nlohmann::json m = {{"answer", {{"page", f.page_id}, {"question", q}, {"choice", s.follow.my_answer[q]}}}};
+        if (emscripten_websocket_send_utf8_text(f.ws, m.dump().c_str()) == EMSCRIPTEN_RESULT_SUCCESS)
+            s.follow.answer_pending[q] = false;
+    }
+}
 
 // The latest state, applied when the page follows (on arrival, and by Back to the teacher):
 // the frame after draws it.
@@ -72,7 +120,9 @@ EM_BOOL on_open(int, const EmscriptenWebSocketOpenEvent*, void*) {
 
 EM_BOOL on_message(int, const EmscriptenWebSocketMessageEvent* e, void*) {
     if (!e->isText || !e->data) return EM_TRUE; // the teacher's window sends text only
-    the_follow.latest.assign(reinterpret_cast<const char*>(e->data), strnlen(reinterpret_cast<const char*>(e->data), e->numBytes));
+    const std::string text(reinterpret_cast<const char*>(e->data), strnlen(reinterpret_cast<const char*>(e->data), e->numBytes));
+    if (the_follow.state && take_clear(*the_follow.state, text)) return EM_TRUE;
+    the_follow.latest = text;
     the_follow.fresh = true;
     the_follow.received_at = EM_ASM_DOUBLE({ return Date.now(); });
     if (the_follow.state) apply_latest(*the_follow.state); // between frames, on the page's one thread
@@ -124,6 +174,9 @@ void web_follow_start(AppState& s) {
     f.enabled = follow_probe() == 1;
     if (!f.enabled) return;
     f.note = "Connecting to the teacher's window.";
+    char id[48] = {};
+    follow_page_id(id, int(sizeof id));
+    f.page_id = id;
     connect();
 }
 
@@ -140,6 +193,7 @@ void web_follow_frame(AppState& s) {
         f.fresh = !f.latest.empty();
     }
     apply_latest(s);
+    send_answers(s);
     if (fs.mode == FollowMode::explore && f.open) fs.note = "Exploring on your own; Back to the teacher returns.";
     else fs.note = f.note;
 }

@@ -107,6 +107,8 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     j["teacher"] = s.follow.connected;
     j["follow_applied_ms"] = attnviz::web_follow_applied_ms();
     j["follow_received_ms"] = attnviz::web_follow_received_ms();
+    j["answers"] = std::vector<int>(s.follow.my_answer, s.follow.my_answer + attnviz::check_question_count);
+    j["answers_pending"] = std::vector<bool>(s.follow.answer_pending, s.follow.answer_pending + attnviz::check_question_count);
     text = j.dump();
     return text.c_str();
 }

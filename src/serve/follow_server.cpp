@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <libwebsockets.h>
+#include <algorithm>
 #include <mutex>
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
@@ -47,9 +48,19 @@ const char* mime_of(const std::string& path) {
 
 struct Client {
     uint64_t sent_gen = 0;
+    std::vector<uint64_t> seen_clear; // the clear rounds this page was told of, by question
+    std::string page;                 // the page's ID, from its first answer
     std::string rx;
     bool rx_over = false;
 };
+
+bool valid_page_id(const std::string& id) {
+    if (id.empty() || id.size() > 40) return false;
+    for (char ch : id)
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
+            return false;
+    return true;
+}
 
 // The HTTP side's per-request memory (zeroed by lws).
 struct HttpRequest {
@@ -66,10 +77,17 @@ struct FollowServer::Impl {
     std::atomic<bool> stopping{false};
     lws_protocols protocols[3] = {};
 
-    mutable std::mutex mutex; // latest and gen
+    mutable std::mutex mutex; // latest, gen, and the answers below
     std::string latest;
     uint64_t gen = 0;
     uint64_t woken_gen = 0; // service thread only
+    uint64_t clear_gen = 0; // bumped by clear_answers(), under the mutex
+    uint64_t woken_clear = 0; // service thread only
+    // The answers, by page ID: each question's choice, -1 for none. At most 4 × max_clients
+    // pages (pages that left keep their answers until cleared); counts is their tally.
+    std::unordered_map<std::string, std::vector<int>> answers;
+    std::vector<std::vector<int>> counts;
+    std::vector<uint64_t> clear_round; // by question
 
     // Service thread only.
     std::unordered_map<lws*, Client> clients;
@@ -77,7 +95,47 @@ struct FollowServer::Impl {
     uint64_t logged = 0;
 
     std::atomic<int> n_clients{0};
-    std::atomic<uint64_t> connected{0}, refused{0}, malformed{0}, oversized{0}, ignored{0}, sent{0}, http_refused{0};
+    std::atomic<uint64_t> connected{0}, refused{0}, malformed{0}, oversized{0}, ignored{0}, answered{0}, sent{0},
+        http_refused{0};
+
+    // A page's answer message (see follow_server.h), counted; false when it is none.
+    bool take_answer(Client& c, const std::string& text) {
+        const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+        if (!j.is_object() || j.size() != 1 || !j.contains("answer")) return false;
+        const nlohmann::json& a = j["answer"];
+        if (!a.is_object() || a.size() != 3 || !a.contains("page") || !a.contains("question") || !a.contains("choice"))
+            return false;
+        const nlohmann::json &page = a["page"], &q = a["question"], &ch = a["choice"];
+        if (!page.is_string() || !q.is_number_integer() || !ch.is_number_integer()) return false;
+        const std::string id = page.get<std::string>();
+        const long long qi = q.get<long long>(), ci = ch.get<long long>();
+        const size_t nq = config.choices.size();
+        if (!valid_page_id(id) || qi < 0 || size_t(qi) >= nq || ci < 0 || ci >= config.choices[size_t(qi)]) return false;
+        if (!c.page.empty() && c.page != id) return false; // one page per connection
+        std::lock_guard<std::mutex> lock(mutex);
+        auto it = answers.find(id);
+        if (it == answers.end()) {
+            if (answers.size() >= size_t(4 * config.max_clients)) return false;
+            it = answers.emplace(id, std::vector<int>(nq, -1)).first;
+        }
+        int& mine = it->second[size_t(qi)];
+        if (mine >= 0) --counts[size_t(qi)][size_t(mine)];
+        mine = int(ci);
+        ++counts[size_t(qi)][size_t(mine)];
+        c.page = id;
+        return true;
+    }
+
+    // The first question whose clear this page was not told of, or -1.
+    int owed_clear(Client& c) {
+        std::lock_guard<std::mutex> lock(mutex);
+        for (size_t q = 0; q < clear_round.size(); ++q)
+            if (c.seen_clear[q] != clear_round[q]) {
+                c.seen_clear[q] = clear_round[q];
+                return int(q);
+            }
+        return -1;
+    }
 
     // At most the first 20 of these lines, then one in 1000: a page cannot flood stderr.
     void log(const char* fmt, ...) {
@@ -168,7 +226,12 @@ struct FollowServer::Impl {
                 lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char*)why, sizeof why - 1);
                 return -1;
             }
-            clients[wsi] = Client{};
+            Client c;
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                c.seen_clear = clear_round; // a new page has nothing to forget
+            }
+            clients[wsi] = std::move(c);
             n_clients = int(clients.size());
             ++connected;
             lws_callback_on_writable(wsi);
@@ -181,6 +244,14 @@ struct FollowServer::Impl {
         case LWS_CALLBACK_SERVER_WRITEABLE: {
             auto it = clients.find(wsi);
             if (it == clients.end()) return 0;
+            if (const int q = owed_clear(it->second); q >= 0) {
+                const std::string m = "{\"answers_cleared\":" + std::to_string(q) + "}";
+                send_buf.resize(LWS_PRE + m.size());
+                std::memcpy(send_buf.data() + LWS_PRE, m.data(), m.size());
+                if (lws_write(wsi, send_buf.data() + LWS_PRE, m.size(), LWS_WRITE_TEXT) < int(m.size())) return -1;
+                lws_callback_on_writable(wsi); // more clears, or the state, next
+                return 0;
+            }
             size_t n = 0;
             uint64_t g = 0;
             {
@@ -213,21 +284,26 @@ struct FollowServer::Impl {
             } else if (lws_frame_is_binary(wsi) || !nlohmann::json::accept(c.rx)) {
                 ++malformed;
                 log("dropped a page's malformed message (%zu bytes, not JSON text)", c.rx.size());
+            } else if (take_answer(c, c.rx)) {
+                ++answered;
             } else {
-                ++ignored; // well-formed; pages cannot change the state
+                ++ignored; // well-formed, no answer; pages cannot change the state
+                log("ignored a page's message: not an answer to one of the %zu questions", config.choices.size());
             }
             c.rx.clear();
             c.rx_over = false;
             return 0;
         }
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED: {
-            uint64_t g = 0;
+            uint64_t g = 0, cg = 0;
             {
                 std::lock_guard<std::mutex> lock(mutex);
                 g = gen;
+                cg = clear_gen;
             }
-            if (g != woken_gen) {
+            if (g != woken_gen || cg != woken_clear) {
                 woken_gen = g;
+                woken_clear = cg;
                 lws_callback_on_writable_all_protocol(context, &protocols[1]);
             }
             return 0;
@@ -298,7 +374,7 @@ bool FollowServer::start(const ServeConfig& c, std::string& error) {
     if (running()) stop();
     Impl& m = *impl_;
     if (c.port < 1 || c.port > 65535) {
-        error = "--port " + std::to_string(c.port) + " is not a port; use a number from 1024 to 65535";
+        error = "--port " + std::to_string(c.port) + " is not a port; use a number from 1024 to 65535, such as 8642";
         return false;
     }
     char real[PATH_MAX];
@@ -316,6 +392,13 @@ bool FollowServer::start(const ServeConfig& c, std::string& error) {
     m.site_real = real;
     m.stopping = false;
     m.clients.clear();
+    {
+        std::lock_guard<std::mutex> lock(m.mutex);
+        m.answers.clear();
+        m.counts.assign(c.choices.size(), {});
+        for (size_t q = 0; q < c.choices.size(); ++q) m.counts[q].assign(size_t(std::max(c.choices[q], 0)), 0);
+        m.clear_round.assign(c.choices.size(), 0);
+    }
     m.protocols[0] = {"http", http_callback, sizeof(HttpRequest), 0, 0, nullptr, 0};
     m.protocols[1] = {follow_protocol, ws_callback, 0, 4096, 0, nullptr, 0};
     m.protocols[2] = {nullptr, nullptr, 0, 0, 0, nullptr, 0};
@@ -374,9 +457,36 @@ ServeStats FollowServer::stats() const {
     s.malformed = m.malformed;
     s.oversized = m.oversized;
     s.ignored = m.ignored;
+    s.answers = m.answered;
     s.sent = m.sent;
     s.http_refused = m.http_refused;
     return s;
+}
+
+} // namespace attnviz
+
+namespace attnviz {
+
+std::vector<std::vector<int>> FollowServer::answer_counts() const {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    return impl_->counts;
+}
+
+void FollowServer::clear_answers(int q) {
+    Impl& m = *impl_;
+    {
+        std::lock_guard<std::mutex> lock(m.mutex);
+        const size_t nq = m.counts.size();
+        if (q < -1 || q >= int(nq)) return;
+        for (size_t i = 0; i < nq; ++i) {
+            if (q != -1 && int(i) != q) continue;
+            for (int& n : m.counts[i]) n = 0;
+            for (auto& [id, mine] : m.answers) mine[i] = -1;
+            ++m.clear_round[i];
+        }
+        ++m.clear_gen;
+    }
+    if (m.context) lws_cancel_service(m.context);
 }
 
 } // namespace attnviz

@@ -3,6 +3,7 @@
 // (attnviz --serve, src/serve); a page it served follows (web_main.cpp). Neither side's
 // networking is here: the loop (src/app) does it and copies what the panels show.
 #pragma once
+#include "check_questions.h"
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct FollowStatus {
     std::vector<unsigned char> qr;
     int clients = 0;               // pages following now
     std::string error;             // why serving could not start (one sentence), "" when fine
+    // The class's answers to the check view's questions: [question][choice] pages that chose
+    // it (empty when not serving), and the check view's "Clear" (-1: every question).
+    std::vector<std::vector<int>> answer_counts;
+    static constexpr int no_clear = -2;
+    int clear_request = no_clear;
 
     // A page served by a teacher's window.
     bool page = false;             // this page can follow (it was served by attnviz --serve)
@@ -28,6 +34,12 @@ struct FollowStatus {
     FollowMode mode = FollowMode::follow;
     bool back_request = false;     // "Back to the teacher": the loop applies the latest state
     std::string note;              // what happened last ("following", "the class is full", ...)
+
+    // This screen's own answers to the check view's questions (-1: none), on a page and in
+    // the lesson alike; on a page each new one is sent to the teacher's window (pending
+    // until it is: the connection may be down), and the teacher's Clear forgets it.
+    int my_answer[check_question_count] = {-1, -1, -1, -1};
+    bool answer_pending[check_question_count] = {false, false, false, false};
 };
 
 } // namespace attnviz

@@ -1,6 +1,7 @@
 // check_view.cpp: the lesson's "Check yourself" questions. Each has a "Show me" button that
 // puts the app into the demonstration that answers it, and a short answer revealed on
 // request; the lesson's key takeaways sit beside them.
+#include "check_questions.h"
 #include "format.h"
 #include "matrix_panel.h"
 #include "train_view.h"
@@ -19,6 +20,89 @@ void heading(UiContext& ui, const char* text) {
     ImGui::PushFont(ui.fonts->heading);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", text);
     ImGui::PopFont();
+}
+
+// The question's choices. In the teacher's window while it serves the class: how many pages
+// chose each, as bars that move as answers come in, and Clear (to ask again). Elsewhere (a
+// page, or the lesson alone): a radio button per choice, this screen's own answer, which a
+// page sends to the teacher's window. Show the answer marks the right choice everywhere.
+void choices(AppState& s, UiContext& ui, int q) {
+    const CheckQuestion& cq = check_questions()[size_t(q)];
+    FollowStatus& f = s.follow;
+    const bool revealed = s.screen.answer_shown[q];
+    const bool tally = f.serving && size_t(q) < f.answer_counts.size() &&
+                       f.answer_counts[size_t(q)].size() == cq.choices.size();
+    int total = 0, most = 0;
+    if (tally)
+        for (int n : f.answer_counts[size_t(q)]) {
+            total += n;
+            most = std::max(most, n);
+        }
+    ImGui::PushID(100 + q);
+    const ImU32 right_col = ui.pal.accent;
+    const float bar_w = std::round(140 * ui.scale);
+    const float count_w = ImGui::CalcTextSize("000 · 100%").x;
+    const float letter_w = ImGui::CalcTextSize("W").x + ImGui::GetStyle().ItemSpacing.x;
+    for (int c = 0; c < int(cq.choices.size()); ++c) {
+        const bool right = revealed && c == cq.correct;
+        const char letter[2] = {choice_letter(c), 0};
+        ImGui::AlignTextToFramePadding();
+        if (tally) {
+            const int n = f.answer_counts[size_t(q)][size_t(c)];
+            const float x0 = ImGui::GetCursorPosX();
+            ImGui::TextUnformatted(letter);
+            ImGui::SameLine(x0 + letter_w); // A, B, C, D are not as wide as each other
+            const float h = ImGui::GetFrameHeight();
+            const ImVec2 b0 = ImGui::GetCursorScreenPos();
+            ImDrawList* dl = ImGui::GetWindowDrawList();
+            dl->AddRectFilled(b0, ImVec2(b0.x + bar_w, b0.y + h), ui.pal.frame);
+            const float filled = n > 0 ? std::max(2.f, std::round(bar_w * float(n) / float(most))) : 0.f;
+            if (n > 0) dl->AddRectFilled(b0, ImVec2(b0.x + filled, b0.y + h), right ? right_col : ui.pal.bar);
+            if (ui.layout && ImGui::IsRectVisible(b0, ImVec2(b0.x + bar_w, b0.y + h))) {
+                // The tests read the bars back: head = the question, position = the choice.
+                LayoutItem it;
+                it.kind = "bar", it.name = "answers", it.head = q, it.position = c, it.value = float(n);
+                it.x = b0.x, it.y = b0.y, it.w = filled, it.h = h;
+                ui.layout->push_back(it);
+            }
+            ImGui::Dummy(ImVec2(bar_w, h));
+            ImGui::SameLine();
+            const float x = ImGui::GetCursorPosX();
+            ImGui::AlignTextToFramePadding();
+            if (total > 0) ImGui::Text("%d · %d%%", n, int(std::lround(100.0 * n / total)));
+            else ImGui::TextDisabled("0");
+            ImGui::SameLine(x + count_w);
+        } else {
+            int& mine = f.my_answer[q];
+            const float x0 = ImGui::GetCursorPosX();
+            const std::string label = std::string(letter) + "##answer" + std::to_string(q + 1);
+            if (ImGui::RadioButton(label.c_str(), mine == c) && mine != c) {
+                mine = c;
+                f.answer_pending[q] = f.page; // a page sends it (web_follow.cpp)
+            }
+            ImGui::SameLine(x0 + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + letter_w);
+        }
+        if (right) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(right_col));
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(right ? (std::string(cq.choices[size_t(c)]) + "  (the answer)").c_str() : cq.choices[size_t(c)]);
+        if (right) ImGui::PopStyleColor();
+    }
+    if (tally) {
+        ImGui::AlignTextToFramePadding();
+        if (total == 0) ImGui::TextDisabled("No answers yet: students pick one on their pages (%d following).", f.clients);
+        else ImGui::TextDisabled("%d %s from the class (%d pages following).", total, total == 1 ? "answer" : "answers",
+                                 f.clients);
+        if (total > 0) {
+            ImGui::SameLine();
+            if (ImGui::SmallButton("Clear the answers")) f.clear_request = q;
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("Forget the class's answers to this question, to ask it again");
+        }
+    } else if (f.page) {
+        if (f.my_answer[q] < 0) ImGui::TextDisabled("Pick one: the teacher's window counts the class's answers.");
+        else if (f.answer_pending[q]) ImGui::TextDisabled("Your answer waits for the teacher's window.");
+        else ImGui::TextDisabled("Your answer went to the teacher's window; pick another to change it.");
+    }
+    ImGui::PopID();
 }
 
 // "Show answer" / the answer in a dimmer colour.
@@ -334,7 +418,8 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::PushTextWrapPos(0.f);
     ImGui::PushFont(ui.fonts->body);
 
-    heading(ui, "1. Why does changing position 2's input leave the outputs at positions 0 and 1 unchanged?");
+    heading(ui, check_questions()[0].text);
+    choices(s, ui, 0);
     if (ImGui::Button("Show me##1")) show_me(s, 1);
     ImGui::SameLine();
     ImGui::TextDisabled("causality view, p = 2, strength 1 (drag the strength slider)");
@@ -345,7 +430,8 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::Spacing();
     ImGui::Spacing();
 
-    heading(ui, "2. What do multiple heads buy over a single head of the same total width?");
+    heading(ui, check_questions()[1].text);
+    choices(s, ui, 1);
     ImGui::AlignTextToFramePadding();
     ImGui::Text("C = %d, show me H =", c.n_embd);
     for (int H : {1, 2, 4}) {
@@ -382,7 +468,8 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::Spacing();
     ImGui::Spacing();
 
-    heading(ui, "3. Why scale the scores by √head_dim rather than √C?");
+    heading(ui, check_questions()[2].text);
+    choices(s, ui, 2);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("scale in use:");
     const char* names[] = {"÷ √head_dim", "÷ √C", "none"};
@@ -418,7 +505,8 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     };
     const bool short_view = ImGui::GetWindowHeight() < 450 * ui.scale;
     if (!short_view) scroll_to_demo();
-    heading(ui, "4. How do you show that a head matters, not only where it looks?");
+    heading(ui, check_questions()[3].text);
+    choices(s, ui, 3);
     if (short_view) scroll_to_demo();
     if (ImGui::Button("Show me##4")) show_me(s, 4);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Alt+5: train the 2-layer induction model, then ablate layer 0's previous-token heads");

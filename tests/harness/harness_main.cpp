@@ -8,11 +8,17 @@
 //       the teacher's window for the browser test of Follow the teacher (tests/web): it
 //       serves, and takes edits as lines on stdin ("view causality", "strength 0.5", "quit"),
 //       printing "published MS LINE" once the frame after the edit was handed to the server
-//       (MS: the wall clock's milliseconds since 1970, as JavaScript's Date.now()).
+//       (MS: the wall clock's milliseconds since 1970, as JavaScript's Date.now()). "clear Q"
+//       clears question Q's answers as the check view's button does; "answers" prints the
+//       class's answers at once, "answers 2,0,0,0 0,1,0 ...": each question's count per choice;
+//       "screenshot PATH" writes the next frame to PATH and its layout to PATH.json;
+//       "hide-address" hides the large address over the view, as its Hide button.
 #include "bench_frames.h"
 #include "frame.h"
 #include "gl_debug.h"
 #include "gui_main.h"
+#include "layout_record.h"
+#include "screenshot.h"
 #include "serve_link.h"
 #include "soak.h"
 #include <CLI/CLI.hpp>
@@ -152,8 +158,35 @@ int follow_mode(GuiRun& r) {
                 s.screen.view = v;
             } else if (line.rfind("strength ", 0) == 0) {
                 request_perturbation(s, s.p, std::strtof(line.c_str() + 9, nullptr));
+            } else if (line == "answers") {
+                // The class's answers as the check view shows them: "answers 2,0,0,0 0,1,0 ..."
+                std::string out = "answers";
+                for (const std::vector<int>& q : s.follow.answer_counts) {
+                    out += ' ';
+                    for (size_t c = 0; c < q.size(); ++c) out += (c ? "," : "") + std::to_string(q[c]);
+                }
+                std::printf("%s\n", out.c_str());
+                std::fflush(stdout);
+                continue;
+            } else if (line.rfind("screenshot ", 0) == 0) {
+                // This frame into PATH (and its layout into PATH.json), then "shot PATH".
+                const std::string path = line.substr(11);
+                frame(r.window, s);
+                int fw = 0, fh = 0;
+                glfwGetFramebufferSize(r.window.glfw(), &fw, &fh);
+                if (!write_screenshot_png(path, fw, fh, error) || !write_layout_json(path + ".json", s, fw, fh, error))
+                    return usage_error(error);
+                glfwSwapBuffers(r.window.glfw());
+                std::printf("shot %s\n", path.c_str());
+                std::fflush(stdout);
+                continue;
+            } else if (line == "hide-address") {
+                s.follow.show_large = false; // the large address's Hide
+            } else if (line.rfind("clear ", 0) == 0) {
+                s.follow.clear_request = std::atoi(line.c_str() + 6); // as the check view's Clear
             } else {
-                return usage_error("--follow-stdin: " + line + " is not an edit; use view NAME, strength A or quit");
+                return usage_error("--follow-stdin: " + line +
+                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address or quit");
             }
             pending = line;
         }

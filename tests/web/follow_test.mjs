@@ -8,7 +8,9 @@
 //      0.5 s of the window handing it to the server (both clocks are this machine's); --bound-ms
 //      sets another bound (the sanitized build's, tests/CMakeLists.txt);
 //   4. one page explores on its own (its switch), changes view with a key and keeps it while
-//      the teacher changes; Back to the teacher gives it the teacher's latest at once.
+//      the teacher changes; Back to the teacher gives it the teacher's latest at once;
+//   5. in the check view the pages answer question 1 with a click (one changes its mind): the
+//      teacher's window counts each page once, its latest answer; its Clear clears the pages.
 // Exit status 0: passed; 1: failed (one line says what); 77: skipped, as browser_test.mjs.
 //
 //   node tests/web/follow_test.mjs --site build-web/site --node-modules build-web/node/node_modules \
@@ -36,12 +38,14 @@ const teacher = spawn('xvfb-run', ['-a', args.harness, '--serve', '--bind', '127
   '--strength', '0.25'], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
 let teacherOut = '';
 const published = [];
+const answerLines = [];
 teacher.stdout.on('data', (d) => {
   teacherOut += d;
   for (let nl; (nl = teacherOut.indexOf('\n')) >= 0; teacherOut = teacherOut.slice(nl + 1)) {
     const line = teacherOut.slice(0, nl);
     const m = line.match(/^published (\d+) (.*)$/);
     if (m) published.push({ line: m[2], at: Number(m[1]) });
+    else if (line.startsWith('answers ')) answerLines.push(line);
     else console.log(`teacher: ${line}`);
   }
 });
@@ -136,6 +140,45 @@ try {
   await untilTrue('Back to the teacher did not give the teacher\'s latest state',
     async () => { const s = await state(p0); return s.follow === 'follow' && same(s, want); }, 2000);
   console.log('a page explored on its own, kept its view while the teacher changed, and came back');
+
+  // 5. Check yourself: each page clicks its answer to question 1; the teacher's window counts.
+  await edit('view check');
+  for (const [i, p] of pages.entries())
+    await untilTrue(`page ${i} did not follow to the check view`, async () => (await state(p)).view === 'check', 5000);
+  async function answer(p, label) {
+    let r = [];
+    await untilTrue(`the page has no "${label}" widget`, async () => {
+      r = (await p.page.evaluate((l) => Module.ccall('attnviz_web_widget', 'string', ['string'], [l]), label))
+        .split(' ').map(Number);
+      return r.length === 4 && !Number.isNaN(r[0]);
+    }, 5000);
+    await p.page.mouse.click(r[0] + r[2] / 2, r[1] + r[3] / 2);
+  }
+  const teacherCounts = async (want) => {
+    let got = '';
+    await untilTrue(`the teacher's window did not count "${want}" (last: "${got}")`, async () => {
+      const n = answerLines.length;
+      teacher.stdin.write('answers\n');
+      for (const end = Date.now() + 1000; answerLines.length === n && Date.now() < end;) await sleep(10);
+      got = answerLines[answerLines.length - 1] || '';
+      return got === want;
+    }, 10000);
+  };
+  await answer(pages[0], 'A##answer1');
+  await answer(pages[1], 'C##answer1');
+  await answer(pages[2], 'A##answer1');
+  await teacherCounts('answers 2,0,1,0 0,0,0 0,0,0 0,0,0');
+  await answer(pages[1], 'B##answer1'); // a change of mind replaces the earlier answer
+  await teacherCounts('answers 2,1,0,0 0,0,0 0,0,0 0,0,0');
+  for (const [i, p] of pages.entries()) {
+    const s = await state(p);
+    if (s.answers[0] !== [0, 1, 0][i] || s.answers_pending[0]) fail(`page ${i} shows answer ${s.answers[0]} (pending ${s.answers_pending[0]})`);
+  }
+  await edit('clear 0');
+  await teacherCounts('answers 0,0,0,0 0,0,0 0,0,0 0,0,0');
+  for (const [i, p] of pages.entries())
+    await untilTrue(`page ${i} kept its answer after the teacher cleared it`, async () => (await state(p)).answers[0] === -1, 5000);
+  console.log('three pages answered question 1, the teacher\'s window counted each once, and its Clear cleared the pages');
   console.log('PASS');
 } catch (e) {
   if (!process.exitCode) {
