@@ -2,10 +2,16 @@
 #include "serve_link.h"
 #include "check_questions.h"
 #include "follow_server.h"
+#include "model_io.h"
 #include "serve_address.h"
 #include "session.h"
 #include "session_state.h"
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 namespace attnviz {
 
@@ -16,7 +22,54 @@ struct Link {
     ServeConfig config;
     bool configured = false; // config holds --serve's checked options
     bool just_started = false;
+    const TrainedInput* model = nullptr; // the shown toy model whose weights are published
+    int model_n = 0;
+    std::string model_url;               // where the pages fetch them, /follow/model-N.safetensors
 };
+
+// A model's weights as the bytes of the safetensors file save_model writes ("" when they
+// cannot be written): written to a private temporary folder, read back and removed.
+std::string model_bytes(const Model& m) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/attnviz-follow-XXXXXX";
+    if (!::mkdtemp(dir.data())) return "";
+    const std::string path = dir + "/model.safetensors";
+    std::string error, bytes;
+    if (save_model(path, m, error)) {
+        std::ifstream f(path, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    } else {
+        std::fprintf(stderr, "attnviz: serve: the pages cannot have the shown model: %s\n", error.c_str());
+    }
+    std::remove(path.c_str());
+    ::rmdir(dir.c_str());
+    return bytes;
+}
+
+// What the pages get: the session JSON the window would save, and, when a trained model
+// is shown, follow_model: the URL of its weights (the session file keeps them beside it;
+// a page fetches them). A GPT model is not sent (hundreds of megabytes, and opened from
+// its own files): follow_gpt names it, and the pages keep their own state.
+std::string follow_message(Link& l, const AppState& s) {
+    const Mode m = mode(s);
+    if (m == Mode::toy_model && s.shown.input.get() != l.model) {
+        l.model = s.shown.input.get();
+        l.model_url = "/follow/model-" + std::to_string(++l.model_n) + ".safetensors";
+        l.server.publish_file(l.model_url, model_bytes(*s.shown.input->model));
+    } else if (m != Mode::toy_model && l.model) {
+        l.model = nullptr;
+        l.model_url.clear();
+        l.server.publish_file("", "");
+    }
+    std::string text = session_to_json(to_session(s));
+    if (m == Mode::lesson) return text;
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) return text;
+    if (m == Mode::toy_model) j["follow_model"] = l.model_url;
+    if (m == Mode::gpt_model)
+        j["follow_gpt"] = s.shown.input->layout + " " + s.shown.input->source + ", layer " + std::to_string(s.shown.layer);
+    return j.dump(2);
+}
 
 Link& link() {
     static Link l;
@@ -28,6 +81,7 @@ bool start(Link& l, std::string& error) {
     l.config.choices = check_question_choices();
     if (!l.server.start(l.config, error)) return false;
     l.just_started = true;
+    l.model = nullptr; // a new server has no file yet
     std::string line = "attnviz: serving the class at";
     for (const std::string& u : serve_urls(l.config)) line += " " + u;
     std::printf("%s (pages: at most %d; Ctrl+C or closing the window stops it)\n", line.c_str(), l.config.max_clients);
@@ -82,7 +136,7 @@ void serve_after_frame(AppState& s) {
         f.clear_request = FollowStatus::no_clear;
     }
     f.answer_counts = l.server.answer_counts();
-    l.server.publish(session_to_json(to_session(s)));
+    l.server.publish(follow_message(l, s));
 }
 
 void stop_serving() { link().server.stop(); }

@@ -25,6 +25,9 @@ struct Follow {
     double received_at = 0; // Date.now() when the latest arrived
     std::string note;
     std::string page_id;       // this page's ID for its answers (kept over a reload)
+    std::string fetching;      // the teacher's model being fetched (its URL), "" when none
+    std::string model_have;    // the URL whose weights are in follow_model_path
+    std::string model_failed;  // a URL that could not be fetched (not tried again)
     AppState* state = nullptr; // the page's, for the life of the page
 } the_follow;
 
@@ -74,15 +77,92 @@ void send_answers(AppState& s) {
     }
 }
 
+// Where the page keeps the teacher's trained model (Emscripten's in-memory file system).
+constexpr const char* follow_model_path = "/follow/teacher.model.safetensors";
+
+// fetch(url) into follow_model_path, then attnviz_follow_fetched(url, ok).
+EM_JS(void, follow_fetch, (const char* url, const char* path), {
+    var u = UTF8ToString(url), p = UTF8ToString(path);
+    fetch(u, {cache : 'no-store'})
+        .then(function(r) {
+            if (!r.ok) throw new Error('HTTP ' + r.status);
+            return r.arrayBuffer();
+        })
+        .then(function(b) {
+            try {
+                FS.mkdir('/follow');
+            } catch (e) {
+            }
+            FS.writeFile(p, new Uint8Array(b));
+            Module.ccall('attnviz_follow_fetched', null, [ 'string', 'number' ], [ u, 1 ]);
+        })
+        .catch(function(e) { Module.ccall('attnviz_follow_fetched', null, [ 'string', 'number' ], [ u, 0 ]); });
+});
+
+// /follow/model-N.safetensors, as serve_link.cpp names the teacher's model.
+bool model_url_ok(const std::string& u) {
+    if (u.rfind("/follow/model-", 0) != 0 || u.size() > 64) return false;
+    for (char ch : u)
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '/' || ch == '-' || ch == '.')) return false;
+    return true;
+}
+
+void apply_latest(AppState& s);
+
+} // namespace
+
+// The teacher's model arrived (ok = 1) or could not be fetched: the state waiting for it is
+// applied, or the page says why it kept its own.
+extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_follow_fetched(const char* url, int ok) {
+    Follow& f = the_follow;
+    if (!url || f.fetching != url) return; // an older fetch
+    f.fetching.clear();
+    if (ok) f.model_have = url;
+    else f.model_failed = url;
+    f.fresh = true;
+    if (f.state) apply_latest(*f.state);
+}
+
+namespace {
+
 // The latest state, applied when the page follows (on arrival, and by Back to the teacher):
-// the frame after draws it.
+// the frame after draws it. A trained model comes as its weights' URL (follow_model): the
+// state waits until they are fetched. A GPT model (follow_gpt) is not sent: the page keeps
+// its own state and says what the teacher shows.
 void apply_latest(AppState& s) {
     Follow& f = the_follow;
     if (s.follow.mode != FollowMode::follow || !f.fresh) return;
-    f.fresh = false;
     Session ss;
     std::string error;
-    if (parse_session(f.latest, "the teacher's state", ss, error) && apply_session(s, ss, error)) {
+    const nlohmann::json extra = nlohmann::json::parse(f.latest, nullptr, false);
+    if (extra.is_object() && extra.contains("follow_gpt") && extra["follow_gpt"].is_string()) {
+        f.fresh = false;
+        f.note = "The teacher's window shows " + extra["follow_gpt"].get<std::string>() +
+                 ", too large for a page: this page keeps its own state.";
+        return;
+    }
+    const bool parsed = parse_session(f.latest, "the teacher's state", ss, error);
+    if (parsed && ss.model.present) {
+        const std::string url = extra.is_object() && extra.contains("follow_model") && extra["follow_model"].is_string()
+                                    ? extra["follow_model"].get<std::string>()
+                                    : "";
+        if (!model_url_ok(url) || url == f.model_failed) {
+            f.fresh = false;
+            f.note = "Kept this page's state: the teacher's model could not be fetched.";
+            return;
+        }
+        if (url != f.model_have) {
+            if (f.fetching != url) {
+                f.fetching = url;
+                follow_fetch(url.c_str(), follow_model_path);
+            }
+            f.note = "Fetching the teacher's model.";
+            return; // fresh: applied when it is here
+        }
+        ss.model.weights_path = follow_model_path;
+    }
+    f.fresh = false;
+    if (parsed && apply_session(s, ss, error)) {
         f.note = "Following the teacher's window.";
         f.applied_at = EM_ASM_DOUBLE({ return Date.now(); });
     } else {

@@ -11,6 +11,7 @@
 #include "lesson.h"
 #include "options.h"
 #include "trace_json.h"
+#include "session_state.h"
 #include "train_session.h"
 #include "train_view_state.h"
 #include "web_follow.h"
@@ -107,6 +108,8 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     j["teacher"] = s.follow.connected;
     j["follow_applied_ms"] = attnviz::web_follow_applied_ms();
     j["follow_received_ms"] = attnviz::web_follow_received_ms();
+    j["fingerprint"] = attnviz::shown_fingerprint(s);
+    j["model"] = attnviz::mode(s) == attnviz::Mode::toy_model ? s.shown.input->source : "";
     j["answers"] = std::vector<int>(s.follow.my_answer, s.follow.my_answer + attnviz::check_question_count);
     j["answers_pending"] = std::vector<bool>(s.follow.answer_pending, s.follow.answer_pending + attnviz::check_question_count);
     text = j.dump();

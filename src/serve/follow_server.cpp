@@ -65,7 +65,16 @@ bool valid_page_id(const std::string& id) {
 // The HTTP side's per-request memory (zeroed by lws).
 struct HttpRequest {
     int follow_json; // the body of /follow.json is still owed
+    int file;        // the published file is being sent (Impl::file_sends)
 };
+
+// The published file on its way to one request: the bytes (kept alive while the window
+// publishes another) and how far it got.
+struct FileSend {
+    std::shared_ptr<const std::string> bytes;
+    size_t sent = 0;
+};
+constexpr size_t file_chunk = 16384;
 
 } // namespace
 
@@ -88,6 +97,9 @@ struct FollowServer::Impl {
     std::unordered_map<std::string, std::vector<int>> answers;
     std::vector<std::vector<int>> counts;
     std::vector<uint64_t> clear_round; // by question
+    std::string file_path;                        // publish_file's, under the mutex
+    std::shared_ptr<const std::string> file_bytes;
+    std::unordered_map<lws*, FileSend> file_sends; // service thread only
 
     // Service thread only.
     std::unordered_map<lws*, Client> clients;
@@ -96,7 +108,7 @@ struct FollowServer::Impl {
 
     std::atomic<int> n_clients{0};
     std::atomic<uint64_t> connected{0}, refused{0}, malformed{0}, oversized{0}, ignored{0}, answered{0}, sent{0},
-        http_refused{0};
+        http_refused{0}, files_sent{0};
 
     // A page's answer message (see follow_server.h), counted; false when it is none.
     bool take_answer(Client& c, const std::string& text) {
@@ -188,6 +200,25 @@ struct FollowServer::Impl {
                 lws_callback_on_writable(wsi);
                 return 0;
             }
+            std::shared_ptr<const std::string> bytes;
+            if (uri && std::strncmp(uri, "/follow/", 8) == 0) {
+                std::lock_guard<std::mutex> lock(mutex);
+                if (file_path == uri) bytes = file_bytes;
+            }
+            if (bytes) {
+                unsigned char buf[LWS_PRE + 512];
+                unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
+                if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, "application/octet-stream", bytes->size(), &p,
+                                                end) ||
+                    lws_add_http_header_by_name(wsi, reinterpret_cast<const unsigned char*>("cache-control:"),
+                                                reinterpret_cast<const unsigned char*>("no-store"), 8, &p, end) ||
+                    lws_finalize_write_http_header(wsi, start, &p, end))
+                    return 1;
+                file_sends[wsi] = FileSend{bytes, 0};
+                req->file = 1;
+                lws_callback_on_writable(wsi);
+                return 0;
+            }
             const std::string file = resolve(uri);
             if (file.empty()) {
                 ++http_refused;
@@ -202,6 +233,26 @@ struct FollowServer::Impl {
             return 0;
         }
         case LWS_CALLBACK_HTTP_WRITEABLE: {
+            if (req && req->file) {
+                auto it = file_sends.find(wsi);
+                if (it == file_sends.end()) return -1;
+                FileSend& f = it->second;
+                const size_t n = std::min(file_chunk, f.bytes->size() - f.sent);
+                const bool last = f.sent + n == f.bytes->size();
+                std::vector<unsigned char> buf(LWS_PRE + n);
+                std::memcpy(buf.data() + LWS_PRE, f.bytes->data() + f.sent, n);
+                if (lws_write(wsi, buf.data() + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != int(n))
+                    return -1;
+                f.sent += n;
+                if (!last) {
+                    lws_callback_on_writable(wsi);
+                    return 0;
+                }
+                file_sends.erase(it);
+                req->file = 0;
+                ++files_sent;
+                return lws_http_transaction_completed(wsi) ? -1 : 0;
+            }
             if (!req || !req->follow_json) break;
             req->follow_json = 0;
             const size_t n = std::strlen(follow_json);
@@ -210,6 +261,9 @@ struct FollowServer::Impl {
             if (lws_write(wsi, buf.data() + LWS_PRE, n, LWS_WRITE_HTTP_FINAL) != int(n)) return 1;
             return lws_http_transaction_completed(wsi) ? -1 : 0;
         }
+        case LWS_CALLBACK_CLOSED_HTTP:
+            file_sends.erase(wsi); // a page that left half way
+            break;
         default:
             break;
         }
@@ -434,6 +488,7 @@ void FollowServer::stop() {
     lws_context_destroy(m.context);
     m.context = nullptr;
     m.clients.clear();
+    m.file_sends.clear();
     m.n_clients = 0;
 }
 
@@ -460,12 +515,25 @@ ServeStats FollowServer::stats() const {
     s.answers = m.answered;
     s.sent = m.sent;
     s.http_refused = m.http_refused;
+    s.files_sent = m.files_sent;
     return s;
 }
 
 } // namespace attnviz
 
 namespace attnviz {
+
+void FollowServer::publish_file(const std::string& path, std::string bytes) {
+    Impl& m = *impl_;
+    std::lock_guard<std::mutex> lock(m.mutex);
+    if (path.rfind("/follow/", 0) != 0) {
+        m.file_path.clear();
+        m.file_bytes.reset();
+        return;
+    }
+    m.file_path = path;
+    m.file_bytes = std::make_shared<const std::string>(std::move(bytes));
+}
 
 std::vector<std::vector<int>> FollowServer::answer_counts() const {
     std::lock_guard<std::mutex> lock(impl_->mutex);

@@ -3,6 +3,8 @@
 //   GET /...            a file of the site folder (the web page), never one outside it, with
 //                       the header x-attnviz-follow: the page knows it came from a teacher's window
 //   GET /follow.json    {"follow":"/follow","protocol":"attnviz-follow"}, for scripts and tests
+//   GET /follow/...     the one file the window publishes (publish_file: the shown trained
+//                       model's weights), from memory
 //   ws://HOST:PORT/follow (subprotocol attnviz-follow)
 //                       every page gets the latest state message on connecting and each new
 //                       one when the window publishes it
@@ -54,6 +56,7 @@ struct ServeStats {
     uint64_t answers = 0;      // answers counted (a page's later answer replaces its earlier one)
     uint64_t sent = 0;         // state messages written to pages
     uint64_t http_refused = 0; // requests for a path outside the site folder or not a file
+    uint64_t files_sent = 0;   // the published file, sent whole
 };
 
 class FollowServer {
@@ -72,6 +75,9 @@ public:
 
     // The latest state message (the session JSON): kept, and sent to every page.
     void publish(const std::string& message);
+    // The one file pages may fetch besides the site's: `bytes` at `path` (which starts with
+    // /follow/), kept in memory and replaced whole; an empty path removes it.
+    void publish_file(const std::string& path, std::string bytes);
     ServeStats stats() const;
 
     // How many pages chose each choice: [question][choice], sized as config.choices.

@@ -5,6 +5,9 @@
 #include "model_io.h"
 #include "train_view_state.h"
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 
 namespace attnviz {
 
@@ -200,6 +203,27 @@ void open_session_file(AppState& s, const std::string& path) {
     std::string error;
     if (read_session(path, ss, error) && apply_session(s, ss, error)) s.status = "Opened the session " + escaped(path) + ".";
     else s.status = "Kept the current state: " + error;
+}
+
+std::string shown_fingerprint(const AppState& s) {
+    const Trace& t = s.trace;
+    uint64_t h = 1469598103934665603ull;
+    auto add = [&](const Mat& m) {
+        for (Eigen::Index i = 0; i < m.size(); ++i) {
+            uint32_t bits = 0;
+            std::memcpy(&bits, m.data() + i, sizeof bits);
+            for (int b = 0; b < 4; ++b) {
+                h ^= (bits >> (8 * b)) & 0xffu;
+                h *= 1099511628211ull;
+            }
+        }
+    };
+    add(t.x);
+    for (const Mat& a : t.att) add(a);
+    add(t.y);
+    char text[80];
+    std::snprintf(text, sizeof text, "%d %d %d %016llx", t.T, t.C, t.H, static_cast<unsigned long long>(h));
+    return text;
 }
 
 } // namespace attnviz

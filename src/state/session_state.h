@@ -22,4 +22,9 @@ bool write_session_files(const std::string& path, const AppState& s, std::string
 void save_session_file(AppState& s, const std::string& path);
 void open_session_file(AppState& s, const std::string& path);
 
+// The numbers on screen, to tell two windows (the teacher's and a page that follows it)
+// show the same: "T C H " and a 64-bit FNV-1a hash, in hex, of the bits of the shown
+// trace's x, every head's weights and y. Equal only when every float is equal bit for bit.
+std::string shown_fingerprint(const AppState& s);
+
 } // namespace attnviz

@@ -12,7 +12,8 @@
 //       clears question Q's answers as the check view's button does; "answers" prints the
 //       class's answers at once, "answers 2,0,0,0 0,1,0 ...": each question's count per choice;
 //       "screenshot PATH" writes the next frame to PATH and its layout to PATH.json;
-//       "hide-address" hides the large address over the view, as its Hide button.
+//       "hide-address" hides the large address over the view, as its Hide button; "open
+//       PATH" opens a model in the views; "fingerprint" prints the numbers shown as a hash.
 #include "bench_frames.h"
 #include "frame.h"
 #include "gl_debug.h"
@@ -20,6 +21,7 @@
 #include "layout_record.h"
 #include "screenshot.h"
 #include "serve_link.h"
+#include "session_state.h"
 #include "soak.h"
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -180,13 +182,21 @@ int follow_mode(GuiRun& r) {
                 std::printf("shot %s\n", path.c_str());
                 std::fflush(stdout);
                 continue;
+            } else if (line == "fingerprint") {
+                // The numbers on screen (session_state.h), to compare with a page's.
+                std::printf("fingerprint %s\n", shown_fingerprint(s).c_str());
+                std::fflush(stdout);
+                continue;
+            } else if (line.rfind("open ", 0) == 0) {
+                // A model file in the views, as the side panel's Open model.
+                if (!open_model_path(s, line.substr(5), error)) return usage_error(error);
             } else if (line == "hide-address") {
                 s.follow.show_large = false; // the large address's Hide
             } else if (line.rfind("clear ", 0) == 0) {
                 s.follow.clear_request = std::atoi(line.c_str() + 6); // as the check view's Clear
             } else {
                 return usage_error("--follow-stdin: " + line +
-                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address or quit");
+                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, fingerprint or quit");
             }
             pending = line;
         }

@@ -10,7 +10,10 @@
 //   4. one page explores on its own (its switch), changes view with a key and keeps it while
 //      the teacher changes; Back to the teacher gives it the teacher's latest at once;
 //   5. in the check view the pages answer question 1 with a click (one changes its mind): the
-//      teacher's window counts each page once, its latest answer; its Clear clears the pages.
+//      teacher's window counts each page once, its latest answer; its Clear clears the pages;
+//   6. every page shows the teacher's numbers bit for bit (a hash of the shown x, weights and
+//      y), for the lesson and after the window opens a trained model (--model-file): the
+//      pages fetch its weights from the window.
 // Exit status 0: passed; 1: failed (one line says what); 77: skipped, as browser_test.mjs.
 //
 //   node tests/web/follow_test.mjs --site build-web/site --node-modules build-web/node/node_modules \
@@ -39,6 +42,7 @@ const teacher = spawn('xvfb-run', ['-a', args.harness, '--serve', '--bind', '127
 let teacherOut = '';
 const published = [];
 const answerLines = [];
+const fingerprints = [];
 teacher.stdout.on('data', (d) => {
   teacherOut += d;
   for (let nl; (nl = teacherOut.indexOf('\n')) >= 0; teacherOut = teacherOut.slice(nl + 1)) {
@@ -46,12 +50,13 @@ teacher.stdout.on('data', (d) => {
     const m = line.match(/^published (\d+) (.*)$/);
     if (m) published.push({ line: m[2], at: Number(m[1]) });
     else if (line.startsWith('answers ')) answerLines.push(line);
+    else if (line.startsWith('fingerprint ')) fingerprints.push(line.slice(12));
     else console.log(`teacher: ${line}`);
   }
 });
 async function untilTrue(what, test, ms) {
   for (const end = Date.now() + ms; Date.now() < end; await sleep(10)) if (await test()) return Date.now();
-  fail(`${what} within ${ms / 1000} s`);
+  fail(`${typeof what === 'function' ? what() : what} within ${ms / 1000} s`);
 }
 // Waits for the teacher's server: /follow.json answers.
 await untilTrue('the teacher\'s window did not serve', async () => {
@@ -179,6 +184,34 @@ try {
   for (const [i, p] of pages.entries())
     await untilTrue(`page ${i} kept its answer after the teacher cleared it`, async () => (await state(p)).answers[0] === -1, 5000);
   console.log('three pages answered question 1, the teacher\'s window counted each once, and its Clear cleared the pages');
+
+  // 6. The same numbers, bit for bit: the lesson, then a trained model the window opens.
+  async function teacherFingerprint() {
+    const n = fingerprints.length;
+    teacher.stdin.write('fingerprint\n');
+    await untilTrue('the teacher\'s window did not print its fingerprint', () => fingerprints.length > n, 10000);
+    return fingerprints[n];
+  }
+  async function sameNumbers(what, extra = () => true) {
+    const want = await teacherFingerprint();
+    for (const [i, p] of pages.entries()) {
+      let s = {};
+      await untilTrue(() => `page ${i} did not show the teacher's numbers for ${what} (teacher ${want}, page ` +
+                      `${s.fingerprint}, model "${s.model}", status "${s.status}", errors ${JSON.stringify(p.errors)})`,
+        async () => { s = await state(p); return s.fingerprint === want && extra(s); }, 20000);
+    }
+    return want;
+  }
+  await edit('view scores');
+  const lesson = await sameNumbers('the lesson');
+  if (args['model-file']) {
+    await edit(`open ${args['model-file']}`);
+    const trained = await sameNumbers('the trained model', (s) => s.model === args['model-file']);
+    if (trained === lesson) fail('the trained model shows the lesson\'s numbers');
+    console.log(`every page shows the teacher's numbers bit for bit: the lesson (${lesson}) and the trained model it opened (${trained})`);
+  } else {
+    console.log(`every page shows the teacher's numbers bit for bit (${lesson})`);
+  }
   console.log('PASS');
 } catch (e) {
   if (!process.exitCode) {

@@ -1,0 +1,63 @@
+// test_follow_file.cpp: the one file the window publishes for the pages (the shown trained
+// model's weights): served from memory whole, at its path only, replaced and removed.
+#include "follow_server.h"
+#include "ws_client.h"
+#include <cstdio>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using attnviz::FollowServer;
+using attnviz::ServeConfig;
+using attnviz_test::free_port;
+using attnviz_test::http_get;
+
+namespace {
+
+std::string body_of(const std::string& response) {
+    const size_t at = response.find("\r\n\r\n");
+    return at == std::string::npos ? "" : response.substr(at + 4);
+}
+std::string status_of(const std::string& response) { return response.substr(0, response.find("\r\n")); }
+
+} // namespace
+
+TEST(FollowFile, ThePublishedFileIsServedWholeAtItsPathOnly) {
+    char tmpl[] = "/tmp/attnviz-file-XXXXXX";
+    const std::string root = ::mkdtemp(tmpl);
+    std::ofstream(root + "/index.html") << "<html>the page</html>";
+    FollowServer server;
+    ServeConfig c;
+    c.bind = "127.0.0.1";
+    c.port = free_port();
+    c.site_dir = root;
+    c.quiet = true;
+    std::string error;
+    ASSERT_TRUE(server.start(c, error)) << error;
+    EXPECT_EQ(status_of(http_get(c.port, "/follow/model-1.safetensors")), "HTTP/1.1 404 Not Found");
+
+    // Larger than one write (16 KiB), every byte value, a NUL among them.
+    std::string bytes(100000, '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char((i * 7919) % 256);
+    server.publish_file("/follow/model-1.safetensors", bytes);
+    const std::string r = http_get(c.port, "/follow/model-1.safetensors", 5000);
+    EXPECT_EQ(status_of(r), "HTTP/1.1 200 OK");
+    EXPECT_NE(r.find("content-length: 100000"), std::string::npos) << r.substr(0, 300);
+    EXPECT_TRUE(body_of(r) == bytes) << "got " << body_of(r).size() << " bytes";
+    EXPECT_EQ(server.stats().files_sent, 1u);
+    // Another path under /follow/ is not it.
+    EXPECT_EQ(status_of(http_get(c.port, "/follow/model-2.safetensors")), "HTTP/1.1 404 Not Found");
+
+    // Replaced whole: the new path only.
+    server.publish_file("/follow/model-2.safetensors", "second");
+    EXPECT_EQ(body_of(http_get(c.port, "/follow/model-2.safetensors")), "second");
+    EXPECT_EQ(status_of(http_get(c.port, "/follow/model-1.safetensors")), "HTTP/1.1 404 Not Found");
+    // Removed, and a path outside /follow/ is never taken.
+    server.publish_file("", "");
+    EXPECT_EQ(status_of(http_get(c.port, "/follow/model-2.safetensors")), "HTTP/1.1 404 Not Found");
+    server.publish_file("/index.html", "not the page");
+    EXPECT_EQ(body_of(http_get(c.port, "/index.html")), "<html>the page</html>");
+    server.stop();
+    EXPECT_EQ(std::system(("rm -rf " + root).c_str()), 0);
+}
