@@ -66,8 +66,12 @@ std::string follow_message(Link& l, const AppState& s) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_object()) return text;
     if (m == Mode::toy_model) j["follow_model"] = l.model_url;
-    if (m == Mode::gpt_model)
-        j["follow_gpt"] = s.shown.input->layout + " " + s.shown.input->source + ", layer " + std::to_string(s.shown.layer);
+    if (m == Mode::gpt_model) { // its folder's or file's name: the teacher's paths are not the class's business
+        std::string name = s.shown.input->source;
+        while (name.size() > 1 && name.back() == '/') name.pop_back();
+        name = name.substr(name.find_last_of('/') + 1);
+        j["follow_gpt"] = s.shown.input->layout + " " + name + ", layer " + std::to_string(s.shown.layer);
+    }
     return j.dump(2);
 }
 

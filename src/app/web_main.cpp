@@ -106,6 +106,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     // Follow the teacher (web_follow.h): "none" when the page was not served by attnviz --serve.
     j["follow"] = !s.follow.page ? "none" : s.follow.mode == attnviz::FollowMode::follow ? "follow" : "explore";
     j["teacher"] = s.follow.connected;
+    j["follow_note"] = s.follow.note;
     j["follow_applied_ms"] = attnviz::web_follow_applied_ms();
     j["follow_received_ms"] = attnviz::web_follow_received_ms();
     j["fingerprint"] = attnviz::shown_fingerprint(s);

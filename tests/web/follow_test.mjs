@@ -13,7 +13,7 @@
 //      teacher's window counts each page once, its latest answer; its Clear clears the pages;
 //   6. every page shows the teacher's numbers bit for bit (a hash of the shown x, weights and
 //      y), for the lesson and after the window opens a trained model (--model-file): the
-//      pages fetch its weights from the window.
+//      pages fetch its weights from the window; a GPT model (--gpt-dir) is named, not sent.
 // Exit status 0: passed; 1: failed (one line says what); 77: skipped, as browser_test.mjs.
 //
 //   node tests/web/follow_test.mjs --site build-web/site --node-modules build-web/node/node_modules \
@@ -209,6 +209,16 @@ try {
     const trained = await sameNumbers('the trained model', (s) => s.model === args['model-file']);
     if (trained === lesson) fail('the trained model shows the lesson\'s numbers');
     console.log(`every page shows the teacher's numbers bit for bit: the lesson (${lesson}) and the trained model it opened (${trained})`);
+  }
+  // A GPT model is not sent: the pages keep their state and say what the teacher shows.
+  if (args['gpt-dir']) {
+    await edit(`open ${args['gpt-dir']}`);
+    for (const [i, p] of pages.entries()) {
+      let s = {};
+      await untilTrue(() => `page ${i} did not say the teacher shows a GPT model (note "${s.follow_note}")`,
+        async () => { s = await state(p); return /^The teacher's window shows GPT-2 \(Hugging Face\) gpt2, layer 0, too large for a page/.test(s.follow_note); }, 10000);
+    }
+    console.log(`a GPT model in the window: every page says so and keeps its state ("${(await state(pages[0])).follow_note}")`);
   } else {
     console.log(`every page shows the teacher's numbers bit for bit (${lesson})`);
   }
