@@ -89,9 +89,10 @@ void choices(AppState& s, UiContext& ui, int q) {
     }
     if (tally) {
         ImGui::AlignTextToFramePadding();
-        if (total == 0) ImGui::TextDisabled("No answers yet: students pick one on their pages (%d following).", f.clients);
-        else ImGui::TextDisabled("%d %s from the class (%d pages following).", total, total == 1 ? "answer" : "answers",
-                                 f.clients);
+        const char* pages = f.clients == 1 ? "page" : "pages";
+        if (total == 0) ImGui::TextDisabled("No answers yet: students pick one on their pages (%d %s following).", f.clients, pages);
+        else ImGui::TextDisabled("%d %s from the class (%d %s following).", total, total == 1 ? "answer" : "answers",
+                                 f.clients, pages);
         if (total > 0) {
             ImGui::SameLine();
             if (ImGui::SmallButton("Clear the answers")) f.clear_request = q;
