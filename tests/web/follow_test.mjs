@@ -13,14 +13,20 @@
 //      teacher's window counts each page once, its latest answer; its Clear clears the pages;
 //   6. every page shows the teacher's numbers bit for bit (a hash of the shown x, weights and
 //      y), for the lesson and after the window opens a trained model (--model-file): the
-//      pages fetch its weights from the window; a GPT model (--gpt-dir) is named, not sent.
+//      pages fetch its weights from the window; a GPT model (--gpt-dir) is named, not sent;
+//   7. a page's canvas (900 x 560, the window's size) has the window's pixels in every matrix
+//      and colour bar the window drew, up to the two GL implementations' rounding (Mesa's
+//      in the window, SwiftShader's in Chromium): no channel of any pixel off by more than 4.
 // Exit status 0: passed; 1: failed (one line says what); 77: skipped, as browser_test.mjs.
 //
 //   node tests/web/follow_test.mjs --site build-web/site --node-modules build-web/node/node_modules \
 //        --harness build/attnviz_harness
 import { spawn } from 'node:child_process';
 import net from 'node:net';
-import { fail, launchChromium, loadPlaywright, parseArgs, sleep } from './page_support.mjs';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { decodePng, fail, launchChromium, loadPlaywright, parseArgs, sleep } from './page_support.mjs';
 
 const args = parseArgs(process.argv);
 const playwright = loadPlaywright(args);
@@ -37,12 +43,13 @@ const port = await new Promise((resolve) => {
 
 // The teacher's window: its stdout says where it serves, then "published LINE" per edit.
 const teacher = spawn('xvfb-run', ['-a', args.harness, '--serve', '--bind', '127.0.0.1', '--port', String(port),
-  '--site', args.site, '--follow-stdin', '--size', '1280x720', '--view', 'causality', '--perturb', '2',
+  '--site', args.site, '--follow-stdin', '--size', '900x560', '--view', 'causality', '--perturb', '2',
   '--strength', '0.25'], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
 let teacherOut = '';
 const published = [];
 const answerLines = [];
 const fingerprints = [];
+const shots = [];
 teacher.stdout.on('data', (d) => {
   teacherOut += d;
   for (let nl; (nl = teacherOut.indexOf('\n')) >= 0; teacherOut = teacherOut.slice(nl + 1)) {
@@ -51,6 +58,7 @@ teacher.stdout.on('data', (d) => {
     if (m) published.push({ line: m[2], at: Number(m[1]) });
     else if (line.startsWith('answers ')) answerLines.push(line);
     else if (line.startsWith('fingerprint ')) fingerprints.push(line.slice(12));
+    else if (line.startsWith('shot ')) shots.push(line.slice(5));
     else console.log(`teacher: ${line}`);
   }
 });
@@ -70,6 +78,7 @@ await untilTrue('the teacher\'s window did not serve', async () => {
 const url = `http://127.0.0.1:${port}/`;
 
 const browser = await launchChromium(playwright);
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attnviz-follow-')); // the window's pictures (7.)
 
 async function edit(line) {
   const n = published.length;
@@ -202,12 +211,56 @@ try {
     }
     return want;
   }
+  // 7. The same pixels where the numbers are drawn (the side panels differ: a page's has
+  // the Follow switch). The window's picture and layout (harness "screenshot"), the page's canvas.
+  await edit('hide-address');
+  async function samePixels(what) {
+    const file = path.join(tmp, `teacher-${shots.length}.png`);
+    const n = shots.length;
+    teacher.stdin.write(`screenshot ${file}\n`);
+    await untilTrue('the teacher\'s window did not write its picture', () => shots.length > n, 10000);
+    const want = decodePng(fs.readFileSync(file));
+    const items = JSON.parse(fs.readFileSync(file + '.json', 'utf8')).items
+      .filter((it) => it.kind === 'heatmap' || it.kind === 'colorbar');
+    if (!want || items.length === 0) fail(`the teacher's picture of ${what} has no matrix to compare`);
+    let report = '';
+    for (const [i, p] of pages.entries()) {
+      await p.page.mouse.move(2, want.h - 2); // off the matrices: a hovered cell is outlined on that screen only
+      await untilTrue(() => `page ${i} does not show the teacher's pixels for ${what}: ${report}`, async () => {
+        const got = decodePng(await p.page.locator('#canvas').screenshot());
+        if (!got || got.w !== want.w || got.h !== want.h) {
+          report = `its canvas is ${got && got.w} x ${got && got.h}, the window ${want.w} x ${want.h}`;
+          return false;
+        }
+        let compared = 0, differ = 0, worst = 0, off = 0;
+        for (const it of items)
+          for (let y = Math.ceil(it.y); y < Math.floor(it.y + it.h); ++y)
+            for (let x = Math.ceil(it.x); x < Math.floor(it.x + it.w); ++x) {
+              const a = want.rgb(x, y), b = got.rgb(x, y);
+              const d = Math.max(...a.map((v, k) => Math.abs(v - b[k])));
+              ++compared;
+              if (d > 0) ++differ;
+              if (d > 4) ++off;
+              worst = Math.max(worst, d);
+            }
+        report = `${compared} pixels of ${items.length} matrices and colour bars, ${differ} differ, ${off} by more than 4, ` +
+                 `the most by ${worst}`;
+        return off === 0;
+      }, 10000);
+    }
+    console.log(`every page has the window's pixels for ${what} (page ${pages.length - 1}: ${report})`);
+  }
+
   await edit('view scores');
   const lesson = await sameNumbers('the lesson');
+  await samePixels('the lesson\'s scores view');
   if (args['model-file']) {
     await edit(`open ${args['model-file']}`);
     const trained = await sameNumbers('the trained model', (s) => s.model === args['model-file']);
     if (trained === lesson) fail('the trained model shows the lesson\'s numbers');
+    await samePixels('the trained model\'s scores view');
+    await edit('view causality');
+    await samePixels('the trained model\'s causality view');
     console.log(`every page shows the teacher's numbers bit for bit: the lesson (${lesson}) and the trained model it opened (${trained})`);
   }
   // A GPT model is not sent: the pages keep their state and say what the teacher shows.
@@ -230,6 +283,7 @@ try {
   }
 } finally {
   await browser.close();
+  try { fs.rmSync(tmp, { recursive: true, force: true }); } catch (e) { /* none */ }
   teacher.stdin.end('quit\n');
   await sleep(500);
   try { process.kill(-teacher.pid, 'SIGTERM'); } catch (e) { /* gone */ }

@@ -3,6 +3,7 @@
 // build's node folder, and Debian's headless Chromium as they launch it.
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { createRequire } from 'node:module';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -51,3 +52,37 @@ export function launchChromium(playwright) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// A PNG (8 bits per channel, RGB or RGBA, not interlaced: what the app and Chromium write)
+// as { w, h, rgb(x, y) -> [r, g, b] }; null for any other PNG.
+export function decodePng(buf) {
+  if (buf.length < 33 || buf.toString('latin1', 1, 4) !== 'PNG') return null;
+  let w = 0, h = 0, depth = 0, type = 0, interlace = 0;
+  const idat = [];
+  for (let i = 8; i + 8 <= buf.length;) {
+    const n = buf.readUInt32BE(i), t = buf.toString('latin1', i + 4, i + 8), c = buf.subarray(i + 8, i + 8 + n);
+    if (t === 'IHDR') [w, h, depth, type, interlace] = [c.readUInt32BE(0), c.readUInt32BE(4), c[8], c[9], c[12]];
+    if (t === 'IDAT') idat.push(c);
+    i += 12 + n;
+  }
+  const bpp = { 2: 3, 6: 4 }[type];
+  if (depth !== 8 || !bpp || interlace !== 0) return null;
+  const raw = zlib.inflateSync(Buffer.concat(idat)), stride = w * bpp, px = Buffer.alloc(stride * h);
+  for (let y = 0; y < h; ++y) {
+    const f = raw[y * (stride + 1)], row = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; ++x) {
+      const a = x >= bpp ? px[y * stride + x - bpp] : 0, b = y > 0 ? px[(y - 1) * stride + x] : 0;
+      const c = x >= bpp && y > 0 ? px[(y - 1) * stride + x - bpp] : 0;
+      let p = 0;
+      if (f === 1) p = a;
+      else if (f === 2) p = b;
+      else if (f === 3) p = (a + b) >> 1;
+      else if (f === 4) {
+        const pa = Math.abs(b - c), pb = Math.abs(a - c), pc = Math.abs(a + b - 2 * c);
+        p = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      px[y * stride + x] = (row[x] + p) & 255;
+    }
+  }
+  return { w, h, rgb: (x, y) => [0, 1, 2].map((k) => px[y * stride + x * bpp + k]) };
+}
