@@ -72,8 +72,10 @@ soak: build
 # The Debian package for lab machines: a portable (baseline x86-64) Release build without the
 # tests in build-package/, its icons and man page (cmake/packaging.cmake), then CPack's DEB
 # generator. Prints the .deb's path; scripts/package-check installs it on a fresh Debian 12.
+# The package holds the web page attnviz --serve serves: make web first (Debian's emscripten).
 package:
 	@if [ "$(SANITIZE)" = 1 ]; then echo "make package builds the release package; run it without SANITIZE=1" >&2; exit 2; fi
+	@$(MAKE) --no-print-directory web
 	@ATTNVIZ_EXTRA_PACKAGES="dpkg-dev help2man librsvg2-bin" scripts/install-deps
 	@cmake -S . -B build-package -DCMAKE_BUILD_TYPE=Release -DATTNVIZ_PORTABLE=ON -DATTNVIZ_PACKAGE=ON \
 	  -DBUILD_TESTING=OFF $(CMAKE_ARGS) >build-package.configure.log 2>&1 || { cat build-package.configure.log; exit 1; }

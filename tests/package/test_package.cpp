@@ -176,4 +176,14 @@ TEST_F(Package, ItsBinaryManPageMenuEntryAndIconsWork) {
     EXPECT_NE(read_file(usr + "/share/icons/hicolor/scalable/apps/attnviz.svg").find("<svg"), std::string::npos);
 }
 
+// attnviz --serve's web page (make package runs make web first), where the binary finds it.
+TEST_F(Package, HoldsTheWebPageTheServerServes) {
+    auto files = file_list(dpkg_deb("-c"));
+    for (const char* name : {"index.html", "attnviz.js", "attnviz.wasm"}) {
+        const std::string path = std::string("/usr/share/attnviz/site/") + name;
+        ASSERT_EQ(files.count(path), 1u) << path << " is not in " << deb << "; make package runs make web first";
+        EXPECT_EQ(files[path].owner, "root/root") << path;
+    }
+}
+
 } // namespace
