@@ -112,6 +112,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     j["fingerprint"] = attnviz::shown_fingerprint(s);
     j["model"] = attnviz::mode(s) == attnviz::Mode::toy_model ? s.shown.input->source : "";
     j["answers"] = std::vector<int>(s.follow.my_answer, s.follow.my_answer + attnviz::check_question_count);
+    j["answers_shown"] = std::vector<bool>(s.screen.answer_shown, s.screen.answer_shown + attnviz::check_question_count);
     j["answers_pending"] = std::vector<bool>(s.follow.answer_pending, s.follow.answer_pending + attnviz::check_question_count);
     text = j.dump();
     return text.c_str();

@@ -198,7 +198,7 @@ struct ScreenState {
     Theme theme = Theme::dark;
     float font_scale = 1;
     bool screenshot_mode = false; // no frame-time text
-    bool answer_shown[4] = {false, false, false, false}; // the check view's revealed answers
+    bool answer_shown[check_question_count] = {}; // the check view's revealed answers (in sessions)
     PaletteKind palette = PaletteKind::standard;
     PanelMode side_panel = PanelMode::automatic;
     bool panel_visible = true;       // the side panel was drawn in the last frame

@@ -1,5 +1,6 @@
 // session_state.cpp: see session_state.h.
 #include "session_state.h"
+#include "check_questions.h"
 #include "text_util.h"
 #include "inputs.h"
 #include "model_io.h"
@@ -25,6 +26,8 @@ Session to_session(const AppState& s) {
     ss.font_scale = double(s.screen.font_scale);
     ss.palette = to_string(s.screen.palette);
     ss.tokens = s.tokens;
+    for (int q = 0; q < check_question_count; ++q)
+        if (s.screen.answer_shown[q]) ss.answers_shown.push_back(q);
     if (s.weights) {
         ss.weights_path = s.weights->path;
         ss.layer = s.weights->layer;
@@ -120,6 +123,12 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
         error = "the session's step " + std::to_string(ss.step) + " is outside 0.." + std::to_string(walk_last_step);
         return false;
     }
+    for (int q : ss.answers_shown)
+        if (q >= check_question_count) {
+            error = "the session's answers_shown names question " + std::to_string(q) + "; the check view has " +
+                    std::to_string(check_question_count) + " (0 to " + std::to_string(check_question_count - 1) + ")";
+            return false;
+        }
     KernelChoice k = KernelChoice::automatic;
     if (ss.kernel == "reference") k = KernelChoice::reference;
     else if (ss.kernel == "fast") k = KernelChoice::fast;
@@ -175,6 +184,8 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     s.screen.theme = theme;
     s.screen.font_scale = float(ss.font_scale);
     s.screen.palette = palette;
+    for (bool& shown : s.screen.answer_shown) shown = false;
+    for (int q : ss.answers_shown) s.screen.answer_shown[q] = true;
     return true;
 }
 

@@ -34,6 +34,7 @@ Session sample() {
     s.strength = 0.375;
     s.theme = "high-contrast";
     s.font_scale = 2.0;
+    s.answers_shown = {0, 3};
     return s;
 }
 
@@ -59,8 +60,19 @@ TEST(Session, RoundTripKeepsEveryField) {
     EXPECT_EQ(b.strength, 0.375);
     EXPECT_EQ(b.theme, "high-contrast");
     EXPECT_EQ(b.font_scale, 2.0);
+    EXPECT_EQ(b.answers_shown, (std::vector<int>{0, 3}));
     EXPECT_EQ(session_to_json(a), session_to_json(b));
     std::remove(path.c_str());
+}
+
+// A session saved before answers_shown, and one with no answer shown, show none; such a
+// session's file has no answers_shown at all (older attnviz reads it the same).
+TEST(Session, AnswersShownIsOptional) {
+    Session s;
+    std::string error;
+    ASSERT_TRUE(parse_session(R"({"attnviz_session": 1})", "old.json", s, error)) << error;
+    EXPECT_TRUE(s.answers_shown.empty());
+    EXPECT_EQ(session_to_json(s).find("answers_shown"), std::string::npos);
 }
 
 TEST(Session, TokensSetTheSequenceLength) {
@@ -107,6 +119,9 @@ TEST(Session, BadFilesAreRejectedWithTheFileNameAndLeaveStateAlone) {
         {R"({"attnviz_session": 1, "perturb": 4})", "perturb 4 is outside 0..3"},
         {R"({"attnviz_session": 1, "tokens": [1, 2]})", "non-empty strings"},
         {R"({"attnviz_session": 1, "kernel": "gpu"})", "kernel 'gpu' is not known"},
+        {R"({"attnviz_session": 1, "answers_shown": [0, -1]})", "\"answers_shown\" must be a list"},
+        {R"({"attnviz_session": 1, "answers_shown": 2})", "\"answers_shown\" must be a list"},
+        {R"({"attnviz_session": 1, "answers_shown": ["1"]})", "\"answers_shown\" must be a list"},
     };
     for (const Case& c : cases) {
         Session s = sample();

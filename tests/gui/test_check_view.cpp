@@ -3,6 +3,7 @@
 // softmax weights, and the state keeps that table right through every change.
 #include "app_state.h"
 #include "gui_test_support.h"
+#include "session_state.h"
 #include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
@@ -130,4 +131,28 @@ TEST(CheckView, TheStatesTableFollowsEveryChange) {
     request_perturbation(s, 9, 1.f);
     recompute(s);
     expect_fresh(s, "no mask, p = 9");
+}
+
+// The revealed answers are part of the state a session (and a following page) gets: the
+// teacher's Show the answer shows it on every page that follows.
+TEST(CheckView, RevealedAnswersGoThroughASession) {
+    AppState s;
+    init_app_state(s, lesson_config(), KernelChoice::reference);
+    recompute(s);
+    s.screen.answer_shown[2] = true;
+    Session ss = to_session(s);
+    EXPECT_EQ(ss.answers_shown, (std::vector<int>{2}));
+    AppState t;
+    init_app_state(t, lesson_config(), KernelChoice::reference);
+    t.screen.answer_shown[0] = true; // the page's own reveal goes: it shows the teacher's
+    std::string error;
+    ASSERT_TRUE(apply_session(t, ss, error)) << error;
+    EXPECT_FALSE(t.screen.answer_shown[0]);
+    EXPECT_TRUE(t.screen.answer_shown[2]);
+    // A question the view does not have: one sentence, and the state as it was.
+    ss.answers_shown = {1, 4};
+    EXPECT_FALSE(apply_session(t, ss, error));
+    EXPECT_NE(error.find("answers_shown names question 4"), std::string::npos) << error;
+    EXPECT_TRUE(t.screen.answer_shown[2]);
+    EXPECT_FALSE(t.screen.answer_shown[1]);
 }

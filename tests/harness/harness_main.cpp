@@ -13,7 +13,8 @@
 //       class's answers at once, "answers 2,0,0,0 0,1,0 ...": each question's count per choice;
 //       "screenshot PATH" writes the next frame to PATH and its layout to PATH.json;
 //       "hide-address" hides the large address over the view, as its Hide button; "open
-//       PATH" opens a model in the views; "fingerprint" prints the numbers shown as a hash.
+//       PATH" opens a model in the views; "fingerprint" prints the numbers shown as a hash;
+//       "reveal Q" shows question Q's answer, as the check view's Show the answer.
 #include "bench_frames.h"
 #include "frame.h"
 #include "gl_debug.h"
@@ -190,13 +191,17 @@ int follow_mode(GuiRun& r) {
             } else if (line.rfind("open ", 0) == 0) {
                 // A model file in the views, as the side panel's Open model.
                 if (!open_model_path(s, line.substr(5), error)) return usage_error(error);
+            } else if (line.rfind("reveal ", 0) == 0) {
+                const int q = std::atoi(line.c_str() + 7); // the check view's Show the answer
+                if (q < 0 || q >= check_question_count) return usage_error("--follow-stdin: no question " + line.substr(7));
+                s.screen.answer_shown[q] = true;
             } else if (line == "hide-address") {
                 s.follow.show_large = false; // the large address's Hide
             } else if (line.rfind("clear ", 0) == 0) {
                 s.follow.clear_request = std::atoi(line.c_str() + 6); // as the check view's Clear
             } else {
                 return usage_error("--follow-stdin: " + line +
-                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, fingerprint or quit");
+                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, fingerprint, reveal Q or quit");
             }
             pending = line;
         }

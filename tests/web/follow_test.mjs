@@ -10,7 +10,8 @@
 //   4. one page explores on its own (its switch), changes view with a key and keeps it while
 //      the teacher changes; Back to the teacher gives it the teacher's latest at once;
 //   5. in the check view the pages answer question 1 with a click (one changes its mind): the
-//      teacher's window counts each page once, its latest answer; its Clear clears the pages;
+//      teacher's window counts each page once, its latest answer; its Show the answer shows
+//      it on every page, and its Clear clears the pages;
 //   6. every page shows the teacher's numbers bit for bit (a hash of the shown x, weights and
 //      y), for the lesson and after the window opens a trained model (--model-file): the
 //      pages fetch its weights from the window; a GPT model (--gpt-dir) is named, not sent;
@@ -188,6 +189,11 @@ try {
     const s = await state(p);
     if (s.answers[0] !== [0, 1, 0][i] || s.answers_pending[0]) fail(`page ${i} shows answer ${s.answers[0]} (pending ${s.answers_pending[0]})`);
   }
+  // The teacher's Show the answer shows it on every page.
+  await edit('reveal 0');
+  for (const [i, p] of pages.entries())
+    await untilTrue(`page ${i} did not show question 1's answer when the teacher did`,
+      async () => (await state(p)).answers_shown[0] === true, 5000);
   await edit('clear 0');
   await teacherCounts('answers 0,0,0,0 0,0,0 0,0,0 0,0,0');
   for (const [i, p] of pages.entries())

@@ -151,6 +151,17 @@ bool parse_session(const std::string& text, const std::string& path, Session& ou
         error = name + ": theme \"" + escaped(s.theme, 60) + "\" is not known; use " + join(session_themes());
         return false;
     }
+    if (j.contains("answers_shown")) { // optional: sessions saved before it show no answer
+        const json& a = j["answers_shown"];
+        bool ok = a.is_array() && a.size() <= 16;
+        for (size_t i = 0; ok && i < a.size(); ++i)
+            ok = a[i].is_number_integer() && a[i].get<int64_t>() >= 0 && a[i].get<int64_t>() < 16;
+        if (!ok) {
+            error = name + ": \"answers_shown\" must be a list of the check view's question numbers, from 0";
+            return false;
+        }
+        for (const json& q : a) s.answers_shown.push_back(int(q.get<int64_t>()));
+    }
     if (j.contains("tokens")) {
         const json& t = j["tokens"];
         if (!t.is_array() || t.size() > size_t(max_seq_len)) {
@@ -271,6 +282,7 @@ std::string session_to_json(const Session& s) {
     j["palette"] = s.palette;
     j["weights"] = s.weights_path;
     j["layer"] = s.layer;
+    if (!s.answers_shown.empty()) j["answers_shown"] = s.answers_shown;
     if (s.train.present) {
         const SessionTrain& t = s.train;
         j["train"] = {{"task", t.task}, {"seed", t.seed},   {"V", t.vocab},      {"T", t.seq_len},

@@ -63,6 +63,7 @@ struct Session {
     int layer = 0;                   // layer inside a GPT-2 checkpoint
     SessionTrain train;              // the Train view, when it was used
     SessionModel model;              // a trained model in the views, when one was shown
+    std::vector<int> answers_shown;  // the check view's questions (from 0) whose answer is shown
 };
 
 // Names the app accepts for the string fields.
