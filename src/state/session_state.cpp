@@ -28,7 +28,7 @@ Session to_session(const AppState& s) {
     ss.tokens = s.tokens;
     for (int q = 0; q < check_question_count; ++q)
         if (s.screen.answer_shown[q]) ss.answers_shown.push_back(q);
-    if (s.weights) {
+    if (s.weights && mode(s) == Mode::lesson) { // a model shown replaces the lesson's module and its weights
         ss.weights_path = s.weights->path;
         ss.layer = s.weights->layer;
     }

@@ -137,6 +137,29 @@ TEST(WeightsPanel, SessionsReopenTheFileAndRefuseAMissingOne) {
     EXPECT_FALSE(u.edit_weights);
 }
 
+// A model opened after a weights file replaces the lesson's module: its session records the
+// model, not the file, and reopens (it recorded both before, with the model's C, and a file
+// of another C then refused the whole session).
+TEST(WeightsPanel, AModelShownAfterAWeightsFileSavesASessionThatReopens) {
+    AppState s = lesson_state();
+    std::string error;
+    ASSERT_TRUE(load_weights_file(s, gpt2_file, 1, error)) << error;
+    recompute(s);
+    ASSERT_TRUE(open_model_path(s, std::string(ATTNVIZ_TEST_DATA) + "/model_view/both.safetensors", error)) << error;
+    recompute(s);
+    ASSERT_EQ(mode(s), Mode::toy_model);
+    Session ss = to_session(s);
+    EXPECT_EQ(ss.weights_path, "");
+    ASSERT_TRUE(ss.model.present);
+    // As a session file does: the model's weights beside it.
+    ss.model.weights_path = std::string(ATTNVIZ_TEST_DATA) + "/model_view/both.safetensors";
+    AppState t = lesson_state();
+    ASSERT_TRUE(apply_session(t, ss, error)) << error;
+    recompute(t);
+    EXPECT_EQ(mode(t), Mode::toy_model);
+    EXPECT_TRUE(same_bits(t.trace.y, s.trace.y));
+}
+
 TEST(WeightsWindow, WeightsOptionAndItsSessionGiveTheSamePicture) {
     const std::string dir = temp_dir(), file = dir + "/weights.json";
     RunResult a = run_headless({"--weights", gpt2_file, "--layer", "1", "--n-head", "3", "--view", "scores",
