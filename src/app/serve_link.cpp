@@ -3,9 +3,11 @@
 #include "check_questions.h"
 #include "follow_server.h"
 #include "model_io.h"
+#include "weights_io.h"
 #include "serve_address.h"
 #include "session.h"
 #include "session_state.h"
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -22,50 +24,88 @@ struct Link {
     ServeConfig config;
     bool configured = false; // config holds --serve's checked options
     bool just_started = false;
-    const TrainedInput* model = nullptr; // the shown toy model whose weights are published
-    int model_n = 0;
-    std::string model_url;               // where the pages fetch them, /follow/model-N.safetensors
+    // What the pages fetch (/follow/...): the shown toy model's weights and the weights
+    // file's block, each with the object it was written from (immutable, so a new object
+    // is a new file) and its URL. A new file gets a new URL: a page never takes an old one.
+    const void* model_key = nullptr;
+    const void* weights_key = nullptr;
+    int files_n = 0;
+    std::string model_url, weights_url;
+    std::vector<std::pair<std::string, std::string>> files;
 };
 
-// A model's weights as the bytes of the safetensors file save_model writes ("" when they
-// cannot be written): written to a private temporary folder, read back and removed.
-std::string model_bytes(const Model& m) {
+// The bytes of the file `write` writes to a path ("" when it cannot): written to a private
+// temporary folder, read back and removed.
+template <class Write> std::string file_bytes(const char* what, Write write) {
     const char* tmp = std::getenv("TMPDIR");
     std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/attnviz-follow-XXXXXX";
     if (!::mkdtemp(dir.data())) return "";
-    const std::string path = dir + "/model.safetensors";
+    const std::string path = dir + "/file.safetensors";
     std::string error, bytes;
-    if (save_model(path, m, error)) {
+    if (write(path, error)) {
         std::ifstream f(path, std::ios::binary);
         bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     } else {
-        std::fprintf(stderr, "attnviz: serve: the pages cannot have the shown model: %s\n", error.c_str());
+        std::fprintf(stderr, "attnviz: serve: the pages cannot have the %s: %s\n", what, error.c_str());
     }
     std::remove(path.c_str());
     ::rmdir(dir.c_str());
     return bytes;
 }
 
-// What the pages get: the session JSON the window would save, and, when a trained model
-// is shown, follow_model: the URL of its weights (the session file keeps them beside it;
-// a page fetches them). A GPT model is not sent (hundreds of megabytes, and opened from
-// its own files): follow_gpt names it, and the pages keep their own state.
-std::string follow_message(Link& l, const AppState& s) {
-    const Mode m = mode(s);
-    if (m == Mode::toy_model && s.shown.input.get() != l.model) {
-        l.model = s.shown.input.get();
-        l.model_url = "/follow/model-" + std::to_string(++l.model_n) + ".safetensors";
-        l.server.publish_file(l.model_url, model_bytes(*s.shown.input->model));
-    } else if (m != Mode::toy_model && l.model) {
-        l.model = nullptr;
+// Publishes the files the state needs when they changed.
+void publish_files(Link& l, const AppState& s) {
+    const void* model = mode(s) == Mode::toy_model ? s.shown.input.get() : nullptr;
+    const void* weights = mode(s) == Mode::lesson ? s.weights.get() : nullptr; // as to_session
+    if (model == l.model_key && weights == l.weights_key) return;
+    auto drop = [&](const char* prefix) {
+        l.files.erase(std::remove_if(l.files.begin(), l.files.end(),
+                                     [&](const auto& f) { return f.first.rfind(prefix, 0) == 0; }),
+                      l.files.end());
+    };
+    if (model != l.model_key) {
+        drop("/follow/model-");
         l.model_url.clear();
-        l.server.publish_file("", "");
+        if (model) {
+            const Model& m = *s.shown.input->model;
+            l.model_url = "/follow/model-" + std::to_string(++l.files_n) + ".safetensors";
+            l.files.emplace_back(l.model_url, file_bytes("shown model", [&](const std::string& p, std::string& e) {
+                                     return save_model(p, m, e);
+                                 }));
+        }
     }
+    if (weights != l.weights_key) {
+        drop("/follow/weights-");
+        l.weights_url.clear();
+        if (weights) {
+            // The block the views use, alone (a GPT-2 checkpoint is hundreds of megabytes):
+            // the lesson's names, read back bit for bit (weights_io.h).
+            const LoadedWeights& w = s.weights->loaded;
+            l.weights_url = "/follow/weights-" + std::to_string(++l.files_n) + ".safetensors";
+            l.files.emplace_back(l.weights_url, file_bytes("weights file", [&](const std::string& p, std::string& e) {
+                                     return save_weights(p, w.weights, w.n_head, e);
+                                 }));
+        }
+    }
+    l.model_key = model;
+    l.weights_key = weights;
+    l.server.publish_files(l.files);
+}
+
+// What the pages get: the session JSON the window would save, and the URLs of the files it
+// names beside it or on the teacher's disk: follow_model, a trained model's weights;
+// follow_weights, the weights file's block (the page reads it as layer 0). A GPT model is
+// not sent (hundreds of megabytes, opened from its own files): follow_gpt names it, and the
+// pages keep their own state.
+std::string follow_message(Link& l, const AppState& s) {
+    publish_files(l, s);
+    const Mode m = mode(s);
     std::string text = session_to_json(to_session(s));
-    if (m == Mode::lesson) return text;
+    if (m == Mode::lesson && !s.weights) return text;
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_object()) return text;
     if (m == Mode::toy_model) j["follow_model"] = l.model_url;
+    if (m == Mode::lesson) j["follow_weights"] = l.weights_url;
     if (m == Mode::gpt_model) { // its folder's or file's name: the teacher's paths are not the class's business
         std::string name = s.shown.input->source;
         while (name.size() > 1 && name.back() == '/') name.pop_back();
@@ -85,7 +125,8 @@ bool start(Link& l, std::string& error) {
     l.config.choices = check_question_choices();
     if (!l.server.start(l.config, error)) return false;
     l.just_started = true;
-    l.model = nullptr; // a new server has no file yet
+    l.model_key = l.weights_key = nullptr; // a new server has no file yet
+    l.files.clear();
     std::string line = "attnviz: serving the class at";
     for (const std::string& u : serve_urls(l.config)) line += " " + u;
     std::printf("%s (pages: at most %d; Ctrl+C or closing the window stops it)\n", line.c_str(), l.config.max_clients);

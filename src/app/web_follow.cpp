@@ -7,7 +7,10 @@
 #include <emscripten.h>
 #include <emscripten/websocket.h>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace attnviz {
 
@@ -25,24 +28,24 @@ struct Follow {
     double received_at = 0; // Date.now() when the latest arrived
     std::string note;
     std::string page_id;       // this page's ID for its answers (kept over a reload)
-    std::string fetching;      // the teacher's model being fetched (its URL), "" when none
-    std::string model_have;    // the URL whose weights are in follow_model_path
-    std::string model_failed;  // a URL that could not be fetched (not tried again)
+    std::set<std::string> fetching; // the files being fetched (their URLs, also their paths here)
+    std::set<std::string> have;     // fetched, in the page's file system at the same path
+    std::set<std::string> failed;   // could not be fetched (not tried again)
     AppState* state = nullptr; // the page's, for the life of the page
 } the_follow;
 
 // This tab's ID for its answers: random, kept in sessionStorage so that a reload answers as
 // the same page (its new answer replaces the old one in the teacher's count).
 EM_JS(void, follow_page_id, (char* buf, int max), {
-    var id = '';
+    var id = "";
     try {
-        id = sessionStorage.getItem('attnviz-page') || '';
+        id = sessionStorage.getItem('attnviz-page') || "";
     } catch (e) {
     }
     if (!/^[A-Za-z0-9_-]{1,40}$/.test(id)) {
         var a = new Uint8Array(12);
         crypto.getRandomValues(a);
-        id = Array.from(a, function(b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+        id = Array.from(a, function(b) { return ('0' + b.toString(16)).slice(-2); }).join("");
         try {
             sessionStorage.setItem('attnviz-page', id);
         } catch (e) {
@@ -77,12 +80,10 @@ void send_answers(AppState& s) {
     }
 }
 
-// Where the page keeps the teacher's trained model (Emscripten's in-memory file system).
-constexpr const char* follow_model_path = "/follow/teacher.model.safetensors";
-
-// fetch(url) into follow_model_path, then attnviz_follow_fetched(url, ok).
-EM_JS(void, follow_fetch, (const char* url, const char* path), {
-    var u = UTF8ToString(url), p = UTF8ToString(path);
+// fetch(url) into the page's file system (Emscripten's, in memory) at the same path, then
+// attnviz_follow_fetched(url, ok).
+EM_JS(void, follow_fetch, (const char* url), {
+    var u = UTF8ToString(url);
     fetch(u, {cache : 'no-store'})
         .then(function(r) {
             if (!r.ok) throw new Error('HTTP ' + r.status);
@@ -93,15 +94,22 @@ EM_JS(void, follow_fetch, (const char* url, const char* path), {
                 FS.mkdir('/follow');
             } catch (e) {
             }
-            FS.writeFile(p, new Uint8Array(b));
+            FS.writeFile(u, new Uint8Array(b));
             Module.ccall('attnviz_follow_fetched', null, [ 'string', 'number' ], [ u, 1 ]);
         })
         .catch(function(e) { Module.ccall('attnviz_follow_fetched', null, [ 'string', 'number' ], [ u, 0 ]); });
 });
 
-// /follow/model-N.safetensors, as serve_link.cpp names the teacher's model.
-bool model_url_ok(const std::string& u) {
-    if (u.rfind("/follow/model-", 0) != 0 || u.size() > 64) return false;
+EM_JS(void, follow_unlink, (const char* path), {
+    try {
+        FS.unlink(UTF8ToString(path));
+    } catch (e) {
+    }
+});
+
+// /follow/KIND-N.safetensors, as serve_link.cpp names the files it publishes.
+bool file_url_ok(const std::string& u, const std::string& kind) {
+    if (u.rfind("/follow/" + kind + "-", 0) != 0 || u.size() > 64) return false;
     for (char ch : u)
         if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '/' || ch == '-' || ch == '.')) return false;
     return true;
@@ -111,14 +119,24 @@ void apply_latest(AppState& s);
 
 } // namespace
 
-// The teacher's model arrived (ok = 1) or could not be fetched: the state waiting for it is
-// applied, or the page says why it kept its own.
+// A file the state waits for arrived (ok = 1) or could not be fetched: the state is applied,
+// or the page says why it kept its own. The file it replaces (same kind) is removed.
 extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_follow_fetched(const char* url, int ok) {
     Follow& f = the_follow;
-    if (!url || f.fetching != url) return; // an older fetch
-    f.fetching.clear();
-    if (ok) f.model_have = url;
-    else f.model_failed = url;
+    if (!url || !f.fetching.erase(url)) return;
+    if (ok) {
+        const std::string u = url, kind = u.substr(0, u.find('-') + 1);
+        for (auto it = f.have.begin(); it != f.have.end();)
+            if (it->rfind(kind, 0) == 0) {
+                follow_unlink(it->c_str());
+                it = f.have.erase(it);
+            } else {
+                ++it;
+            }
+        f.have.insert(u);
+    } else {
+        f.failed.insert(url);
+    }
     f.fresh = true;
     if (f.state) apply_latest(*f.state);
 }
@@ -126,40 +144,50 @@ extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_follow_fetched(const char* url, int
 namespace {
 
 // The latest state, applied when the page follows (on arrival, and by Back to the teacher):
-// the frame after draws it. A trained model comes as its weights' URL (follow_model): the
-// state waits until they are fetched. A GPT model (follow_gpt) is not sent: the page keeps
-// its own state and says what the teacher shows.
+// the frame after draws it. The files it names on the teacher's disk come as URLs the
+// window serves (follow_model: a trained model's weights; follow_weights: the weights
+// file's block, read as layer 0): the state waits until they are fetched. A GPT model
+// (follow_gpt) is not sent: the page keeps its own state and says what the teacher shows.
 void apply_latest(AppState& s) {
     Follow& f = the_follow;
     if (s.follow.mode != FollowMode::follow || !f.fresh) return;
     Session ss;
     std::string error;
     const nlohmann::json extra = nlohmann::json::parse(f.latest, nullptr, false);
-    if (extra.is_object() && extra.contains("follow_gpt") && extra["follow_gpt"].is_string()) {
+    auto extra_text = [&](const char* key) {
+        return extra.is_object() && extra.contains(key) && extra[key].is_string() ? extra[key].get<std::string>() : "";
+    };
+    if (!extra_text("follow_gpt").empty()) {
         f.fresh = false;
-        f.note = "The teacher's window shows " + extra["follow_gpt"].get<std::string>() +
-                 ", too large for a page: this page keeps its own state.";
+        f.note = "The teacher's window shows " + extra_text("follow_gpt") + ", too large for a page: this page keeps its own state.";
         return;
     }
     const bool parsed = parse_session(f.latest, "the teacher's state", ss, error);
-    if (parsed && ss.model.present) {
-        const std::string url = extra.is_object() && extra.contains("follow_model") && extra["follow_model"].is_string()
-                                    ? extra["follow_model"].get<std::string>()
-                                    : "";
-        if (!model_url_ok(url) || url == f.model_failed) {
-            f.fresh = false;
-            f.note = "Kept this page's state: the teacher's model could not be fetched.";
-            return;
-        }
-        if (url != f.model_have) {
-            if (f.fetching != url) {
-                f.fetching = url;
-                follow_fetch(url.c_str(), follow_model_path);
+    if (parsed) {
+        // The files the state needs: (the URL, what it is for the note).
+        std::vector<std::pair<std::string, const char*>> need;
+        if (ss.model.present) need.emplace_back(extra_text("follow_model"), "model");
+        if (!ss.weights_path.empty()) need.emplace_back(extra_text("follow_weights"), "weights");
+        bool waiting = false;
+        for (const auto& [url, kind] : need) {
+            if (!file_url_ok(url, kind) || f.failed.count(url)) {
+                f.fresh = false;
+                f.note = std::string("Kept this page's state: the teacher's ") + kind + " could not be fetched.";
+                return;
             }
-            f.note = "Fetching the teacher's model.";
-            return; // fresh: applied when it is here
+            if (f.have.count(url)) continue;
+            waiting = true;
+            if (f.fetching.insert(url).second) follow_fetch(url.c_str());
         }
-        ss.model.weights_path = follow_model_path;
+        if (waiting) {
+            f.note = "Fetching the teacher's weights.";
+            return; // fresh: applied when they are here
+        }
+        if (ss.model.present) ss.model.weights_path = extra_text("follow_model");
+        if (!ss.weights_path.empty()) {
+            ss.weights_path = extra_text("follow_weights");
+            ss.layer = 0; // the block alone
+        }
     }
     f.fresh = false;
     if (parsed && apply_session(s, ss, error)) {

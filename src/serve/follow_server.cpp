@@ -97,8 +97,8 @@ struct FollowServer::Impl {
     std::unordered_map<std::string, std::vector<int>> answers;
     std::vector<std::vector<int>> counts;
     std::vector<uint64_t> clear_round; // by question
-    std::string file_path;                        // publish_file's, under the mutex
-    std::shared_ptr<const std::string> file_bytes;
+    // publish_files', under the mutex: path -> bytes.
+    std::unordered_map<std::string, std::shared_ptr<const std::string>> files;
     std::unordered_map<lws*, FileSend> file_sends; // service thread only
 
     // Service thread only.
@@ -203,7 +203,7 @@ struct FollowServer::Impl {
             std::shared_ptr<const std::string> bytes;
             if (uri && std::strncmp(uri, "/follow/", 8) == 0) {
                 std::lock_guard<std::mutex> lock(mutex);
-                if (file_path == uri) bytes = file_bytes;
+                if (auto f = files.find(uri); f != files.end()) bytes = f->second;
             }
             if (bytes) {
                 unsigned char buf[LWS_PRE + 512];
@@ -523,16 +523,13 @@ ServeStats FollowServer::stats() const {
 
 namespace attnviz {
 
-void FollowServer::publish_file(const std::string& path, std::string bytes) {
+void FollowServer::publish_files(std::vector<std::pair<std::string, std::string>> files) {
     Impl& m = *impl_;
     std::lock_guard<std::mutex> lock(m.mutex);
-    if (path.rfind("/follow/", 0) != 0) {
-        m.file_path.clear();
-        m.file_bytes.reset();
-        return;
-    }
-    m.file_path = path;
-    m.file_bytes = std::make_shared<const std::string>(std::move(bytes));
+    m.files.clear();
+    for (auto& [path, bytes] : files)
+        if (path.rfind("/follow/", 0) == 0 && path.size() > 8 && m.files.size() < 4)
+            m.files[path] = std::make_shared<const std::string>(std::move(bytes));
 }
 
 std::vector<std::vector<int>> FollowServer::answer_counts() const {

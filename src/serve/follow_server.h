@@ -3,8 +3,8 @@
 //   GET /...            a file of the site folder (the web page), never one outside it, with
 //                       the header x-attnviz-follow: the page knows it came from a teacher's window
 //   GET /follow.json    {"follow":"/follow","protocol":"attnviz-follow"}, for scripts and tests
-//   GET /follow/...     the one file the window publishes (publish_file: the shown trained
-//                       model's weights), from memory
+//   GET /follow/...     the files the window publishes (publish_files: the shown trained
+//                       model's weights, the weights file's block), from memory
 //   ws://HOST:PORT/follow (subprotocol attnviz-follow)
 //                       every page gets the latest state message on connecting and each new
 //                       one when the window publishes it
@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnviz {
@@ -75,9 +76,10 @@ public:
 
     // The latest state message (the session JSON): kept, and sent to every page.
     void publish(const std::string& message);
-    // The one file pages may fetch besides the site's: `bytes` at `path` (which starts with
-    // /follow/), kept in memory and replaced whole; an empty path removes it.
-    void publish_file(const std::string& path, std::string bytes);
+    // The files pages may fetch besides the site's: each (path, bytes), its path under
+    // /follow/ (others are left out, and more than 4), kept in memory. Replaces every file
+    // published before; an empty list removes them all.
+    void publish_files(std::vector<std::pair<std::string, std::string>> files);
     ServeStats stats() const;
 
     // How many pages chose each choice: [question][choice], sized as config.choices.

@@ -14,11 +14,13 @@
 //       "screenshot PATH" writes the next frame to PATH and its layout to PATH.json;
 //       "hide-address" hides the large address over the view, as its Hide button; "open
 //       PATH" opens a model in the views; "fingerprint" prints the numbers shown as a hash;
-//       "reveal Q" shows question Q's answer, as the check view's Show the answer.
+//       "reveal Q" shows question Q's answer, as the check view's Show the answer; "weights
+//       LAYER PATH" loads a weights file's block, as the side panel's Load weights.
 #include "bench_frames.h"
 #include "frame.h"
 #include "gl_debug.h"
 #include "gui_main.h"
+#include "inputs.h"
 #include "layout_record.h"
 #include "screenshot.h"
 #include "serve_link.h"
@@ -191,6 +193,11 @@ int follow_mode(GuiRun& r) {
             } else if (line.rfind("open ", 0) == 0) {
                 // A model file in the views, as the side panel's Open model.
                 if (!open_model_path(s, line.substr(5), error)) return usage_error(error);
+            } else if (line.rfind("weights ", 0) == 0) {
+                // "weights LAYER PATH": a weights file's block, as the side panel's Load weights.
+                char* end = nullptr;
+                const long layer = std::strtol(line.c_str() + 8, &end, 10);
+                if (!end || *end != ' ' || !load_weights_file(s, end + 1, int(layer), error)) return usage_error(error);
             } else if (line.rfind("reveal ", 0) == 0) {
                 const int q = std::atoi(line.c_str() + 7); // the check view's Show the answer
                 if (q < 0 || q >= check_question_count) return usage_error("--follow-stdin: no question " + line.substr(7));
@@ -201,7 +208,7 @@ int follow_mode(GuiRun& r) {
                 s.follow.clear_request = std::atoi(line.c_str() + 6); // as the check view's Clear
             } else {
                 return usage_error("--follow-stdin: " + line +
-                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, fingerprint, reveal Q or quit");
+                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, fingerprint, reveal Q, weights LAYER PATH or quit");
             }
             pending = line;
         }

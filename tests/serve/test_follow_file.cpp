@@ -1,5 +1,6 @@
-// test_follow_file.cpp: the one file the window publishes for the pages (the shown trained
-// model's weights): served from memory whole, at its path only, replaced and removed.
+// test_follow_file.cpp: the files the window publishes for the pages (the shown trained
+// model's weights, a weights file's block): served from memory whole, at their paths only,
+// replaced and removed.
 #include "follow_server.h"
 #include "ws_client.h"
 #include <cstdio>
@@ -23,7 +24,7 @@ std::string status_of(const std::string& response) { return response.substr(0, r
 
 } // namespace
 
-TEST(FollowFile, ThePublishedFileIsServedWholeAtItsPathOnly) {
+TEST(FollowFile, PublishedFilesAreServedWholeAtTheirPathsOnly) {
     char tmpl[] = "/tmp/attnviz-file-XXXXXX";
     const std::string root = ::mkdtemp(tmpl);
     std::ofstream(root + "/index.html") << "<html>the page</html>";
@@ -40,7 +41,7 @@ TEST(FollowFile, ThePublishedFileIsServedWholeAtItsPathOnly) {
     // Larger than one write (16 KiB), every byte value, a NUL among them.
     std::string bytes(100000, '\0');
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char((i * 7919) % 256);
-    server.publish_file("/follow/model-1.safetensors", bytes);
+    server.publish_files({{"/follow/model-1.safetensors", bytes}});
     const std::string r = http_get(c.port, "/follow/model-1.safetensors", 5000);
     EXPECT_EQ(status_of(r), "HTTP/1.1 200 OK");
     EXPECT_NE(r.find("content-length: 100000"), std::string::npos) << r.substr(0, 300);
@@ -50,14 +51,16 @@ TEST(FollowFile, ThePublishedFileIsServedWholeAtItsPathOnly) {
     EXPECT_EQ(status_of(http_get(c.port, "/follow/model-2.safetensors")), "HTTP/1.1 404 Not Found");
 
     // Replaced whole: the new path only.
-    server.publish_file("/follow/model-2.safetensors", "second");
+    server.publish_files({{"/follow/model-2.safetensors", "second"}, {"/follow/weights-1.safetensors", "third"}});
     EXPECT_EQ(body_of(http_get(c.port, "/follow/model-2.safetensors")), "second");
+    EXPECT_EQ(body_of(http_get(c.port, "/follow/weights-1.safetensors")), "third");
     EXPECT_EQ(status_of(http_get(c.port, "/follow/model-1.safetensors")), "HTTP/1.1 404 Not Found");
     // Removed, and a path outside /follow/ is never taken.
-    server.publish_file("", "");
+    server.publish_files({});
     EXPECT_EQ(status_of(http_get(c.port, "/follow/model-2.safetensors")), "HTTP/1.1 404 Not Found");
-    server.publish_file("/index.html", "not the page");
+    server.publish_files({{"/index.html", "not the page"}, {"/follow/", "no name"}});
     EXPECT_EQ(body_of(http_get(c.port, "/index.html")), "<html>the page</html>");
+    EXPECT_EQ(status_of(http_get(c.port, "/follow/")), "HTTP/1.1 404 Not Found");
     server.stop();
     EXPECT_EQ(std::system(("rm -rf " + root).c_str()), 0);
 }

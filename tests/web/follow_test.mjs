@@ -14,7 +14,8 @@
 //      it on every page, and its Clear clears the pages;
 //   6. every page shows the teacher's numbers bit for bit (a hash of the shown x, weights and
 //      y), for the lesson and after the window opens a trained model (--model-file): the
-//      pages fetch its weights from the window; a GPT model (--gpt-dir) is named, not sent;
+//      pages fetch its weights from the window, as they fetch a weights file's block
+//      (--weights-file, layer 1); a GPT model (--gpt-dir) is named, not sent;
 //   7. a page's canvas (900 x 560, the window's size) has the window's pixels in every matrix
 //      and colour bar the window drew, up to the two GL implementations' rounding (Mesa's
 //      in the window, SwiftShader's in Chromium): no channel of any pixel off by more than 4.
@@ -260,6 +261,14 @@ try {
   await edit('view scores');
   const lesson = await sameNumbers('the lesson');
   await samePixels('the lesson\'s scores view');
+  if (args['weights-file']) {
+    // Layer 1 of a GPT-2 file: the window sends that block alone, the page reads it as layer 0.
+    await edit(`weights 1 ${args['weights-file']}`);
+    const block = await sameNumbers('a weights file\'s layer 1');
+    if (block === lesson) fail('the weights file shows the lesson\'s numbers');
+    await samePixels('a weights file\'s layer 1 in the scores view');
+    console.log(`every page shows the numbers of the weights file's layer 1 the window loaded (${block})`);
+  }
   if (args['model-file']) {
     await edit(`open ${args['model-file']}`);
     const trained = await sameNumbers('the trained model', (s) => s.model === args['model-file']);
