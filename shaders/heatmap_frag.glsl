@@ -126,13 +126,14 @@ void main() {
         uint base_bits = floatBitsToUint(texelFetch(u_base, texel, 0).r);
         if (base_bits != bits) {
             float edge = min(min(in_cell.x, cell_px.x - in_cell.x), min(in_cell.y, cell_px.y - in_cell.y));
-            // Whole pixels: with cells on pixel edges a pixel's centre is k + 0.5 pixels in,
-            // never on a threshold, so every GL implementation (Mesa's, Chromium's
-            // SwiftShader) draws the same ring. At 2.5 × ring a centre sat on the threshold
-            // and the yellow was one or two pixels wide depending on the rounding.
-            float ring = clamp(floor(min(cell_px.x, cell_px.y) * 0.06 + 0.5), 1.0, 2.0);
+            // The pixel's centre, k + 0.5 pixels in (cells start on pixel edges): the ring's
+            // edges then never depend on how the GL rounds v_uv. Unsnapped, at 12-pixel cells
+            // the yellow's outer edge (2.5 pixels) fell on a centre, and Mesa drew it one pixel
+            // wide where Chromium's SwiftShader drew two.
+            edge = floor(edge) + 0.5;
+            float ring = clamp(min(cell_px.x, cell_px.y) * 0.06, 1.0, 2.0);
             if (edge < ring) color = vec3(0.0);
-            else if (edge < 3.0 * ring) color = vec3(0.941, 0.894, 0.259); // Okabe-Ito yellow
+            else if (edge < 2.5 * ring) color = vec3(0.941, 0.894, 0.259); // Okabe-Ito yellow
         }
     }
     // Cell borders: one pixel on the top and left of every cell.
