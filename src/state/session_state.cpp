@@ -81,6 +81,31 @@ bool apply_session_train(AppState& s, const SessionTrain& st, std::string& error
         error = "the session's training settings: " + bad;
         return false;
     }
+    // The same run here already, not past the session's step: it goes on to that step
+    // instead of starting again from step 0. A page that follows the teacher's Train view
+    // gets a session each time the teacher's run moves, so retraining from the seed each
+    // time would never catch up.
+    if (s.train && s.train->session) {
+        const TrainSettings& have = s.train->session->settings();
+        const ModelConfig &a = have.model, &b = ts.model;
+        const bool same_run = a.task == b.task && a.vocab == b.vocab && a.seq_len == b.seq_len && a.n_embd == b.n_embd &&
+                              a.n_head == b.n_head && a.n_layer == b.n_layer && have.seed == ts.seed && have.lr == ts.lr &&
+                              have.batch == ts.batch;
+        TrainViewState& t = *s.train;
+        const int64_t at = t.session->status().step;
+        if (same_run && at <= st.step) {
+            if (!st.probe.empty() && !set_probe_text(t, st.probe, why)) {
+                error = "the session's probe: " + why;
+                return false;
+            }
+            if (!st.probe.empty()) t.probe_field = st.probe;
+            t.speed_index = st.speed_index;
+            if (st.step > at) t.session->run_to(st.step);
+            if (st.scrub < 0) t.scrub = t.restore_scrub = -1; // the latest step
+            else t.restore_scrub = st.scrub;
+            return true;
+        }
+    }
     auto t = std::make_shared<TrainViewState>();
     t->speed_index = st.speed_index;
     if (!request_train_settings(*t, ts)) {
