@@ -110,6 +110,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     j["follow_applied_ms"] = attnviz::web_follow_applied_ms();
     j["follow_received_ms"] = attnviz::web_follow_received_ms();
     j["fingerprint"] = attnviz::shown_fingerprint(s);
+    j["train_fingerprint"] = attnviz::train_fingerprint(s);
     j["model"] = attnviz::mode(s) == attnviz::Mode::toy_model ? s.shown.input->source : "";
     j["answers"] = std::vector<int>(s.follow.my_answer, s.follow.my_answer + attnviz::check_question_count);
     j["answers_shown"] = std::vector<bool>(s.screen.answer_shown, s.screen.answer_shown + attnviz::check_question_count);

@@ -241,10 +241,12 @@ void open_session_file(AppState& s, const std::string& path) {
     else s.status = "Kept the current state: " + error;
 }
 
-std::string shown_fingerprint(const AppState& s) {
-    const Trace& t = s.trace;
+namespace {
+
+// 64-bit FNV-1a over the bits of each float of the matrices added.
+struct FloatHash {
     uint64_t h = 1469598103934665603ull;
-    auto add = [&](const Mat& m) {
+    void add(const Mat& m) {
         for (Eigen::Index i = 0; i < m.size(); ++i) {
             uint32_t bits = 0;
             std::memcpy(&bits, m.data() + i, sizeof bits);
@@ -253,12 +255,38 @@ std::string shown_fingerprint(const AppState& s) {
                 h *= 1099511628211ull;
             }
         }
-    };
-    add(t.x);
-    for (const Mat& a : t.att) add(a);
-    add(t.y);
+    }
+};
+
+} // namespace
+
+std::string train_fingerprint(const AppState& s) {
+    if (!s.train || !s.train->session) return "none";
+    int64_t step = 0;
+    const std::shared_ptr<const Model> m = s.train->session->latest(&step);
+    if (!m) return "none";
+    Model copy = *m; // parameters() hands out pointers into a model it may change
+    FloatHash f;
+    double sum = 0, sum_abs = 0;
+    for (const Param& p : parameters(copy)) {
+        f.add(*p.value);
+        sum += double(p.value->sum());
+        sum_abs += double(p.value->cwiseAbs().sum());
+    }
+    char text[128];
+    std::snprintf(text, sizeof text, "%lld %016llx %.9e %.9e", static_cast<long long>(step),
+                  static_cast<unsigned long long>(f.h), sum, sum_abs);
+    return text;
+}
+
+std::string shown_fingerprint(const AppState& s) {
+    const Trace& t = s.trace;
+    FloatHash f;
+    f.add(t.x);
+    for (const Mat& a : t.att) f.add(a);
+    f.add(t.y);
     char text[80];
-    std::snprintf(text, sizeof text, "%d %d %d %016llx", t.T, t.C, t.H, static_cast<unsigned long long>(h));
+    std::snprintf(text, sizeof text, "%d %d %d %016llx", t.T, t.C, t.H, static_cast<unsigned long long>(f.h));
     return text;
 }
 

@@ -15,7 +15,8 @@
 //       "hide-address" hides the large address over the view, as its Hide button; "open
 //       PATH" opens a model in the views; "fingerprint" prints the numbers shown as a hash;
 //       "reveal Q" shows question Q's answer, as the check view's Show the answer; "weights
-//       LAYER PATH" loads a weights file's block, as the side panel's Load weights.
+//       LAYER PATH" loads a weights file's block, as the side panel's Load weights; "train N"
+//       trains the Train view's run to step N; "train-fingerprint" prints its weights' hash.
 #include "bench_frames.h"
 #include "frame.h"
 #include "gl_debug.h"
@@ -26,6 +27,7 @@
 #include "serve_link.h"
 #include "session_state.h"
 #include "soak.h"
+#include "train_view_state.h"
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <GLFW/glfw3.h>
@@ -193,6 +195,13 @@ int follow_mode(GuiRun& r) {
             } else if (line.rfind("open ", 0) == 0) {
                 // A model file in the views, as the side panel's Open model.
                 if (!open_model_path(s, line.substr(5), error)) return usage_error(error);
+            } else if (line == "train-fingerprint") {
+                std::printf("train-fingerprint %s\n", train_fingerprint(s).c_str());
+                std::fflush(stdout);
+                continue;
+            } else if (line.rfind("train ", 0) == 0) {
+                // "train N": the Train view's run to step N, as its Train button with a target.
+                train_view(s).session->run_to(std::atoll(line.c_str() + 6));
             } else if (line.rfind("weights ", 0) == 0) {
                 // "weights LAYER PATH": a weights file's block, as the side panel's Load weights.
                 char* end = nullptr;
@@ -208,7 +217,7 @@ int follow_mode(GuiRun& r) {
                 s.follow.clear_request = std::atoi(line.c_str() + 6); // as the check view's Clear
             } else {
                 return usage_error("--follow-stdin: " + line +
-                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, fingerprint, reveal Q, weights LAYER PATH or quit");
+                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, fingerprint, reveal Q, weights LAYER PATH, train N, train-fingerprint or quit");
             }
             pending = line;
         }

@@ -16,6 +16,8 @@
 //      y), for the lesson and after the window opens a trained model (--model-file): the
 //      pages fetch its weights from the window, as they fetch a weights file's block
 //      (--weights-file, layer 1); a GPT model (--gpt-dir) is named, not sent;
+//      The Train view: the window trains to step 120, each page's run goes on with it to the
+//      same weights, up to the products' rounding (OpenBLAS in the window, Eigen in the page);
 //   7. a page's canvas (900 x 560, the window's size) has the window's pixels in every matrix
 //      and colour bar the window drew, up to the two GL implementations' rounding (Mesa's
 //      in the window, SwiftShader's in Chromium): no channel of any pixel off by more than 4.
@@ -52,6 +54,7 @@ const published = [];
 const answerLines = [];
 const fingerprints = [];
 const shots = [];
+const trainPrints = [];
 teacher.stdout.on('data', (d) => {
   teacherOut += d;
   for (let nl; (nl = teacherOut.indexOf('\n')) >= 0; teacherOut = teacherOut.slice(nl + 1)) {
@@ -61,6 +64,7 @@ teacher.stdout.on('data', (d) => {
     else if (line.startsWith('answers ')) answerLines.push(line);
     else if (line.startsWith('fingerprint ')) fingerprints.push(line.slice(12));
     else if (line.startsWith('shot ')) shots.push(line.slice(5));
+    else if (line.startsWith('train-fingerprint ')) trainPrints.push(line.slice(18));
     else console.log(`teacher: ${line}`);
   }
 });
@@ -261,6 +265,38 @@ try {
   await edit('view scores');
   const lesson = await sameNumbers('the lesson');
   await samePixels('the lesson\'s scores view');
+  // The Train view: the window trains its run; every page's copy goes on with it (not from
+  // step 0 at each of the teacher's steps) and has the same weights at the same step.
+  await edit('view train');
+  await edit('train 120');
+  let teacherTrain = '';
+  await untilTrue(() => `the teacher's window did not train to step 120 (${teacherTrain})`, async () => {
+    const n = trainPrints.length;
+    teacher.stdin.write('train-fingerprint\n');
+    for (const end = Date.now() + 1000; trainPrints.length === n && Date.now() < end;) await sleep(10);
+    teacherTrain = trainPrints[trainPrints.length - 1] || '';
+    return teacherTrain.startsWith('120 ');
+  }, 60000);
+  // The window's products are OpenBLAS's and the page's Eigen's: the same weights up to
+  // their rounding (the sums within 1e-5 of the magnitudes'), bit for bit when they agree.
+  const [tStep, tHash, tSum, tAbs] = teacherTrain.split(' ');
+  let bitwise = 0, worstTrain = 0;
+  for (const [i, p] of pages.entries()) {
+    let s = {};
+    await untilTrue(() => `page ${i} did not train to the teacher's weights (${teacherTrain}; page ${s.train_fingerprint})`,
+      async () => {
+        s = await state(p);
+        const [step, , sum] = String(s.train_fingerprint).split(' ');
+        return step === tStep && Math.abs(Number(sum) - Number(tSum)) <= 1e-5 * Number(tAbs);
+      }, 60000);
+    const [, hash, sum] = s.train_fingerprint.split(' ');
+    if (hash === tHash) ++bitwise;
+    worstTrain = Math.max(worstTrain, Math.abs(Number(sum) - Number(tSum)) / Number(tAbs));
+  }
+  console.log(`every page's Train view trained with the window's to step ${tStep}: the same weights up to rounding ` +
+              `(${bitwise} of ${pages.length} bit for bit; the sums differ by at most ${worstTrain.toExponential(2)} of the magnitudes')`);
+  await edit('view scores');
+
   if (args['weights-file']) {
     // Layer 1 of a GPT-2 file: the window sends that block alone, the page reads it as layer 0.
     await edit(`weights 1 ${args['weights-file']}`);
