@@ -1,5 +1,7 @@
 // serve_address.cpp: see serve_address.h.
 #include "serve_address.h"
+#include "config.h"
+#include "text_util.h"
 #include <arpa/inet.h>
 #include <climits>
 #include <cstdlib>
@@ -13,14 +15,6 @@
 namespace attnviz {
 
 namespace {
-
-bool parse_int(const std::string& text, long lo, long hi, long& out) {
-    if (text.empty() || text.size() > 9) return false;
-    for (char ch : text)
-        if (ch < '0' || ch > '9') return false;
-    out = std::strtol(text.c_str(), nullptr, 10);
-    return out >= lo && out <= hi;
-}
 
 bool has_index(const std::string& dir) {
     struct stat st {};
@@ -40,10 +34,11 @@ std::string exe_dir() {
 
 bool parse_serve_options(const std::string& port, const std::string& bind, const std::string& max_clients,
                          ServeConfig& c, std::string& error) {
-    long v = 0;
+    int64_t v = 0;
+    std::string why; // the core's sentence; these options say more
     if (!port.empty()) {
-        if (!parse_int(port, 1, 65535, v)) {
-            error = "--port " + port + " is not a port; use a number from 1024 to 65535, such as 8642";
+        if (!parse_int(port, "--port", 1, 65535, v, why)) {
+            error = "--port " + quote(port, 40) + " is not a port; use a number from 1024 to 65535, such as 8642";
             return false;
         }
         c.port = int(v);
@@ -51,15 +46,15 @@ bool parse_serve_options(const std::string& port, const std::string& bind, const
     if (!bind.empty()) {
         in_addr a {};
         if (::inet_pton(AF_INET, bind.c_str(), &a) != 1) {
-            error = "--bind " + bind + " is not an IPv4 address; use one of this machine's addresses (ip -4 addr), "
+            error = "--bind " + quote(bind, 60) + " is not an IPv4 address; use one of this machine's addresses (ip -4 addr), "
                     "127.0.0.1 for this machine only, or 0.0.0.0 for every network";
             return false;
         }
         c.bind = bind;
     }
     if (!max_clients.empty()) {
-        if (!parse_int(max_clients, 1, 1000, v)) {
-            error = "--max-clients " + max_clients + " is not a number of pages; use 1 to 1000 (the default is 60)";
+        if (!parse_int(max_clients, "--max-clients", 1, 1000, v, why)) {
+            error = "--max-clients " + quote(max_clients, 40) + " is not a number of pages; use 1 to 1000 (the default is 60)";
             return false;
         }
         c.max_clients = int(v);

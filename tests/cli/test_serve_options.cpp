@@ -20,13 +20,16 @@ TEST(ServeOptions, BadValuesAreOneSentence) {
         a.insert(a.end(), more.begin(), more.end());
         return a;
     };
-    expect_usage_error(with({"--port", "70000"}), "--port 70000 is not a port; use a number from 1024 to 65535");
-    expect_usage_error(with({"--port", "0"}), "--port 0 is not a port");
-    expect_usage_error(with({"--port", "eighty"}), "--port eighty is not a port");
-    expect_usage_error(with({"--bind", "10.0.0"}), "--bind 10.0.0 is not an IPv4 address");
-    expect_usage_error(with({"--bind", "example.org"}), "--bind example.org is not an IPv4 address");
+    expect_usage_error(with({"--port", "70000"}), "--port '70000' is not a port; use a number from 1024 to 65535");
+    expect_usage_error(with({"--port", "0"}), "--port '0' is not a port");
+    expect_usage_error(with({"--port", "eighty"}), "--port 'eighty' is not a port");
+    expect_usage_error(with({"--bind", "10.0.0"}), "--bind '10.0.0' is not an IPv4 address");
+    expect_usage_error(with({"--bind", "example.org"}), "--bind 'example.org' is not an IPv4 address");
     expect_usage_error(with({"--bind", "192.0.2.1"}), "--bind 192.0.2.1 is not an address of this machine");
-    expect_usage_error(with({"--max-clients", "0"}), "--max-clients 0 is not a number of pages; use 1 to 1000");
+    // What the terminal would take as a command is shown, not sent to it.
+    expect_usage_error(with({"--port", "12\x1b[31m"}), "--port '12\\x1B[31m' is not a port");
+    expect_usage_error(with({"--bind", "1.2.3\x1b"}), "--bind '1.2.3\\x1B' is not an IPv4 address");
+    expect_usage_error(with({"--max-clients", "0"}), "--max-clients '0' is not a number of pages; use 1 to 1000");
     expect_usage_error({"--serve", "--site", site.path + "/none"}, "none holds no index.html");
     expect_usage_error({"--port", "9000"}, "--port needs --serve");
     expect_usage_error({"--bind", "127.0.0.1"}, "--bind needs --serve");

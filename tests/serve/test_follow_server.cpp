@@ -308,11 +308,11 @@ TEST(FollowServer, QrCodeAndAddresses) {
     EXPECT_EQ(attnviz::serve_urls(c), std::vector<std::string>{"http://10.1.2.3:9000/"});
     std::string error;
     EXPECT_FALSE(attnviz::parse_serve_options("70000", "", "", c, error));
-    EXPECT_NE(error.find("--port 70000"), std::string::npos);
+    EXPECT_NE(error.find("--port '70000'"), std::string::npos);
     EXPECT_FALSE(attnviz::parse_serve_options("", "10.1.2", "", c, error));
-    EXPECT_NE(error.find("--bind 10.1.2 is not an IPv4 address"), std::string::npos);
+    EXPECT_NE(error.find("--bind '10.1.2' is not an IPv4 address"), std::string::npos);
     EXPECT_FALSE(attnviz::parse_serve_options("", "", "0", c, error));
-    EXPECT_NE(error.find("--max-clients 0"), std::string::npos);
+    EXPECT_NE(error.find("--max-clients '0'"), std::string::npos);
 }
 
 // The real window, headless: its first message is byte for byte the session file the same
