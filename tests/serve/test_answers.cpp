@@ -25,6 +25,7 @@ extern char** environ;
 using attnviz::FollowServer;
 using attnviz::ServeConfig;
 using attnviz_test::free_port;
+using attnviz_test::eventually;
 using attnviz_test::WsClient;
 using Clock = std::chrono::steady_clock;
 using Counts = std::vector<std::vector<int>>;
@@ -42,15 +43,6 @@ struct SiteDir {
         if (std::system(("rm -rf " + root).c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", root.c_str());
     }
 };
-
-template <class Pred> bool eventually(Pred pred, int ms = 3000) {
-    const auto end = Clock::now() + std::chrono::milliseconds(ms);
-    while (Clock::now() < end) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return pred();
-}
 
 std::string answer(const std::string& page, int q, int c) {
     return nlohmann::json{{"answer", {{"page", page}, {"question", q}, {"choice", c}}}}.dump();

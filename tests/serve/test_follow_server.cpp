@@ -25,6 +25,7 @@ using attnviz::FollowServer;
 using attnviz::ServeConfig;
 using attnviz_test::free_port;
 using attnviz_test::http_get;
+using attnviz_test::eventually;
 using attnviz_test::WsClient;
 using Clock = std::chrono::steady_clock;
 
@@ -59,16 +60,6 @@ ServeConfig local_config(const Site& site, int max_clients = 60) {
     c.max_clients = max_clients;
     c.quiet = true;
     return c;
-}
-
-// Waits until `pred` holds, for at most `ms`.
-template <class Pred> bool eventually(Pred pred, int ms = 2000) {
-    const auto end = Clock::now() + std::chrono::milliseconds(ms);
-    while (Clock::now() < end) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return pred();
 }
 
 long rss_kb() {

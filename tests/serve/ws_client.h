@@ -2,7 +2,9 @@
 // the tests of attnviz --serve. Written apart from libwebsockets on purpose: the tests check
 // the server against the protocol, not against the same library's client.
 #pragma once
+#include <chrono>
 #include <string>
+#include <thread>
 
 namespace attnviz_test {
 
@@ -38,5 +40,15 @@ std::string http_get(int port, const std::string& path, int timeout_ms = 2000);
 
 // A port that was free a moment ago on 127.0.0.1.
 int free_port();
+
+// Waits until `pred` holds, for at most `ms`: its last answer.
+template <class Pred> bool eventually(Pred pred, int ms = 2000) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < end) {
+        if (pred()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return pred();
+}
 
 } // namespace attnviz_test
