@@ -31,6 +31,8 @@ struct Link {
     const void* weights_key = nullptr;
     int files_n = 0;
     std::string model_url, weights_url;
+    // follow_message's last: its session text and files, and the message made of them.
+    std::string last_text, last_key, last_message;
     std::vector<std::pair<std::string, std::string>> files;
 };
 
@@ -102,17 +104,25 @@ std::string follow_message(Link& l, const AppState& s) {
     const Mode m = mode(s);
     std::string text = session_to_json(to_session(s));
     if (m == Mode::lesson && !s.weights) return text;
+    std::string gpt; // its folder's or file's name: the teacher's paths are not the class's business
+    if (m == Mode::gpt_model) {
+        std::string name = s.shown.input->source;
+        while (name.size() > 1 && name.back() == '/') name.pop_back();
+        name = name.substr(name.find_last_of('/') + 1);
+        gpt = s.shown.input->layout + " " + name + ", layer " + std::to_string(s.shown.layer);
+    }
+    // The same session and files as the frame before: the same message, not parsed again.
+    const std::string key = std::to_string(int(m)) + '\n' + l.model_url + '\n' + l.weights_url + '\n' + gpt;
+    if (text == l.last_text && key == l.last_key) return l.last_message;
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_object()) return text;
     if (m == Mode::toy_model) j["follow_model"] = l.model_url;
     if (m == Mode::lesson) j["follow_weights"] = l.weights_url;
-    if (m == Mode::gpt_model) { // its folder's or file's name: the teacher's paths are not the class's business
-        std::string name = s.shown.input->source;
-        while (name.size() > 1 && name.back() == '/') name.pop_back();
-        name = name.substr(name.find_last_of('/') + 1);
-        j["follow_gpt"] = s.shown.input->layout + " " + name + ", layer " + std::to_string(s.shown.layer);
-    }
-    return j.dump(2);
+    if (m == Mode::gpt_model) j["follow_gpt"] = gpt;
+    l.last_text = std::move(text);
+    l.last_key = key;
+    l.last_message = j.dump(2);
+    return l.last_message;
 }
 
 Link& link() {
