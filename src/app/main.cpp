@@ -37,6 +37,12 @@ int main(int argc, char** argv) {
         return usage_error(describe_parse_error(app, e));
     }
 
+    // --model NAME: a Hub id becomes its cached snapshot folder before any command reads it.
+    for (ConfigOptions* c : {&commands.trace.config, &commands.bench.config, &commands.export_args.config, &gui.config}) {
+        std::string error;
+        if (!resolve_model_option(*c, error)) return usage_error(error);
+    }
+
     // Dispatch.
     for (CLI::App* sub : app.get_subcommands()) {
         if (int status = run_tokenize_command(*sub); status >= 0) return status;

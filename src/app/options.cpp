@@ -1,5 +1,6 @@
 // options.cpp: config options shared by the commands and the GUI; see options.h.
 #include "options.h"
+#include "hub_cache.h" // resolve_model_arg
 #include "formats.h"
 #include "text_input.h"
 #include <cstdio>
@@ -51,8 +52,11 @@ void add_model_file_options(CLI::App& app, ConfigOptions& o) {
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.add_option("--model", o.model,
                    "a whole model: a GPT-2 directory (model.safetensors, config.json), a nanoGPT\n"
-                   ".safetensors file, or a toy model that attnviz train wrote")
-        ->type_name("PATH");
+                   ".safetensors file, a toy model that attnviz train wrote, or a Hub id such as gpt2\n"
+                   "that attnviz get downloaded (read from the Hugging Face cache, never the network)")
+        ->type_name("PATH|NAME");
+    app.add_option("--revision", o.revision, "with a Hub id as --model: the cached branch, tag or commit (default main)")
+        ->type_name("REV");
     app.add_option("--tokens", o.tokens, "with a GPT --model: the input as token ids, e.g. 464,3797,3332")
         ->type_name("IDS");
     app.add_option("--replace", o.replace, "with --model and --perturb P: the id token P becomes (default: the next id)")
@@ -188,6 +192,19 @@ bool to_kernel(const ConfigOptions& o, const Config& c, KernelKind& k, std::stri
         return true;
     }
     return parse_kernel(o.kernel, k, error);
+}
+
+bool resolve_model_option(ConfigOptions& o, std::string& error) {
+    if (!o.model) {
+        if (!o.revision) return true;
+        error = "--revision " + quote(*o.revision, 40) + " needs --model with a Hub id, e.g. --model gpt2 --revision main";
+        return false;
+    }
+    std::string path, name;
+    if (!resolve_model_arg(*o.model, o.revision.value_or(""), path, name, error)) return false;
+    o.model = path;
+    o.model_name = name;
+    return true;
 }
 
 int usage_error(const std::string& sentence) {

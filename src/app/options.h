@@ -41,6 +41,8 @@ struct ConfigOptions {
     std::optional<std::string> model;   // a whole model: GPT-2 directory, nanoGPT file, toy model
     std::optional<std::string> tokens;  // token ids for a GPT model, "1,2,3"
     std::optional<std::string> replace; // with --perturb: the id token P becomes (default: the next id)
+    std::optional<std::string> revision; // with a Hub id as --model: the cached revision (default main)
+    std::string model_name;              // what messages call the model: the Hub id, or the path given
 };
 
 // Adds --seed, --n-embd, --n-head, --seq-len, --mask, --scale and, when asked, --kernel and
@@ -79,6 +81,11 @@ bool to_perturb(const ConfigOptions& o, const Config& c, std::optional<int>& p, 
 // for a live slider and the fast kernel above that.
 bool to_kernel(const ConfigOptions& o, const Config& c, KernelKind& k, std::string& error);
 KernelKind choose_kernel(const Config& c);
+
+// --model NAME: a path that exists stays; a Hub id becomes its cached snapshot folder
+// (hub_cache.h, never the network), model_name keeping the id. False and one sentence when
+// it is neither, or when --revision comes without --model.
+bool resolve_model_option(ConfigOptions& o, std::string& error);
 
 // Prints "attnviz: <sentence>" to stderr and returns 2, the exit status for bad input.
 int usage_error(const std::string& sentence);

@@ -127,11 +127,17 @@ bool resolve_model_arg(const std::string& value, const std::string& revision, st
         path = shown_name = value;
         return true;
     }
+    // Plainly a path (absolute, ./, ~, a file name with a model file's extension, not an
+    // id): left to the loader, whose message names the missing file.
     std::string why;
-    if (!valid_hub_repo_id(value, why)) {
-        error = "--model " + quote_path(value) + " is neither a file or folder nor a Hub model id; give a GPT-2 folder, "
-                "a .safetensors file, or a name such as gpt2";
-        return false;
+    auto ends_with = [&](const char* ext) {
+        const std::string e = ext;
+        return value.size() >= e.size() && value.compare(value.size() - e.size(), e.size(), e) == 0;
+    };
+    if (value.empty() || value[0] == '/' || value[0] == '.' || value[0] == '~' || ends_with(".safetensors") ||
+        ends_with(".json") || ends_with(".bin") || !valid_hub_repo_id(value, why)) {
+        path = shown_name = value;
+        return true;
     }
     const std::string rev = revision.empty() ? "main" : revision;
     if (!valid_hub_revision(rev, error)) return false;

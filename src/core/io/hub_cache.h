@@ -40,7 +40,8 @@ std::optional<std::string> hub_cached_snapshot(const std::string& cache_dir, con
                                                const std::string& revision, std::string* why = nullptr);
 
 // What --model VALUE means, for every command and the window: a path that exists is used as
-// it is; otherwise a valid Hub id is looked up in hub_cache_dir() at `revision` ("main" when
+// it is, and so is one that is plainly a path (starting with '/', '.' or '~', ending in
+// .safetensors, .json or .bin, or not a valid id: the loader then names it); otherwise a valid Hub id is looked up in hub_cache_dir() at `revision` ("main" when
 // empty) and `path` becomes its snapshot folder and `shown_name` the id. Not a path and not
 // cached: false and one sentence naming `attnviz get VALUE` (never a network request).
 bool resolve_model_arg(const std::string& value, const std::string& revision, std::string& path,
