@@ -104,7 +104,7 @@ int listen_on_loopback(int& port) {
 } // namespace
 
 struct MockHub::Request {
-    std::string method, target;
+    std::string method, target, body;
     std::map<std::string, std::string> headers; // names lower-cased
     std::string header(const std::string& name) const {
         auto it = headers.find(name);
@@ -217,6 +217,17 @@ void MockHub::serve_connection(int fd, bool storage) {
             }
             pos = end + 2;
         }
+        // A body (paths-info's JSON) of at most 64 KiB: what came with the head, then the rest.
+        const size_t body_at = head.find("\r\n\r\n");
+        const int64_t want = std::min<int64_t>(std::atoll(req.header("content-length").c_str()), 65536);
+        if (body_at != std::string::npos && want > 0) {
+            req.body = head.substr(body_at + 4);
+            while (int64_t(req.body.size()) < want && !stopping_) {
+                const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+                if (n <= 0) break;
+                req.body.append(buf, size_t(n));
+            }
+        }
     }
     if (!req.method.empty()) {
         ++requests_;
@@ -277,6 +288,10 @@ void MockHub::answer(int fd, const Request& req, bool storage) {
         return reply(fd, 401, "X-Error-Message: Invalid credentials in Authorization header\r\n", "unauthorized",
                      req.method == "HEAD");
     }
+    if (path == "/__mock/stats") // for tests in other languages: what mock_hub sent so far
+        return reply(fd, 200, "Content-Type: application/json\r\n",
+                     nlohmann::json{{"body_bytes", body_bytes_.load()}, {"gets", gets_.load()}, {"heads", heads_.load()}}.dump(),
+                     req.method == "HEAD");
     if (starts_with(path, "/api/")) return answer_api(fd, req, path);
     answer_resolve(fd, req, path);
 }
@@ -345,9 +360,10 @@ void MockHub::answer_api(int fd, const Request& req, const std::string& path) {
         }
         return reply(fd, 404, "X-Error-Code: EntryNotFound\r\n", "Entry not found", head_only);
     }
-    // /api/models/{repo}/revision/{rev} and /api/models/{repo}/tree/{rev}
+    // /api/models/{repo}/revision/{rev}, /api/models/{repo}/tree/{rev} and (POST, a JSON body
+    // {"paths": [...]}) /api/models/{repo}/paths-info/{rev}, as @huggingface/hub reads them.
     note(req.method + " " + path);
-    for (const char* kind : {"/revision/", "/tree/"}) {
+    for (const char* kind : {"/revision/", "/tree/", "/paths-info/"}) {
         const size_t k = path.find(kind);
         if (!starts_with(path, "/api/models/") || k == std::string::npos) continue;
         std::string id = path.substr(12, k - 12);
@@ -359,11 +375,19 @@ void MockHub::answer_api(int fd, const Request& req, const std::string& path) {
             out = {{"id", repo->id}, {"modelId", repo->id}, {"sha", repo->commit}, {"siblings", nlohmann::json::array()}};
             for (const File& f : repo->files) out["siblings"].push_back({{"rfilename", f.name}});
         } else {
+            const bool paths_info = std::string(kind) == "/paths-info/";
+            const nlohmann::json asked = paths_info ? nlohmann::json::parse(req.body, nullptr, false) : nlohmann::json();
+            if (paths_info && !(asked.is_object() && asked.contains("paths") && asked["paths"].is_array()))
+                return reply(fd, 400, "", "{\"error\":\"paths-info needs a JSON body with paths\"}", head_only);
             out = nlohmann::json::array();
             for (const File& f : repo->files) {
+                if (paths_info && std::find(asked["paths"].begin(), asked["paths"].end(), f.name) == asked["paths"].end())
+                    continue;
                 nlohmann::json e = {{"type", "file"}, {"path", f.name}, {"size", f.size},
                                     {"oid", f.lfs ? sha1_of_text(f.sha256) : f.git_sha1}};
                 if (f.lfs) e["lfs"] = {{"oid", f.sha256}, {"size", f.size}, {"pointerSize", 134}};
+                if (paths_info)
+                    e["lastCommit"] = {{"id", repo->commit}, {"title", "mock"}, {"date", "2026-01-01T00:00:00.000Z"}};
                 out.push_back(e);
             }
         }
@@ -374,7 +398,7 @@ void MockHub::answer_api(int fd, const Request& req, const std::string& path) {
 
 void MockHub::send_file(int fd, const Request& req, const File& f, const std::string& extra_headers) {
     const bool head_only = req.method == "HEAD";
-    int64_t from = 0;
+    int64_t from = 0, last = f.size - 1; // bytes from..last are sent
     const std::string range = req.header("range");
     if (!head_only) {
         ++gets_;
@@ -383,12 +407,16 @@ void MockHub::send_file(int fd, const Request& req, const File& f, const std::st
     if (starts_with(range, "bytes=")) {
         from = std::atoll(range.c_str() + 6);
         if (from >= f.size) return reply(fd, 416, "Content-Range: bytes */" + std::to_string(f.size) + "\r\n", "", head_only);
+        const size_t dash = range.find('-');
+        if (dash != std::string::npos && dash + 1 < range.size()) // bytes=A-B (the JS client's probe is 0-0)
+            last = std::clamp<int64_t>(std::atoll(range.c_str() + dash + 1), from, f.size - 1);
     }
-    std::string headers = "HTTP/1.1 " + status_text(from > 0 ? 206 : 200) + "\r\nConnection: close\r\n" + extra_headers +
-                          "Content-Length: " + std::to_string(f.size - from) + "\r\n";
+    const bool partial = !range.empty() && (from > 0 || last < f.size - 1);
+    std::string headers = "HTTP/1.1 " + status_text(partial ? 206 : 200) + "\r\nConnection: close\r\n" + extra_headers +
+                          "Content-Length: " + std::to_string(last + 1 - from) + "\r\n";
     if (!f.lfs) headers += "ETag: \"" + f.git_sha1 + "\"\r\n";
     else headers += "ETag: \"" + f.sha256 + "\"\r\n";
-    if (from > 0) headers += "Content-Range: bytes " + std::to_string(from) + "-" + std::to_string(f.size - 1) + "/" +
+    if (partial) headers += "Content-Range: bytes " + std::to_string(from) + "-" + std::to_string(last) + "/" +
                              std::to_string(f.size) + "\r\n";
     headers += "Accept-Ranges: bytes\r\n\r\n";
     if (!send_text(fd, headers) || head_only) return;
@@ -405,7 +433,7 @@ void MockHub::send_file(int fd, const Request& req, const File& f, const std::st
     std::ifstream in(f.path, std::ios::binary);
     in.seekg(from);
     std::vector<char> buf(size_t(slow_ ? 16 * 1024 : 256 * 1024));
-    int64_t sent = 0, left = f.size - from;
+    int64_t sent = 0, left = last + 1 - from;
     while (left > 0 && !stopping_) {
         int64_t n = std::min<int64_t>(left, int64_t(buf.size()));
         if (cut >= 0) n = std::min<int64_t>(n, cut - sent);
@@ -414,6 +442,7 @@ void MockHub::send_file(int fd, const Request& req, const File& f, const std::st
         if (bad)
             for (int64_t i = 0; i < n; ++i) buf[size_t(i)] = char(buf[size_t(i)] ^ 0x5a);
         if (!send_all(fd, buf.data(), size_t(n))) return;
+        body_bytes_ += n;
         sent += n;
         left -= n;
         if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -12,7 +12,9 @@
 //                          401 without "Authorization: Bearer T" when a token is required
 //   GET /api/models/{repo}/revision/{rev}  {"id", "sha", "siblings": [{"rfilename"}]}
 //   GET /api/models/{repo}/tree/{rev}      [{"type": "file", "path", "size", "oid", "lfs"?}]
-//   Range: bytes=N- is answered 206 on the storage host and on resolve-cache.
+//   POST /api/models/{repo}/paths-info/{rev}  {"paths": [...]}: those entries, with lastCommit
+//   Range: bytes=N- and bytes=N-M are answered 206 on the storage host and on resolve-cache.
+//   GET /__mock/stats                      {"body_bytes", "gets", "heads"} (tests in node)
 // A repository's commit is fixed: the SHA-1 of its id in hex. {rev} may be main or that commit.
 #pragma once
 #include <atomic>
@@ -89,6 +91,7 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<bool> slow_{false};
     std::atomic<int> heads_{0}, gets_{0}, range_gets_{0}, requests_{0};
+    std::atomic<int64_t> body_bytes_{0}; // file bytes sent, both listeners
     std::atomic<bool> storage_auth_{false};
     mutable std::mutex mutex_; // cut_, corrupt_, log_, workers_
     std::map<std::string, int64_t> cut_;
