@@ -3,6 +3,7 @@
 #include "gui_main.h"
 #include "gui_modes.h"
 #ifndef __EMSCRIPTEN__
+#include "hub_download.h"
 #include "serve_link.h"
 #endif
 #include "train_view_state.h"
@@ -27,6 +28,12 @@ namespace {
 void put_state_on_plan(AppState& s, const GuiPlan& plan) {
     s.auto_kernel = &choose_kernel;
     init_app_state(s, plan.config, plan.kernel);
+#ifndef __EMSCRIPTEN__
+    // Get GPT-2 (hub_get_state.h): src/hub's download over the environment's endpoint, token
+    // and cache, on the state's worker. The page has none and says so.
+    s.hub.get = [](const std::string& repo, const std::function<void(const HubProgress&)>& progress,
+                   const std::atomic<bool>* cancel) { return hub_get(hub_options_from_env(repo, "main"), progress, cancel); };
+#endif
     s.edit_tokens = plan.tokens;
     s.edit_weights = plan.weights;
     for (const std::string& w : plan.tokens) s.fields.text_field += (s.fields.text_field.empty() ? "" : " ") + w;

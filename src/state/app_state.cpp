@@ -224,6 +224,7 @@ void apply_perturbation(AppState& s) {
 } // namespace
 
 void recompute(AppState& s) {
+    poll_hub_get(s);    // Get GPT-2's download: its progress, and the model opened once it is in (hub_get_state.cpp)
     poll_model_load(s); // a model read off the frame thread, staged once it is in (model_loading.cpp)
     const bool config_changed = s.config_dirty, perturb_changed = s.perturb_dirty;
     if (s.config_dirty) {

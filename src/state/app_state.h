@@ -12,6 +12,7 @@
 #include "bpe_tokenizer.h"
 #include "experiment.h"
 #include "follow.h"
+#include "hub_get_state.h"
 #include "gpt_causality.h"
 #include "head_detector.h"
 #include "heatmap_renderer.h"
@@ -297,6 +298,8 @@ struct AppState : LayerRun, ModelRun {
     // A model file or directory being read on a worker (model_loading.cpp); nullptr: none.
     // The views keep the shown model until it is read.
     std::shared_ptr<ModelLoad> loading;
+    // The side panel's Get GPT-2: the list, the download on its worker, its outcome (hub_get_state.h).
+    HubGetState hub;
     // What the side panel's fields hold (FieldState).
     FieldState fields;
 

@@ -120,6 +120,7 @@ void draw_controls(AppState& s, UiContext& ui) {
         draw_words_section(s, ui);
     }
     draw_weights_section(s, ui);
+    draw_get_gpt2_section(s, ui);
 
     section(ui, "Teaching switches");
     if (s.shown.input) {

@@ -16,6 +16,8 @@ struct UiContext;
 void draw_words_section(AppState& s, UiContext& ui);
 void draw_weights_section(AppState& s, UiContext& ui);
 void draw_export_section(AppState& s, UiContext& ui);
+// The Get GPT-2 section (hub_panel.cpp).
+void draw_get_gpt2_section(AppState& s, UiContext& ui);
 
 // `text` cut (by characters, with "…") to fit `width` pixels in `font`; "" when not even
 // its first character and "…" fit.
