@@ -416,7 +416,7 @@ void MockHub::send_file(int fd, const Request& req, const File& f, const std::st
         if (!send_all(fd, buf.data(), size_t(n))) return;
         sent += n;
         left -= n;
-        if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
 }
 

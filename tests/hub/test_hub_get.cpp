@@ -248,7 +248,7 @@ TEST_F(HubGet, CancelStopsPromptlyAndKeepsThePart) {
             if (p.file == "model.safetensors" && p.file_done > 0) cancel = true;
         }, &cancel);
     });
-    worker.join(); // a 347 kB file at 16 KiB per 50 ms: a missed cancel still ends, and fails below
+    worker.join(); // a 347 kB file at 16 KiB per 100 ms: a missed cancel still ends, and fails below
     EXPECT_FALSE(result.ok);
     EXPECT_TRUE(result.cancelled) << result.error;
     const fs::path part = repo_dir(id) / "blobs" / (model_sha() + ".incomplete");
@@ -260,7 +260,7 @@ TEST_F(HubGet, CancelStopsPromptlyAndKeepsThePart) {
 // Two gets of one model at once: the lock lets one fetch the large file while the other
 // waits, then finds the blob complete; both print the same snapshot.
 TEST_F(HubGet, TwoGetsAtOnceShareOneDownload) {
-    hub.set_slow(true); // about a second for the large file: the two overlap
+    hub.set_slow(true); // about two seconds for the large file: the two overlap
     start();
     RunResult a, b;
     std::thread first([&] { a = run_attnviz({"get", id}); });
