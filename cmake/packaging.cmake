@@ -80,11 +80,12 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # dpkg-shlibdeps finds the linked libraries (libglfw3, libstb0, libgomp1, libstdc++6, libc6,
-# and for --serve libwebsockets17 and libqrencode4);
+# for --serve libwebsockets17 and libqrencode4, for get libcurl4 and libssl3);
 # what is opened at run time it cannot see: libGL.so.1 (GLFW opens it for GLX; Mesa's drivers
 # come with it through libglx-mesa0), OpenBLAS's pthread build (src/core/model/blas.cpp; without it
 # the fast kernel falls back to Eigen's slower products) and the DejaVu fonts (src/ui/theme.cpp;
-# without them ImGui's built-in font, which lacks √ ∞ −).
+# without them ImGui's built-in font, which lacks √ ∞ −), and ca-certificates (attnviz get's
+# HTTPS to the Hub cannot verify huggingface.co without them; libcurl4 only recommends it).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libgl1, libopenblas0-pthread, fonts-dejavu-core")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libgl1, libopenblas0-pthread, fonts-dejavu-core, ca-certificates")
 include(CPack)

@@ -127,6 +127,7 @@ bool to_gpt_run(const ConfigOptions& o, bool need_tokens, GptRun& run, std::stri
         n_head = int(v);
     }
     if (!load_gpt(*o.model, n_head, run.model, run.info, error)) return false;
+    if (!o.model_name.empty() && o.model_name != *o.model) run.info.hub_id = o.model_name;
     const ModelConfig& c = run.model.config;
     if (o.text && o.tokens) {
         error = "give --text or --tokens, not both";

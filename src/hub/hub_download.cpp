@@ -263,7 +263,8 @@ bool Getter::fetch_blob(const Fetched& f, int index) {
     };
     meter.p.file_done = have;
     hub::FetchResult r;
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    r.ok = have == f.meta.size; // a part left whole (a get stopped before its rename): checked below
+    for (int attempt = 0; attempt < 2 && !r.ok; ++attempt) {
         r = hub::hub_fetch(ep, f.meta.url, have, f.file, on_bytes, on_tick);
         if (!r.restart) break;
         have = 0; // the server would not resume: start over

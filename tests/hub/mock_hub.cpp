@@ -445,7 +445,7 @@ void MockHub::send_file(int fd, const Request& req, const File& f, const std::st
         body_bytes_ += n;
         sent += n;
         left -= n;
-        if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
 }
 

@@ -49,7 +49,7 @@ public:
     // Fault switches (thread-safe, any time).
     void cut_after_once(const std::string& file, int64_t bytes); // the next GET of `file` stops after `bytes`
     void corrupt(const std::string& file, bool on);              // right size, wrong bytes
-    void set_slow(bool on) { slow_ = on; }                       // 16 KiB chunks, 50 ms apart (cancel tests)
+    void set_slow(bool on) { slow_ = on; }                       // 16 KiB chunks, 100 ms apart (cancel and lock tests)
 
     // What the mock saw.
     int heads() const { return heads_; }

@@ -231,6 +231,7 @@ TEST_F(HubGet, ModelNameResolvesFromTheCache) {
     unsetenv("HF_HUB_OFFLINE");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("\"tokens\""), std::string::npos) << r.out.substr(0, 300);
+    EXPECT_NE(r.out.find("\"hub_id\": \"" + id + "\""), std::string::npos) << r.out.substr(0, 300);
     EXPECT_EQ(hub.requests(), requests);
     expect_failure(run_attnviz({"trace", "--model", id, "--revision", "v2", "--tokens", "1"}), "--revision v2");
 }
@@ -247,11 +248,30 @@ TEST_F(HubGet, CancelStopsPromptlyAndKeepsThePart) {
             if (p.file == "model.safetensors" && p.file_done > 0) cancel = true;
         }, &cancel);
     });
-    worker.join(); // a 347 kB file at 16 KiB per 50 ms: a missed cancel still ends, and fails below
+    worker.join(); // a 347 kB file at 16 KiB per 100 ms: a missed cancel still ends, and fails below
     EXPECT_FALSE(result.ok);
     EXPECT_TRUE(result.cancelled) << result.error;
     const fs::path part = repo_dir(id) / "blobs" / (model_sha() + ".incomplete");
     EXPECT_TRUE(fs::exists(part));
     EXPECT_LT(int64_t(fs::file_size(part)), int64_t(fs::file_size(source_dir + "/model.safetensors")));
     EXPECT_FALSE(fs::exists(repo_dir(id) / "snapshots"));
+}
+
+// Two gets of one model at once: the lock lets one fetch the large file while the other
+// waits, then finds the blob complete; both print the same snapshot.
+TEST_F(HubGet, TwoGetsAtOnceShareOneDownload) {
+    hub.set_slow(true); // about two seconds for the large file: the two overlap
+    start();
+    RunResult a, b;
+    std::thread first([&] { a = run_attnviz({"get", id}); });
+    std::thread second([&] { b = run_attnviz({"get", id}); });
+    first.join();
+    second.join();
+    EXPECT_EQ(a.status, 0) << a.err;
+    EXPECT_EQ(b.status, 0) << b.err;
+    EXPECT_EQ(a.out, b.out);
+    int storage_gets = 0;
+    for (const std::string& line : hub.log()) storage_gets += line.rfind("GET storage", 0) == 0;
+    EXPECT_EQ(storage_gets, 1);
+    EXPECT_EQ(read_file((snapshot(id) / "model.safetensors").string()), read_file(source_dir + "/model.safetensors"));
 }

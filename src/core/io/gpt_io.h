@@ -34,6 +34,7 @@ struct GptFileInfo {
     bool conv1d = false;     // Conv1D weights, transposed on load
     bool config_json = false; // a config.json was read
     std::string n_head_from; // "--n-head", "config.json", "__metadata__"
+    std::string hub_id;      // the Hub id --model named ("gpt2"), when read from the cache; else ""
 };
 
 // True when the path is a directory, or a safetensors file whose tensors include a

@@ -15,6 +15,9 @@ void write_gpt_model_info(JsonWriter& w, const Model& m, const GptFileInfo& info
     w.key("model");
     w.begin_object();
     w.key("path"); w.value_string(path);
+    if (!info.hub_id.empty()) {
+        w.key("hub_id"); w.value_string(info.hub_id);
+    }
     w.key("file"); w.value_string(info.file);
     w.key("layout"); w.value_string(info.layout);
     w.key("description"); w.value_string(m.source);
