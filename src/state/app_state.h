@@ -130,6 +130,9 @@ struct TrainedInput {
     std::shared_ptr<const Model> model;
     std::vector<int> tokens; // the sequence the views run it on: toy, BOS (= vocab) first; GPT, the ids
     std::string source;      // for the side panel: "Train view, step 1000" or the file's path
+    std::string name;        // a model from the Hugging Face cache: its Hub id ("gpt2"); else empty
+    // What the panels, the status line and the class's pages call it: the name, else the source.
+    const std::string& shown_name() const { return name.empty() ? source : name; }
     // GPT only: GPT-2's tokenizer found beside the model (nullptr: none, ids are typed), the
     // sentence saying why there is none, and the text the ids came from ("" when typed as ids).
     std::shared_ptr<const BpeTokenizer> tokenizer;

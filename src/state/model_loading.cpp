@@ -4,6 +4,7 @@
 // line uses, and recompute() stages the model when it is in (poll_model_load), with a line
 // in s.status meanwhile. No ImGui here. The web page has no threads: it reads at once.
 #include "app_state.h"
+#include "hub_cache.h"
 #include "inputs.h"
 #include "model_io.h"
 #include "state_internal.h"
@@ -84,6 +85,15 @@ bool request_model_path(AppState& s, const std::string& path, std::string& error
         return false;
     }
     if (path.empty()) return open_model_path(s, path, error); // its refusal, at once
+    // A Hub id typed in the field ("gpt2"): its snapshot in the cache, never the network.
+    std::string folder, name;
+    if (!resolve_model_arg(path, "", folder, name, error)) {
+        if (error.rfind("--model ", 0) == 0) error.erase(0, 8);
+        s.status = "Kept what is shown: " + error + ".";
+        s.error = s.status;
+        return false;
+    }
+    if (folder != path) return request_model_path(s, folder, error, layer);
 #ifdef ATTNVIZ_READ_IN_FRAME
     const ModelRead r = read_model(path);
     error = r.error;

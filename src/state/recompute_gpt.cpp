@@ -15,6 +15,7 @@
 #include "app_state.h"
 #include "gpt_io.h"
 #include "gpt_model.h"
+#include "hub_cache.h"
 #include "model_io.h"
 #include "state_internal.h"
 #include "text_util.h"
@@ -170,6 +171,7 @@ bool read_gpt_input(const std::string& path, std::optional<int> n_head, const st
     }
     in->model = std::move(m);
     in->source = path;
+    in->name = hub_id_of_snapshot(path).value_or(""); // a snapshot folder is named by its commit: say "gpt2"
     if (!text.empty() && !ids.empty()) {
         error = "give --text or --tokens, not both";
         return false;

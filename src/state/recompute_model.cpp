@@ -133,7 +133,7 @@ bool apply_trained(AppState& s) {
     clamp_windows(s);
     s.ready = true;
     const std::string what = in->gpt() ? in->layout + " model" : "the " + std::string(to_string(m.config.task)) + " model";
-    s.status = "Showing " + what + " (" + in->source + "), " + (in->gpt() ? "layer " : "block ") +
+    s.status = "Showing " + what + " (" + in->shown_name() + "), " + (in->gpt() ? "layer " : "block ") +
                std::to_string(s.shown.layer) + " of " + std::to_string(m.config.n_layer) + ", on " + std::to_string(N) +
                " tokens with the " + to_string(s.kernel) + " kernel.";
     return true;

@@ -63,9 +63,11 @@ std::string block_sentence(const AppState& s) {
 
 namespace {
 
-void source_line(const std::string& source) {
+void source_line(const TrainedInput& in) {
+    const std::string& source = in.source;
     const size_t slash = source.find_last_of('/', source.size() > 1 ? source.size() - 2 : 0);
-    dim_wrapped("from " + (slash == std::string::npos ? source : source.substr(slash + 1)));
+    if (!in.name.empty()) dim_wrapped("from " + in.name + " (the Hugging Face cache)");
+    else dim_wrapped("from " + (slash == std::string::npos ? source : source.substr(slash + 1)));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", source.c_str());
 }
 
@@ -97,7 +99,7 @@ void draw_gpt_header(AppState& s) {
             std::to_string(c.n_embd) + ", head_dim = " + std::to_string(c.head_dim()));
     dim_wrapped("vocabulary " + format_count(c.vocab) + ", block size " + std::to_string(c.seq_len) + ", GELU " +
                 to_string(c.gelu) + (c.bias ? ", with biases" : ", no biases"));
-    source_line(in.source);
+    source_line(in);
     if (in.tokenizer) {
         dim_wrapped("tokenizer: GPT-2's byte-level BPE beside the model; a leading space shows as ·, a newline as \\n");
         sequence_field(s, "text", "The cat sat on the mat.",
@@ -135,7 +137,7 @@ void draw_trained_section(AppState& s, UiContext& ui) {
                 std::to_string(c.n_head) + ", C = " + std::to_string(c.n_embd) + ", head_dim = " +
                 std::to_string(c.head_dim()) + "; up to " + std::to_string(c.seq_len) + " letters after BOS");
     dim_wrapped("parameters " + format_count(param_count(c)));
-    source_line(in.source);
+    source_line(in);
     // The sequence, as letters; BOS is put first by attnviz.
     sequence_field(s, "letters", "a b c a b d",
                    "The sequence the model reads, one letter of its vocabulary per position (" + vocabulary_text(c) +

@@ -72,6 +72,21 @@ static bool is_commit_hash(const std::string& s) {
     return true;
 }
 
+std::optional<std::string> hub_id_of_snapshot(const std::string& path) {
+    std::filesystem::path p(path);
+    while (!p.empty() && p.filename().empty()) p = p.parent_path(); // a trailing '/'
+    if (!p.has_parent_path()) return std::nullopt;
+    if (!is_commit_hash(p.filename().string())) p = p.parent_path(); // a file inside the snapshot
+    if (!is_commit_hash(p.filename().string()) || p.parent_path().filename() != "snapshots") return std::nullopt;
+    const std::string folder = p.parent_path().parent_path().filename().string();
+    if (folder.rfind("models--", 0) != 0) return std::nullopt;
+    std::string id = folder.substr(8);
+    for (size_t at; (at = id.find("--")) != std::string::npos;) id.replace(at, 2, "/");
+    std::string why;
+    if (!valid_hub_repo_id(id, why)) return std::nullopt;
+    return id;
+}
+
 bool valid_hub_revision(const std::string& revision, std::string& error) {
     // A branch or tag name: refs/<revision> is a file path, so no "..", no leading '/', no
     // control bytes or backslashes; "/" inside (refs/pr/1) is allowed as git allows it.

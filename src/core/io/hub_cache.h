@@ -30,6 +30,11 @@ bool valid_hub_repo_id(const std::string& id, std::string& error);
 // "models--ORG--NAME" for a valid id.
 std::string hub_repo_folder(const std::string& id);
 
+// The Hub id of a cache snapshot folder (".../models--ORG--NAME/snapshots/<commit>[/file]"):
+// "ORG/NAME", or nullopt for any other path. What the window and the class's pages call a model
+// opened from the cache, instead of its commit-named folder.
+std::optional<std::string> hub_id_of_snapshot(const std::string& path);
+
 // A revision: a branch or tag name (refs/<revision>) or a 40-hex commit.
 bool valid_hub_revision(const std::string& revision, std::string& error);
 
