@@ -13,6 +13,11 @@ Session to_session(const AppState& s);
 // is untouched. On success the state is set to the session's and the next recompute applies it.
 bool apply_session(AppState& s, const Session& ss, std::string& error);
 
+// The screen's part of a session alone (view, step, theme, palette, font scale, answers
+// shown), checked as apply_session checks it: a page showing a teacher's GPT layer
+// (follow_gpt.h), whose numbers come beside the session.
+bool apply_session_screen(AppState& s, const Session& ss, std::string& error);
+
 // Writes the session file and, when the Train view was used, its weights beside it
 // (train_weights_path); on failure `error` is one sentence and the session file is not written.
 bool write_session_files(const std::string& path, const AppState& s, std::string& error);
