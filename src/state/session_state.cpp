@@ -311,4 +311,17 @@ std::string shown_fingerprint(const AppState& s) {
     return text;
 }
 
+std::string grid_fingerprint(const AppState& s) {
+    FloatHash f;
+    int heads = 0;
+    for (const Trace& t : s.model_base.layers)
+        for (const Mat& a : t.att) {
+            f.add(a);
+            ++heads;
+        }
+    char text[80];
+    std::snprintf(text, sizeof text, "%d %016llx", heads, static_cast<unsigned long long>(f.h));
+    return text;
+}
+
 } // namespace attnviz

@@ -31,6 +31,9 @@ void open_session_file(AppState& s, const std::string& path);
 // show the same: "T C H " and a 64-bit FNV-1a hash, in hex, of the bits of the shown
 // trace's x, every head's weights and y. Equal only when every float is equal bit for bit.
 std::string shown_fingerprint(const AppState& s);
+// The Model view's grid the same way: "HEADS HASH" of every layer's softmax weights in
+// model_base ("0 ..." when it holds none).
+std::string grid_fingerprint(const AppState& s);
 // The Train view's run the same way: "STEP HASH SUM SUM_ABS", the hash of every parameter
 // of its latest model in parameters() order, and their sum and sum of magnitudes (for
 // builds whose products round differently: the web's Eigen, the window's OpenBLAS); "none"

@@ -200,6 +200,11 @@ int follow_mode(GuiRun& r) {
             } else if (line.rfind("replace ", 0) == 0) {
                 // A GPT model's token p replaced, as the causality view's field ("replace  dog").
                 if (!set_replacement_text(s, line.substr(8), error)) return usage_error(error);
+            } else if (line == "grid-fingerprint") {
+                // The Model view's grid (session_state.h), to compare with a page's.
+                std::printf("grid-fingerprint %s\n", grid_fingerprint(s).c_str());
+                std::fflush(stdout);
+                continue;
             } else if (line == "train-fingerprint") {
                 std::printf("train-fingerprint %s\n", train_fingerprint(s).c_str());
                 std::fflush(stdout);
@@ -222,7 +227,7 @@ int follow_mode(GuiRun& r) {
                 s.follow.clear_request = std::atoi(line.c_str() + 6); // as the check view's Clear
             } else {
                 return usage_error("--follow-stdin: " + line +
-                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, layer L, replace TOKEN, fingerprint, reveal Q, weights LAYER PATH, train N, train-fingerprint or quit");
+                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, layer L, replace TOKEN, fingerprint, grid-fingerprint, reveal Q, weights LAYER PATH, train N, train-fingerprint or quit");
             }
             pending = line;
         }
