@@ -136,10 +136,11 @@ std::string follow_message(Link& l, const AppState& s) {
     std::string text = session_to_json(to_session(s));
     if (m == Mode::lesson && !s.weights) return text;
     std::string gpt;
+    nlohmann::json header;
     if (m == Mode::gpt_model) {
-        nlohmann::json h = gpt_follow_header(s);
-        for (int p = 0; p < gpt_part_count; ++p) h["urls"][to_string(GptPart(p))] = l.gpt_url[p];
-        gpt = h.dump();
+        header = gpt_follow_header(s);
+        for (int p = 0; p < gpt_part_count; ++p) header["urls"][to_string(GptPart(p))] = l.gpt_url[p];
+        gpt = header.dump();
     }
     // The same session and files as the frame before: the same message, not parsed again.
     const std::string key = std::to_string(int(m)) + '\n' + l.model_url + '\n' + l.weights_url + '\n' + gpt;
@@ -148,7 +149,7 @@ std::string follow_message(Link& l, const AppState& s) {
     if (!j.is_object()) return text;
     if (m == Mode::toy_model) j["follow_model"] = l.model_url;
     if (m == Mode::lesson) j["follow_weights"] = l.weights_url;
-    if (m == Mode::gpt_model) j["follow_gpt"] = nlohmann::json::parse(gpt);
+    if (m == Mode::gpt_model) j["follow_gpt"] = std::move(header);
     l.last_text = std::move(text);
     l.last_key = key;
     l.last_message = j.dump(2);

@@ -127,7 +127,8 @@ std::vector<TokenProb> get_tops(const json& j) {
 json detection(const HeadDetection& d) {
     return {{"prev", table(d.text.prev_token)},       {"dup", table(d.text.duplicate)},
             {"ind", table(d.text.induction)},         {"repeat", table(d.repeat_induction)},
-            {"repeat_count", d.repeat_count},         {"repeat_len", d.repeat_len}};
+            {"repeat_count", d.repeat_count},         {"repeat_len", d.repeat_len},
+            {"repeat_seed", std::to_string(d.repeat_seed)}, {"repeat_bos", d.repeat_bos}};
 }
 HeadDetection get_detection(const json& j) {
     HeadDetection d;
@@ -135,6 +136,10 @@ HeadDetection get_detection(const json& j) {
     d.text.prev_token = get_table(j.value("prev", json())), d.text.duplicate = get_table(j.value("dup", json()));
     d.text.induction = get_table(j.value("ind", json())), d.repeat_induction = get_table(j.value("repeat", json()));
     d.repeat_count = get_int(j, "repeat_count", 0), d.repeat_len = get_int(j, "repeat_len", 0);
+    d.repeat_bos = get_int(j, "repeat_bos", -1);
+    const std::string seed = j.value("repeat_seed", std::string());
+    if (!seed.empty() && seed.size() < 21 && seed.find_first_not_of("0123456789") == std::string::npos)
+        d.repeat_seed = std::stoull(seed);
     return d;
 }
 json run_summary(const RunSummary& r) {

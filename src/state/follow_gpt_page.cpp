@@ -155,6 +155,7 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
         return false;
     }
     Weights w;
+    bool keep_weights = false, keep_grid = false;
     const std::string* wb = parts[int(GptPart::weights)];
     if (wb && !wb->empty()) {
         Part wp;
@@ -172,7 +173,7 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
         }
         w.source = "the teacher's window, layer " + std::to_string(layer);
     } else if (!wb && same_sizes) {
-        w = s.experiment.weights;
+        keep_weights = true; // the weights shown, not copied
     } else {
         // Not sent (the view does not draw them): NaN, never a number the teacher's window does not show.
         w.c_attn.weight = Mat::Constant(3 * c.n_embd, c.n_embd, NAN);
@@ -191,7 +192,7 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
             if (!gp.heads("att." + std::to_string(l), c.n_head, T, T, g.att, error)) return false;
         }
     } else if (!gb && same_sizes) {
-        grid = s.model_base.layers;
+        keep_grid = true;
     } else {
         grid.assign(size_t(c.n_layer), Trace{}); // the grid draws nothing
     }
@@ -210,15 +211,19 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
         s.base_upload = true;
     }
     s.has_base = true;
-    s.upload.full = true; // the weights' textures too
+    if (!keep_weights) {
+        s.experiment.weights = std::move(w);
+        s.upload.full = true; // the weights' textures too
+    }
     s.experiment.config = bc;
-    s.experiment.weights = std::move(w);
-    s.experiment.x = s.base.x;
-    s.model_base = ModelTrace{};
+    if (parts[int(GptPart::layer)]) s.experiment.x = s.base.x;
+    if (!keep_grid) { // (kept: model_base holds the grid alone, as made here before)
+        s.model_base = ModelTrace{};
+        s.model_base.layers = std::move(grid);
+        s.model_view.grid_upload = true;
+    }
     s.model_base.tokens = tokens;
-    s.model_base.layers = std::move(grid);
     s.model_perturbed = ModelTrace{};
-    s.model_view.grid_upload = true;
     s.causality.p = get_int(h, "causality_p", 0), s.causality.new_token = get_int(h, "causality_token", 0);
     s.ranges = get_ranges(h.value("ranges", json()));
     s.dy_summary = get_summary(h.value("dy_summary", json()));

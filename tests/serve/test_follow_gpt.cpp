@@ -215,6 +215,20 @@ TEST(FollowGpt, APageShowsTheTeachersNumbersAndRefusesEditsItCannotCompute) {
                           4 * size_t(s.model_base.layers[1].att[3].size())),
               0);
     EXPECT_EQ(page.model_view.predictions.size(), s.model_view.predictions.size());
+    EXPECT_EQ(grid_fingerprint(page), grid_fingerprint(s));
+
+    // A message whose parts are the ones shown (the teacher moved the predictions' picker):
+    // nothing is fetched again and every number is kept.
+    nlohmann::json moved = m["follow_gpt"];
+    moved["predict_pos"] = 3;
+    const std::string* kept[gpt_part_count] = {nullptr, nullptr, nullptr};
+    ASSERT_TRUE(show_received_gpt(page, moved, kept, error)) << error;
+    EXPECT_EQ(page.model_view.predict_pos, 3);
+    EXPECT_EQ(shown_fingerprint(page), shown_fingerprint(s));
+    EXPECT_EQ(grid_fingerprint(page), grid_fingerprint(s));
+    EXPECT_EQ(std::memcmp(page.experiment.weights.c_attn.weight.data(), s.experiment.weights.c_attn.weight.data(),
+                          4 * size_t(s.experiment.weights.c_attn.weight.size())),
+              0);
 
     // Another layer cannot be computed on the page: refused with the sentence, nothing changed.
     const std::string before = shown_fingerprint(page);

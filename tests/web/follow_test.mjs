@@ -26,7 +26,8 @@
 // Exit status 0: passed; 1: failed (one line says what); 77: skipped, as browser_test.mjs.
 //
 //   node tests/web/follow_test.mjs --site build-web/site --node-modules build-web/node/node_modules \
-//        --harness build/attnviz_harness
+//        --harness build/attnviz_harness [--gpt-dir tests/data/gpt_tiny/gpt2 --shots DIR]
+// (--shots DIR keeps page 0's canvas at each step of the GPT model as DIR/follow-gpt-*.png.)
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import fs from 'node:fs';
