@@ -7,6 +7,7 @@
 #include "safetensors.h"
 #include "state_internal.h"
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <set>
@@ -142,6 +143,28 @@ HeadDetection get_detection(const json& j) {
         d.repeat_seed = std::stoull(seed);
     return d;
 }
+json sharpness(const SharpnessTable& t) {
+    json cells = json::array();
+    for (const auto& c : t.cells) cells.push_back({num(c[0].max_weight), num(c[0].entropy), num(c[1].max_weight), num(c[1].entropy)});
+    return {{"heads", t.heads}, {"rows", t.rows}, {"cells", cells}};
+}
+SharpnessTable get_sharpness(const json& j) {
+    SharpnessTable t;
+    if (!j.is_object() || !j.contains("cells") || !j["cells"].is_array()) return t;
+    const int heads = get_int(j, "heads", 0), rows = get_int(j, "rows", 0);
+    if (heads < 0 || rows < 0 || heads > sharpness_heads || rows > sharpness_rows || size_t(heads * rows) != j["cells"].size())
+        return t;
+    t.heads = heads, t.rows = rows;
+    for (const json& c : j["cells"]) {
+        std::array<RowSharpness, 2> a;
+        if (c.is_array() && c.size() == 4) {
+            a[0] = {get_num(c[0]), get_num(c[1])};
+            a[1] = {get_num(c[2]), get_num(c[3])};
+        }
+        t.cells.push_back(a);
+    }
+    return t;
+}
 json run_summary(const RunSummary& r) {
     const LogitAttribution& a = r.dla;
     return {{"loss", num(r.loss)},
@@ -272,6 +295,7 @@ json gpt_follow_header(const AppState& s) {
             {"causality_token", s.causality.new_token},
             {"ranges", ranges(s.ranges)},
             {"dy_summary", summary(s.dy_summary)},
+            {"sharpness", sharpness(s.sharpness)},
             {"dy_out_summary", summary(s.dy_out_summary)},
             {"resid_summary", summary(s.resid_summary)},
             {"predict_pos", s.model_view.predict_pos},

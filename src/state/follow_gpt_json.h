@@ -19,6 +19,8 @@ nlohmann::json tops(const std::vector<TokenProb>& v);
 std::vector<TokenProb> get_tops(const nlohmann::json& j);
 nlohmann::json detection(const HeadDetection& d);
 HeadDetection get_detection(const nlohmann::json& j);
+nlohmann::json sharpness(const SharpnessTable& t);
+SharpnessTable get_sharpness(const nlohmann::json& j);
 nlohmann::json run_summary(const RunSummary& r);
 RunSummary get_run_summary(const nlohmann::json& j);
 

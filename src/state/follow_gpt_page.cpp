@@ -110,25 +110,43 @@ std::shared_ptr<TrainedInput> received_input(const json& h, const ModelConfig& c
 
 bool received_gpt(const AppState& s) { return s.shown.input && s.shown.input->received; }
 
-bool show_received_gpt(AppState& s, const json& h, const std::string* const parts[gpt_part_count], std::string& error) {
+namespace {
+
+// What a message and its parts hold, read and checked before anything of the state changes.
+struct Received {
+    ModelConfig c;
+    std::vector<int> tokens;
+    int T = 0, layer = 0;
+    Config bc;
+    KernelKind kernel = KernelKind::reference;
+    float scale = 1;
+    LayerRun r;
+    ModelRun mr;
+    Weights w;
+    std::vector<Trace> grid;
+    bool keep_weights = false, keep_grid = false; // the ones shown stay
+};
+
+bool read_received(const AppState& s, const json& h, const std::string* const parts[gpt_part_count], Received& in,
+                   std::string& error) {
     if (!h.is_object()) {
         error = "the teacher's GPT layer came without its description";
         return false;
     }
-    ModelConfig c;
-    std::vector<int> tokens;
+    ModelConfig& c = in.c;
+    std::vector<int>& tokens = in.tokens;
     if (!read_sizes(h, c, tokens, error)) return false;
-    const int T = int(tokens.size()), layer = get_int(h, "layer", -1);
+    const int T = in.T = int(tokens.size()), layer = in.layer = get_int(h, "layer", -1);
     if (layer < 0 || layer >= c.n_layer) {
         error = "the teacher's layer is not a layer of its model";
         return false;
     }
-    const Config bc = block_config(c, T);
-    const KernelKind kernel = h.value("kernel", std::string()) == "fast" ? KernelKind::fast : KernelKind::reference;
-    const float scale = float(get_num(h.value("scale", json())));
+    const Config bc = in.bc = block_config(c, T);
+    const KernelKind kernel = in.kernel = h.value("kernel", std::string()) == "fast" ? KernelKind::fast : KernelKind::reference;
+    const float scale = in.scale = float(get_num(h.value("scale", json())));
     // Everything is read into `r` first: a part that does not fit leaves the state as it was.
-    LayerRun r;
-    ModelRun mr;
+    LayerRun& r = in.r;
+    ModelRun& mr = in.mr;
     const bool same_sizes = received_gpt(s) && s.trace.T == T && s.trace.C == c.n_embd && s.trace.H == c.n_head &&
                             s.shown.input->model->config.n_layer == c.n_layer;
     Part part;
@@ -154,8 +172,9 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
         error = "the teacher's layer has not arrived";
         return false;
     }
-    Weights w;
-    bool keep_weights = false, keep_grid = false;
+    Weights& w = in.w;
+    bool& keep_weights = in.keep_weights;
+    bool& keep_grid = in.keep_grid;
     const std::string* wb = parts[int(GptPart::weights)];
     if (wb && !wb->empty()) {
         Part wp;
@@ -180,7 +199,7 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
         w.c_proj.weight = Mat::Constant(c.n_embd, c.n_embd, NAN);
         w.source = "not sent (the view does not show it)";
     }
-    std::vector<Trace> grid;
+    std::vector<Trace>& grid = in.grid;
     const std::string* gb = parts[int(GptPart::grid)];
     if (gb && !gb->empty()) {
         Part gp;
@@ -196,6 +215,57 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
     } else {
         grid.assign(size_t(c.n_layer), Trace{}); // the grid draws nothing
     }
+    return true;
+}
+
+// The Model view's numbers and the ablation as received (the detector's roles are read
+// off its scores, as the window's are).
+void show_received_numbers(AppState& s, const json& h, int T, const std::shared_ptr<const TrainedInput>& in) {
+    ModelViewState& mv = s.model_view;
+    mv.detection = get_detection(h.value("detection", json()));
+    mv.roles = head_roles(mv.detection);
+    mv.detected_model = in->model;
+    mv.predictions.assign(size_t(T), {});
+    if (h.contains("predictions") && h["predictions"].is_array())
+        for (const json& p : h["predictions"])
+            if (p.is_array() && p.size() == 2 && p[0].is_number_integer() && p[0].get<int>() >= 0 && p[0].get<int>() < T)
+                mv.predictions[size_t(p[0].get<int>())] = get_tops(p[1]);
+    mv.predict_pos = std::clamp(get_int(h, "predict_pos", -1), -1, T - 1);
+
+    const json a = h.value("ablation", json());
+    Ablation applied;
+    std::string why;
+    if (a.is_object()) {
+        parse_ablation_mode(a.value("mode", std::string("zero")), applied.mode, why);
+        if (a.contains("heads") && a["heads"].is_array())
+            for (const json& hd : a["heads"])
+                if (hd.is_array() && hd.size() == 2 && hd[0].is_number_integer() && hd[1].is_number_integer())
+                    applied.heads.push_back({hd[0].get<int>(), hd[1].get<int>()});
+        s.ablation.numbers = AblationNumbers{};
+        s.ablation.numbers.clean = get_run_summary(a.value("clean", json()));
+        s.ablation.numbers.ablated = get_run_summary(a.value("ablated", json()));
+        s.ablation.numbers.pos = get_int(a, "pos", -1), s.ablation.numbers.token = get_int(a, "token", -1);
+    }
+    s.ablation.applied = s.ablation.edit = applied;
+    s.ablation.dirty = false;
+    s.ablation.model_clean = ModelTrace{};
+}
+
+} // namespace
+
+bool show_received_gpt(AppState& s, const json& h, const std::string* const parts[gpt_part_count], std::string& error) {
+    Received rc;
+    if (!read_received(s, h, parts, rc, error)) return false;
+    const ModelConfig& c = rc.c;
+    const std::vector<int>& tokens = rc.tokens;
+    const int T = rc.T, layer = rc.layer;
+    const Config& bc = rc.bc;
+    const KernelKind kernel = rc.kernel;
+    LayerRun& r = rc.r;
+    ModelRun& mr = rc.mr;
+    Weights& w = rc.w;
+    std::vector<Trace>& grid = rc.grid;
+    const bool keep_weights = rc.keep_weights, keep_grid = rc.keep_grid;
 
     // Every check passed: the state shows it.
     std::shared_ptr<const TrainedInput> in = received_input(h, c, tokens);
@@ -232,7 +302,7 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
     s.applied_p = std::clamp(get_int(h, "applied_p", -1), -1, T - 1);
     s.applied_strength = float(get_num(h.value("applied_strength", json())));
     s.applied_replace_token = get_int(h, "applied_replace_token", -1);
-    s.sharpness = SharpnessTable{}; // the check view's table is the lesson's
+    s.sharpness = get_sharpness(h.value("sharpness", json()));
 
     s.shown.input = in;
     s.edit_trained = in;
@@ -247,34 +317,7 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
     if (!std::isfinite(s.strength)) s.strength = 0;
     s.fields.sequence_field = gpt_sequence_text(*in);
 
-    ModelViewState& mv = s.model_view;
-    mv.detection = get_detection(h.value("detection", json()));
-    mv.roles = head_roles(mv.detection);
-    mv.detected_model = in->model;
-    mv.predictions.assign(size_t(T), {});
-    if (h.contains("predictions") && h["predictions"].is_array())
-        for (const json& p : h["predictions"])
-            if (p.is_array() && p.size() == 2 && p[0].is_number_integer() && p[0].get<int>() >= 0 && p[0].get<int>() < T)
-                mv.predictions[size_t(p[0].get<int>())] = get_tops(p[1]);
-    mv.predict_pos = std::clamp(get_int(h, "predict_pos", -1), -1, T - 1);
-
-    const json a = h.value("ablation", json());
-    Ablation applied;
-    std::string why;
-    if (a.is_object()) {
-        parse_ablation_mode(a.value("mode", std::string("zero")), applied.mode, why);
-        if (a.contains("heads") && a["heads"].is_array())
-            for (const json& hd : a["heads"])
-                if (hd.is_array() && hd.size() == 2 && hd[0].is_number_integer() && hd[1].is_number_integer())
-                    applied.heads.push_back({hd[0].get<int>(), hd[1].get<int>()});
-        s.ablation.numbers = AblationNumbers{};
-        s.ablation.numbers.clean = get_run_summary(a.value("clean", json()));
-        s.ablation.numbers.ablated = get_run_summary(a.value("ablated", json()));
-        s.ablation.numbers.pos = get_int(a, "pos", -1), s.ablation.numbers.token = get_int(a, "token", -1);
-    }
-    s.ablation.applied = s.ablation.edit = applied;
-    s.ablation.dirty = false;
-    s.ablation.model_clean = ModelTrace{};
+    show_received_numbers(s, h, T, in);
     s.config_dirty = s.perturb_dirty = false;
     state_detail::clamp_windows(s);
     s.ready = true;

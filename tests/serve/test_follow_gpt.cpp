@@ -207,6 +207,12 @@ TEST(FollowGpt, APageShowsTheTeachersNumbersAndRefusesEditsItCannotCompute) {
     EXPECT_EQ(std::memcmp(page.base.att[1].data(), s.base.att[1].data(), 4 * size_t(s.base.att[1].size())), 0);
     EXPECT_EQ(page.causality.resid_max_abs, s.causality.resid_max_abs);
     EXPECT_EQ(page.applied_p, s.applied_p);
+    ASSERT_EQ(page.sharpness.cells.size(), s.sharpness.cells.size());
+    for (size_t i = 0; i < s.sharpness.cells.size(); ++i)
+        for (int k = 0; k < 2; ++k) {
+            EXPECT_EQ(page.sharpness.cells[i][size_t(k)].max_weight, s.sharpness.cells[i][size_t(k)].max_weight) << i;
+            EXPECT_EQ(page.sharpness.cells[i][size_t(k)].entropy, s.sharpness.cells[i][size_t(k)].entropy) << i;
+        }
     EXPECT_EQ(std::memcmp(page.experiment.weights.c_proj.weight.data(), s.experiment.weights.c_proj.weight.data(),
                           4 * size_t(s.experiment.weights.c_proj.weight.size())),
               0);
