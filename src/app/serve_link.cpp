@@ -59,12 +59,18 @@ template <class Write> std::string file_bytes(const char* what, Write write) {
     return bytes;
 }
 
-// A GPT model's parts (follow_gpt.h): each made again, under a new URL, when its key changed;
-// none while another mode is shown. Never the model's weights file.
+// The key a GPT part is made for now: "" (none) in another mode, and while no page follows
+// (making the shown layer's part at T = 1024 takes a quarter of a second of the frame).
+std::string wanted_key(Link& l, const AppState& s, GptPart part) {
+    return mode(s) == Mode::gpt_model && l.server.stats().clients > 0 ? gpt_part_key(s, part) : "";
+}
+
+// A GPT model's parts (follow_gpt.h): each made again, under a new URL, when its key changed.
+// Never the model's weights file.
 template <class Drop> void publish_gpt_parts(Link& l, const AppState& s, Drop drop) {
     for (int p = 0; p < gpt_part_count; ++p) {
         const GptPart part = GptPart(p);
-        const std::string key = mode(s) == Mode::gpt_model ? gpt_part_key(s, part) : "";
+        const std::string key = wanted_key(l, s, part);
         if (key == l.gpt_key[p]) continue;
         const std::string prefix = std::string("/follow/gpt-") + to_string(part) + "-";
         drop(prefix.c_str());
@@ -86,8 +92,7 @@ void publish_files(Link& l, const AppState& s) {
     const void* model = mode(s) == Mode::toy_model ? s.shown.input.get() : nullptr;
     const void* weights = mode(s) == Mode::lesson ? s.weights.get() : nullptr; // as to_session
     std::string gpt_keys;
-    for (int p = 0; p < gpt_part_count; ++p)
-        gpt_keys += (mode(s) == Mode::gpt_model ? gpt_part_key(s, GptPart(p)) : std::string()) + '\n';
+    for (int p = 0; p < gpt_part_count; ++p) gpt_keys += wanted_key(l, s, GptPart(p)) + '\n';
     if (model == l.model_key && weights == l.weights_key && gpt_keys == l.gpt_keys) return;
     l.gpt_keys = gpt_keys;
     auto drop = [&](const char* prefix) {

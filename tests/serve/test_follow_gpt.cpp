@@ -92,12 +92,19 @@ struct Teacher {
         serve_after_frame(s);
         return ws.connect("127.0.0.1", port);
     }
-    // The latest message the server sends (after this frame's publish).
+    // The latest message the server sends once it names the GPT parts (the window makes them
+    // once a page follows: frames until the server has counted this one).
     nlohmann::json message() {
-        serve_after_frame(s);
-        std::string text, last;
-        while (ws.read(text, last.empty() ? 10000 : 300) == 1) last = text;
-        return nlohmann::json::parse(last, nullptr, false);
+        nlohmann::json last;
+        attnviz_test::eventually(
+            [&] {
+                serve_after_frame(s);
+                std::string text;
+                while (ws.read(text, 300) == 1) last = nlohmann::json::parse(text, nullptr, false);
+                return last.is_object() && last.contains("follow_gpt") && !last["follow_gpt"]["urls"].value("layer", "").empty();
+            },
+            20000);
+        return last;
     }
 };
 
