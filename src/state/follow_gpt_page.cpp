@@ -37,10 +37,20 @@ struct Part {
         return decode_tensor_into(file, *t, bytes + file.data_start() + t->begin, out, error);
     }
     bool mat(const std::string& name, int rows, int cols, Mat& m, std::string& error) const {
+        const TensorInfo* t = file.find(name);
+        if (!t || t->shape != std::vector<uint64_t>{uint64_t(rows), uint64_t(cols)}) {
+            error = what + " has no tensor " + name + " of the shape the layer needs";
+            return false;
+        }
         m.resize(rows, cols);
         return read(name, {uint64_t(rows), uint64_t(cols)}, m.data(), error);
     }
     bool heads(const std::string& name, int H, int rows, int cols, PerHead& p, std::string& error) const {
+        const TensorInfo* t = file.find(name); // the shape first: nothing is allocated for a tensor that is not there
+        if (!t || t->shape != std::vector<uint64_t>{uint64_t(H), uint64_t(rows), uint64_t(cols)}) {
+            error = what + " has no tensor " + name + " of the shape the layer needs";
+            return false;
+        }
         std::vector<float> all(size_t(H) * size_t(rows) * size_t(cols));
         if (!read(name, {uint64_t(H), uint64_t(rows), uint64_t(cols)}, all.data(), error)) return false;
         p.assign(size_t(H), Mat(rows, cols));
