@@ -1,6 +1,7 @@
 // serve_link.cpp: see serve_link.h.
 #include "serve_link.h"
 #include "check_questions.h"
+#include "follow_gpt.h"
 #include "follow_server.h"
 #include "model_io.h"
 #include "weights_io.h"
@@ -31,6 +32,9 @@ struct Link {
     const void* weights_key = nullptr;
     int files_n = 0;
     std::string model_url, weights_url;
+    // A GPT model's parts (follow_gpt.h), each with the key it was made for and its URL.
+    std::string gpt_key[gpt_part_count], gpt_url[gpt_part_count];
+    std::string gpt_keys; // all three, to tell a frame that changed none
     // follow_message's last: its session text and files, and the message made of them.
     std::string last_text, last_key, last_message;
     std::vector<std::pair<std::string, std::string>> files;
@@ -55,11 +59,42 @@ template <class Write> std::string file_bytes(const char* what, Write write) {
     return bytes;
 }
 
+// The key a GPT part is made for now: "" (none) in another mode, and while no page follows
+// (making the shown layer's part at T = 1024 takes a quarter of a second of the frame).
+std::string wanted_key(Link& l, const AppState& s, GptPart part) {
+    return mode(s) == Mode::gpt_model && l.server.stats().clients > 0 ? gpt_part_key(s, part) : "";
+}
+
+// A GPT model's parts (follow_gpt.h): each made again, under a new URL, when its key changed.
+// Never the model's weights file.
+template <class Drop> void publish_gpt_parts(Link& l, const AppState& s, Drop drop) {
+    for (int p = 0; p < gpt_part_count; ++p) {
+        const GptPart part = GptPart(p);
+        const std::string key = wanted_key(l, s, part);
+        if (key == l.gpt_key[p]) continue;
+        const std::string prefix = std::string("/follow/gpt-") + to_string(part) + "-";
+        drop(prefix.c_str());
+        l.gpt_key[p] = key;
+        l.gpt_url[p].clear();
+        if (key.empty()) continue;
+        std::string bytes, error;
+        if (!gpt_part_bytes(s, part, bytes, error)) {
+            std::fprintf(stderr, "attnviz: serve: the pages cannot have the GPT model's %s: %s\n", to_string(part), error.c_str());
+            continue;
+        }
+        l.gpt_url[p] = prefix + std::to_string(++l.files_n) + ".safetensors";
+        l.files.emplace_back(l.gpt_url[p], std::move(bytes));
+    }
+}
+
 // Publishes the files the state needs when they changed.
 void publish_files(Link& l, const AppState& s) {
     const void* model = mode(s) == Mode::toy_model ? s.shown.input.get() : nullptr;
     const void* weights = mode(s) == Mode::lesson ? s.weights.get() : nullptr; // as to_session
-    if (model == l.model_key && weights == l.weights_key) return;
+    std::string gpt_keys;
+    for (int p = 0; p < gpt_part_count; ++p) gpt_keys += wanted_key(l, s, GptPart(p)) + '\n';
+    if (model == l.model_key && weights == l.weights_key && gpt_keys == l.gpt_keys) return;
+    l.gpt_keys = gpt_keys;
     auto drop = [&](const char* prefix) {
         l.files.erase(std::remove_if(l.files.begin(), l.files.end(),
                                      [&](const auto& f) { return f.first.rfind(prefix, 0) == 0; }),
@@ -91,25 +126,26 @@ void publish_files(Link& l, const AppState& s) {
     }
     l.model_key = model;
     l.weights_key = weights;
+    publish_gpt_parts(l, s, drop);
     l.server.publish_files(l.files);
 }
 
 // What the pages get: the session JSON the window would save, and the URLs of the files it
 // names beside it or on the teacher's disk: follow_model, a trained model's weights;
-// follow_weights, the weights file's block (the page reads it as layer 0). A GPT model is
-// not sent (hundreds of megabytes, opened from its own files): follow_gpt names it, and the
-// pages keep their own state.
+// follow_weights, the weights file's block (the page reads it as layer 0). A GPT model's
+// weights file is never sent (hundreds of megabytes): follow_gpt holds what is on screen
+// (gpt_follow_header) and the URLs of its parts, which each page fetches as its view needs.
 std::string follow_message(Link& l, const AppState& s) {
     publish_files(l, s);
     const Mode m = mode(s);
     std::string text = session_to_json(to_session(s));
     if (m == Mode::lesson && !s.weights) return text;
-    std::string gpt; // its folder's or file's name: the teacher's paths are not the class's business
+    std::string gpt;
+    nlohmann::json header;
     if (m == Mode::gpt_model) {
-        std::string name = s.shown.input->source;
-        while (name.size() > 1 && name.back() == '/') name.pop_back();
-        name = name.substr(name.find_last_of('/') + 1);
-        gpt = s.shown.input->layout + " " + name + ", layer " + std::to_string(s.shown.layer);
+        header = gpt_follow_header(s);
+        for (int p = 0; p < gpt_part_count; ++p) header["urls"][to_string(GptPart(p))] = l.gpt_url[p];
+        gpt = header.dump();
     }
     // The same session and files as the frame before: the same message, not parsed again.
     const std::string key = std::to_string(int(m)) + '\n' + l.model_url + '\n' + l.weights_url + '\n' + gpt;
@@ -118,7 +154,7 @@ std::string follow_message(Link& l, const AppState& s) {
     if (!j.is_object()) return text;
     if (m == Mode::toy_model) j["follow_model"] = l.model_url;
     if (m == Mode::lesson) j["follow_weights"] = l.weights_url;
-    if (m == Mode::gpt_model) j["follow_gpt"] = gpt;
+    if (m == Mode::gpt_model) j["follow_gpt"] = std::move(header);
     l.last_text = std::move(text);
     l.last_key = key;
     l.last_message = j.dump(2);
@@ -136,6 +172,9 @@ bool start(Link& l, std::string& error) {
     if (!l.server.start(l.config, error)) return false;
     l.just_started = true;
     l.model_key = l.weights_key = nullptr; // a new server has no file yet
+    for (std::string& k : l.gpt_key) k.clear();
+    for (std::string& u : l.gpt_url) u.clear();
+    l.gpt_keys.clear();
     l.files.clear();
     std::string line = "attnviz: serving the class at";
     for (const std::string& u : serve_urls(l.config)) line += " " + u;

@@ -1,9 +1,12 @@
 // web_follow.cpp: see web_follow.h.
 #include "web_follow.h"
+#include "follow_gpt.h"
 #include "session.h"
 #include "session_state.h"
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <emscripten.h>
 #include <emscripten/websocket.h>
 #include <nlohmann/json.hpp>
@@ -31,6 +34,8 @@ struct Follow {
     std::set<std::string> fetching; // the files being fetched (their URLs, also their paths here)
     std::set<std::string> have;     // fetched, in the page's file system at the same path
     std::set<std::string> failed;   // could not be fetched (not tried again)
+    // A teacher's GPT layer (follow_gpt.h): the URL of each part the state shows ("": none).
+    std::string gpt_applied[gpt_part_count];
     AppState* state = nullptr; // the page's, for the life of the page
 } the_follow;
 
@@ -125,7 +130,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_follow_fetched(const char* url, int
     Follow& f = the_follow;
     if (!url || !f.fetching.erase(url)) return;
     if (ok) {
-        const std::string u = url, kind = u.substr(0, u.find('-') + 1);
+        const std::string u = url, kind = u.substr(0, u.rfind('-') + 1); // "/follow/model-", "/follow/gpt-layer-"
         for (auto it = f.have.begin(); it != f.have.end();)
             if (it->rfind(kind, 0) == 0) {
                 follow_unlink(it->c_str());
@@ -143,11 +148,69 @@ extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_follow_fetched(const char* url, int
 
 namespace {
 
+// The file the page fetched to `path` (its URL), whole; "" when it cannot be read.
+std::string fetched_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A teacher's GPT layer (follow_gpt, follow_gpt.h): the parts the teacher's view draws from
+// are fetched (the layer always, the weights for the walk and QKV views, the grid for the
+// Model view), then shown with the session's screen settings. A part already shown is kept.
+void apply_gpt(AppState& s, const nlohmann::json& extra, const Session& ss) {
+    Follow& f = the_follow;
+    const nlohmann::json& h = extra["follow_gpt"];
+    View view = View::walk;
+    std::string error;
+    if (!parse_view(ss.view, view, error)) {
+        f.fresh = false;
+        f.note = "Kept this page's state: " + error + ".";
+        return;
+    }
+    std::string url[gpt_part_count];
+    bool needed[gpt_part_count], waiting = false;
+    for (int p = 0; p < gpt_part_count; ++p) {
+        const char* kind = to_string(GptPart(p));
+        const nlohmann::json u = h.contains("urls") && h["urls"].is_object() ? h["urls"].value(kind, nlohmann::json()) : nlohmann::json();
+        url[p] = u.is_string() ? u.get<std::string>() : "";
+        needed[p] = gpt_part_needed(GptPart(p), view) && (GptPart(p) != GptPart::grid || h.value("grid", false));
+        if (!needed[p] || (url[p] == f.gpt_applied[p] && received_gpt(s))) continue;
+        if (!file_url_ok(url[p], std::string("gpt-") + kind) || f.failed.count(url[p])) {
+            f.fresh = false;
+            f.note = std::string("Kept this page's state: the teacher's GPT ") + kind + " could not be fetched.";
+            return;
+        }
+        if (f.have.count(url[p])) continue;
+        waiting = true;
+        if (f.fetching.insert(url[p]).second) follow_fetch(url[p].c_str());
+    }
+    if (waiting) {
+        f.note = "Fetching the teacher's GPT layer.";
+        return; // fresh: applied when the parts are here
+    }
+    std::string bytes[gpt_part_count];
+    const std::string* parts[gpt_part_count] = {};
+    for (int p = 0; p < gpt_part_count; ++p) {
+        if (received_gpt(s) && url[p] == f.gpt_applied[p]) continue; // shown already: kept
+        if (needed[p]) bytes[p] = fetched_bytes(url[p]);
+        parts[p] = &bytes[p]; // empty when not needed: not shown (NaN weights, no grid)
+    }
+    f.fresh = false;
+    if (!show_received_gpt(s, h, parts, error) || !apply_session_screen(s, ss, error)) {
+        f.note = "Kept this page's state: " + error + ".";
+        return;
+    }
+    for (int p = 0; p < gpt_part_count; ++p)
+        if (parts[p]) f.gpt_applied[p] = needed[p] ? url[p] : "";
+    f.note = "Following the teacher's window (its GPT model's layer " + std::to_string(s.shown.layer) + ").";
+    f.applied_at = EM_ASM_DOUBLE({ return Date.now(); });
+}
+
 // The latest state, applied when the page follows (on arrival, and by Back to the teacher):
 // the frame after draws it. The files it names on the teacher's disk come as URLs the
 // window serves (follow_model: a trained model's weights; follow_weights: the weights
 // file's block, read as layer 0): the state waits until they are fetched. A GPT model
-// (follow_gpt) is not sent: the page keeps its own state and says what the teacher shows.
+// (follow_gpt) is shown from what the window sends of it (apply_gpt).
 void apply_latest(AppState& s) {
     Follow& f = the_follow;
     if (s.follow.mode != FollowMode::follow || !f.fresh) return;
@@ -157,9 +220,13 @@ void apply_latest(AppState& s) {
     auto extra_text = [&](const char* key) {
         return extra.is_object() && extra.contains(key) && extra[key].is_string() ? extra[key].get<std::string>() : "";
     };
-    if (!extra_text("follow_gpt").empty()) {
-        f.fresh = false;
-        f.note = "The teacher's window shows " + extra_text("follow_gpt") + ", too large for a page: this page keeps its own state.";
+    if (extra.is_object() && extra.contains("follow_gpt") && extra["follow_gpt"].is_object()) {
+        if (parse_session(f.latest, "the teacher's state", ss, error)) {
+            apply_gpt(s, extra, ss);
+        } else {
+            f.fresh = false;
+            f.note = "Kept this page's state: " + error + ".";
+        }
         return;
     }
     const bool parsed = parse_session(f.latest, "the teacher's state", ss, error);
@@ -302,7 +369,8 @@ void web_follow_frame(AppState& s) {
     }
     apply_latest(s);
     send_answers(s);
-    if (fs.mode == FollowMode::explore && f.open) fs.note = "Exploring on your own; Back to the teacher returns.";
+    if (fs.mode == FollowMode::explore && received_gpt(s)) fs.note = gpt_lives_on_teacher;
+    else if (fs.mode == FollowMode::explore && f.open) fs.note = "Exploring on your own; Back to the teacher returns.";
     else fs.note = f.note;
 }
 

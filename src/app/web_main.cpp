@@ -6,6 +6,7 @@
 //
 // The page's address may carry the window's options, as on the command line without the
 // leading dashes: index.html?view=causality&theme=light&font-scale=2 (web/pre.js).
+#include "follow_gpt.h"
 #include "frame.h"
 #include "gui_main.h"
 #include "lesson.h"
@@ -111,7 +112,12 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     j["follow_received_ms"] = attnviz::web_follow_received_ms();
     j["fingerprint"] = attnviz::shown_fingerprint(s);
     j["train_fingerprint"] = attnviz::train_fingerprint(s);
+    j["grid_fingerprint"] = attnviz::grid_fingerprint(s);
     j["model"] = attnviz::mode(s) == attnviz::Mode::toy_model ? s.shown.input->source : "";
+    // A teacher's GPT layer (follow_gpt.h): its layer and position labels; -1 and none otherwise.
+    j["gpt_layer"] = attnviz::received_gpt(s) ? s.shown.layer : -1;
+    j["words"] = attnviz::received_gpt(s) ? s.shown.words : std::vector<std::string>{};
+    j["error"] = s.error;
     j["answers"] = std::vector<int>(s.follow.my_answer, s.follow.my_answer + attnviz::check_question_count);
     j["answers_shown"] = std::vector<bool>(s.screen.answer_shown, s.screen.answer_shown + attnviz::check_question_count);
     j["answers_pending"] = std::vector<bool>(s.follow.answer_pending, s.follow.answer_pending + attnviz::check_question_count);

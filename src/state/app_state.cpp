@@ -1,5 +1,6 @@
 // app_state.cpp: see app_state.h.
 #include "app_state.h"
+#include "follow_gpt.h"
 #include "text_util.h"
 #include "inputs.h"
 #include "state_internal.h"
@@ -226,6 +227,10 @@ void apply_perturbation(AppState& s) {
 void recompute(AppState& s) {
     poll_hub_get(s);    // Get GPT-2's download: its progress, and the model opened once it is in (hub_get_state.cpp)
     poll_model_load(s); // a model read off the frame thread, staged once it is in (model_loading.cpp)
+    // A teacher's GPT layer on a page (follow_gpt.h) takes no edit of its model; the lesson
+    // (or another model) in its place goes the usual way.
+    if (received_gpt(s) && s.edit_trained == s.shown.input && (s.config_dirty || s.perturb_dirty || s.ablation.dirty))
+        refuse_received_edit(s);
     const bool config_changed = s.config_dirty, perturb_changed = s.perturb_dirty;
     if (s.config_dirty) {
         s.config_dirty = false;

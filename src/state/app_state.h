@@ -22,6 +22,7 @@
 #include "weights_io.h"
 #include <array>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -139,6 +140,11 @@ struct TrainedInput {
     std::string tokenizer_note;
     std::string text;
     std::string layout;      // GPT: "GPT-2 (Hugging Face)" or "nanoGPT"
+    // A teacher's GPT layer on a page that follows (follow_gpt.h): the model holds its sizes
+    // and no weights, and every number the views read was received, none can be computed;
+    // `labels` names the ids the page shows (it has no tokenizer).
+    bool received = false;
+    std::map<int, std::string> labels;
     // This input is a GPT model (a staged or a read one); for what is shown, ask mode(s).
     bool gpt() const { return model && model->config.arch == Arch::gpt; }
 };

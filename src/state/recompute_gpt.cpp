@@ -102,6 +102,10 @@ std::string gpt_token_label(const BpeTokenizer* tok, int id) {
 
 std::string model_token_label(const AppState& s, int token) {
     if (mode(s) == Mode::lesson) return std::to_string(token);
+    if (mode(s) == Mode::gpt_model && s.shown.input->received) {
+        const auto it = s.shown.input->labels.find(token);
+        return it != s.shown.input->labels.end() ? it->second : "#" + std::to_string(token);
+    }
     if (mode(s) == Mode::gpt_model) return gpt_token_label(s.shown.input->tokenizer.get(), token);
     return token_name(s.shown.input->model->config, token);
 }

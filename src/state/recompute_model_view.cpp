@@ -57,7 +57,9 @@ namespace state_detail {
 
 void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed) {
     if (!s.ready) return;
-    if (s.shown.input) {
+    if (s.shown.input && s.shown.input->received) {
+        // A teacher's GPT layer (follow_gpt.h): every number as received, nothing computed.
+    } else if (s.shown.input) {
         // The detector's numbers are recompute_ablation.cpp's, of the run shown (ablated or clean).
         if (config_changed || ablation_changed) {
             const AblationNumbers& n = s.ablation.numbers;
@@ -84,7 +86,7 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
     const int N = s.config.seq_len;
     s.model_view.predict_pos = std::clamp(s.model_view.predict_pos, -1, N - 1);
     if (s.model_view.predict_hover >= N) s.model_view.predict_hover = -1;
-    if (!has_predictions(s)) return;
+    if (!has_predictions(s) || s.shown.input->received) return; // a teacher's layer: its predictions as received
     const Mat& logits = prediction_logits(s);
     if (int64_t(logits.rows()) * logits.cols() < all_predictions_below) {
         for (int pos = 0; pos < int(logits.rows()); ++pos) predict_at(s, pos);

@@ -124,23 +124,16 @@ bool apply_session_train(AppState& s, const SessionTrain& st, std::string& error
     return true;
 }
 
-} // namespace
+// What a session says of the screen (view, step, theme, palette, answers shown), checked.
+struct SessionScreen {
+    View view = View::walk;
+    Theme theme = Theme::dark;
+    PaletteKind palette = PaletteKind::standard;
+};
 
-bool apply_session(AppState& s, const Session& ss, std::string& error) {
-    if (std::string why = validate_window(ss.config, s.memory_cap); !why.empty()) {
-        error = "the session's sizes do not fit the window: " + why;
-        return false;
-    }
-    if (!ss.tokens.empty() && ss.config.seq_len != int(ss.tokens.size())) {
-        error = "the session's seq_len " + std::to_string(ss.config.seq_len) + " differs from its " +
-                std::to_string(ss.tokens.size()) + " words; T follows the words";
-        return false;
-    }
-    View view;
-    Theme theme;
-    if (!parse_view(ss.view, view, error) || !parse_theme(ss.theme, theme, error)) return false;
-    PaletteKind palette;
-    if (!parse_palette(ss.palette, palette, error)) {
+bool check_session_screen(const Session& ss, SessionScreen& out, std::string& error) {
+    if (!parse_view(ss.view, out.view, error) || !parse_theme(ss.theme, out.theme, error)) return false;
+    if (!parse_palette(ss.palette, out.palette, error)) {
         error = "the session's palette " + quote(ss.palette) + " is not a palette; use default or cb";
         return false;
     }
@@ -154,6 +147,41 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
                     std::to_string(check_question_count) + " (0 to " + std::to_string(check_question_count - 1) + ")";
             return false;
         }
+    return true;
+}
+
+void set_session_screen(AppState& s, const Session& ss, const SessionScreen& c) {
+    s.screen.view = c.view;
+    s.screen.step = ss.step;
+    if (s.screen.theme != c.theme || s.screen.font_scale != float(ss.font_scale)) s.fonts_dirty = true;
+    s.screen.theme = c.theme;
+    s.screen.font_scale = float(ss.font_scale);
+    s.screen.palette = c.palette;
+    for (bool& shown : s.screen.answer_shown) shown = false;
+    for (int q : ss.answers_shown) s.screen.answer_shown[q] = true;
+}
+
+} // namespace
+
+bool apply_session_screen(AppState& s, const Session& ss, std::string& error) {
+    SessionScreen c;
+    if (!check_session_screen(ss, c, error)) return false;
+    set_session_screen(s, ss, c);
+    return true;
+}
+
+bool apply_session(AppState& s, const Session& ss, std::string& error) {
+    if (std::string why = validate_window(ss.config, s.memory_cap); !why.empty()) {
+        error = "the session's sizes do not fit the window: " + why;
+        return false;
+    }
+    if (!ss.tokens.empty() && ss.config.seq_len != int(ss.tokens.size())) {
+        error = "the session's seq_len " + std::to_string(ss.config.seq_len) + " differs from its " +
+                std::to_string(ss.tokens.size()) + " words; T follows the words";
+        return false;
+    }
+    SessionScreen screen;
+    if (!check_session_screen(ss, screen, error)) return false;
     KernelChoice k = KernelChoice::automatic;
     if (ss.kernel == "reference") k = KernelChoice::reference;
     else if (ss.kernel == "fast") k = KernelChoice::fast;
@@ -200,17 +228,10 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     s.fields.layer_field = ss.layer;
     s.fields.text_field.clear();
     for (const std::string& w : ss.tokens) s.fields.text_field += (s.fields.text_field.empty() ? "" : " ") + w;
-    s.screen.view = view;
-    s.screen.step = ss.step;
+    set_session_screen(s, ss, screen);
     s.p = ss.perturb >= 0 ? ss.perturb : std::min(2, ss.config.seq_len - 1);
     s.strength = ss.perturb >= 0 ? float(ss.strength) : 0.f;
     s.perturb_dirty = true;
-    if (s.screen.theme != theme || s.screen.font_scale != float(ss.font_scale)) s.fonts_dirty = true;
-    s.screen.theme = theme;
-    s.screen.font_scale = float(ss.font_scale);
-    s.screen.palette = palette;
-    for (bool& shown : s.screen.answer_shown) shown = false;
-    for (int q : ss.answers_shown) s.screen.answer_shown[q] = true;
     return true;
 }
 
@@ -287,6 +308,19 @@ std::string shown_fingerprint(const AppState& s) {
     f.add(t.y);
     char text[80];
     std::snprintf(text, sizeof text, "%d %d %d %016llx", t.T, t.C, t.H, static_cast<unsigned long long>(f.h));
+    return text;
+}
+
+std::string grid_fingerprint(const AppState& s) {
+    FloatHash f;
+    int heads = 0;
+    for (const Trace& t : s.model_base.layers)
+        for (const Mat& a : t.att) {
+            f.add(a);
+            ++heads;
+        }
+    char text[80];
+    std::snprintf(text, sizeof text, "%d %016llx", heads, static_cast<unsigned long long>(f.h));
     return text;
 }
 

@@ -13,6 +13,11 @@ Session to_session(const AppState& s);
 // is untouched. On success the state is set to the session's and the next recompute applies it.
 bool apply_session(AppState& s, const Session& ss, std::string& error);
 
+// The screen's part of a session alone (view, step, theme, palette, font scale, answers
+// shown), checked as apply_session checks it: a page showing a teacher's GPT layer
+// (follow_gpt.h), whose numbers come beside the session.
+bool apply_session_screen(AppState& s, const Session& ss, std::string& error);
+
 // Writes the session file and, when the Train view was used, its weights beside it
 // (train_weights_path); on failure `error` is one sentence and the session file is not written.
 bool write_session_files(const std::string& path, const AppState& s, std::string& error);
@@ -26,6 +31,9 @@ void open_session_file(AppState& s, const std::string& path);
 // show the same: "T C H " and a 64-bit FNV-1a hash, in hex, of the bits of the shown
 // trace's x, every head's weights and y. Equal only when every float is equal bit for bit.
 std::string shown_fingerprint(const AppState& s);
+// The Model view's grid the same way: "HEADS HASH" of every layer's softmax weights in
+// model_base ("0 ..." when it holds none).
+std::string grid_fingerprint(const AppState& s);
 // The Train view's run the same way: "STEP HASH SUM SUM_ABS", the hash of every parameter
 // of its latest model in parameters() order, and their sum and sum of magnitudes (for
 // builds whose products round differently: the web's Eigen, the window's OpenBLAS); "none"

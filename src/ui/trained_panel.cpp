@@ -1,6 +1,7 @@
 // trained_panel.cpp: what the window shows of a trained model besides its trace - the side
 // panel's "Trained model" section (task, vocabulary, sizes, source, the sequence as letters,
 // the block, "Back to the lesson"), the block picker above every view, and its keys.
+#include "follow_gpt.h"
 #include "format.h"
 #include "inputs.h"
 #include "text_fit.h"
@@ -100,7 +101,11 @@ void draw_gpt_header(AppState& s) {
     dim_wrapped("vocabulary " + format_count(c.vocab) + ", block size " + std::to_string(c.seq_len) + ", GELU " +
                 to_string(c.gelu) + (c.bias ? ", with biases" : ", no biases"));
     source_line(in);
-    if (in.tokenizer) {
+    if (in.received) {
+        // A teacher's GPT layer (follow_gpt.h): nothing to type, the text is the teacher's.
+        dim_wrapped(gpt_lives_on_teacher);
+        if (!in.text.empty()) wrapped("text: " + in.text);
+    } else if (in.tokenizer) {
         dim_wrapped("tokenizer: GPT-2's byte-level BPE beside the model; a leading space shows as ·, a newline as \\n");
         sequence_field(s, "text", "The cat sat on the mat.",
                        "The text the model reads, through its tokenizer (up to " + std::to_string(c.seq_len) +

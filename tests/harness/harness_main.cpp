@@ -195,6 +195,16 @@ int follow_mode(GuiRun& r) {
             } else if (line.rfind("open ", 0) == 0) {
                 // A model file in the views, as the side panel's Open model.
                 if (!open_model_path(s, line.substr(5), error)) return usage_error(error);
+            } else if (line.rfind("layer ", 0) == 0) {
+                request_layer(s, std::atoi(line.c_str() + 6)); // a model's layer, as the side panel's slider
+            } else if (line.rfind("replace ", 0) == 0) {
+                // A GPT model's token p replaced, as the causality view's field ("replace  dog").
+                if (!set_replacement_text(s, line.substr(8), error)) return usage_error(error);
+            } else if (line == "grid-fingerprint") {
+                // The Model view's grid (session_state.h), to compare with a page's.
+                std::printf("grid-fingerprint %s\n", grid_fingerprint(s).c_str());
+                std::fflush(stdout);
+                continue;
             } else if (line == "train-fingerprint") {
                 std::printf("train-fingerprint %s\n", train_fingerprint(s).c_str());
                 std::fflush(stdout);
@@ -217,7 +227,7 @@ int follow_mode(GuiRun& r) {
                 s.follow.clear_request = std::atoi(line.c_str() + 6); // as the check view's Clear
             } else {
                 return usage_error("--follow-stdin: " + line +
-                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, fingerprint, reveal Q, weights LAYER PATH, train N, train-fingerprint or quit");
+                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, layer L, replace TOKEN, fingerprint, grid-fingerprint, reveal Q, weights LAYER PATH, train N, train-fingerprint or quit");
             }
             pending = line;
         }

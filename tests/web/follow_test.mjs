@@ -15,7 +15,9 @@
 //   6. every page shows the teacher's numbers bit for bit (a hash of the shown x, weights and
 //      y), for the lesson and after the window opens a trained model (--model-file): the
 //      pages fetch its weights from the window, as they fetch a weights file's block
-//      (--weights-file, layer 1); a GPT model (--gpt-dir) is named, not sent;
+//      (--weights-file, layer 1); a GPT model (--gpt-dir) from the parts the window sends of
+//      what is on screen (its layers 0 and 1, the walk, Model and causality views), never
+//      its weights file, and an exploring page says the model lives on the teacher's computer;
 //      The Train view: the window trains to step 120, each page's run goes on with it to the
 //      same weights, up to the products' rounding (OpenBLAS in the window, Eigen in the page);
 //   7. a page's canvas (900 x 560, the window's size) has the window's pixels in every matrix
@@ -24,7 +26,8 @@
 // Exit status 0: passed; 1: failed (one line says what); 77: skipped, as browser_test.mjs.
 //
 //   node tests/web/follow_test.mjs --site build-web/site --node-modules build-web/node/node_modules \
-//        --harness build/attnviz_harness
+//        --harness build/attnviz_harness [--gpt-dir tests/data/gpt_tiny/gpt2 --shots DIR]
+// (--shots DIR keeps page 0's canvas at each step of the GPT model as DIR/follow-gpt-*.png.)
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import fs from 'node:fs';
@@ -55,6 +58,7 @@ const answerLines = [];
 const fingerprints = [];
 const shots = [];
 const trainPrints = [];
+const gridPrints = [];
 teacher.stdout.on('data', (d) => {
   teacherOut += d;
   for (let nl; (nl = teacherOut.indexOf('\n')) >= 0; teacherOut = teacherOut.slice(nl + 1)) {
@@ -65,6 +69,7 @@ teacher.stdout.on('data', (d) => {
     else if (line.startsWith('fingerprint ')) fingerprints.push(line.slice(12));
     else if (line.startsWith('shot ')) shots.push(line.slice(5));
     else if (line.startsWith('train-fingerprint ')) trainPrints.push(line.slice(18));
+    else if (line.startsWith('grid-fingerprint ')) gridPrints.push(line.slice(17));
     else console.log(`teacher: ${line}`);
   }
 });
@@ -217,7 +222,8 @@ try {
     for (const [i, p] of pages.entries()) {
       let s = {};
       await untilTrue(() => `page ${i} did not show the teacher's numbers for ${what} (teacher ${want}, page ` +
-                      `${s.fingerprint}, model "${s.model}", status "${s.status}", errors ${JSON.stringify(p.errors)})`,
+                      `${s.fingerprint}, model "${s.model}", view ${s.view}, status "${s.status}", note "${s.follow_note}", ` +
+                      `errors ${JSON.stringify(p.errors)})`,
         async () => { s = await state(p); return s.fingerprint === want && extra(s); }, 20000);
     }
     return want;
@@ -314,15 +320,65 @@ try {
     await samePixels('the trained model\'s causality view');
     console.log(`every page shows the teacher's numbers bit for bit: the lesson (${lesson}) and the trained model it opened (${trained})`);
   }
-  // A GPT model is not sent: the pages keep their state and say what the teacher shows.
+  // A GPT model: the window sends what is on screen of it (follow_gpt.h), never its weights
+  // file; every page shows the same layer and tokens with the teacher's numbers and pixels,
+  // follows a layer change, fetches the walk view's weights and the Model view's grid when
+  // the teacher shows those views, shows the causality table of a changed token, and a page
+  // that explores says the model lives on the teacher's computer.
   if (args['gpt-dir']) {
+    const shotsDir = args.shots; // optional: page 0's canvas at each step, for docs/web.md
+    const keepShot = async (name) => {
+      if (shotsDir) fs.writeFileSync(path.join(shotsDir, `follow-gpt-${name}.png`), await pages[0].page.locator('#canvas').screenshot());
+    };
+    const sameWords = (s) => s.words.length > 0 && s.words.join(' ') === pages.words;
+    await edit('view scores');
     await edit(`open ${args['gpt-dir']}`);
+    let first = {};
+    await untilTrue(() => `page 0 did not show the teacher's GPT layer (note "${first.follow_note}", status "${first.status}")`,
+      async () => { first = await state(pages[0]); return first.gpt_layer === 0; }, 20000);
+    pages.words = first.words.join(' ');
+    const gpt0 = await sameNumbers('the GPT model\'s layer 0', (s) => s.gpt_layer === 0 && sameWords(s));
+    await samePixels('the GPT model\'s layer 0 in the scores view');
+    await keepShot('scores');
+    await edit('layer 1');
+    const gpt1 = await sameNumbers('the GPT model\'s layer 1', (s) => s.gpt_layer === 1 && sameWords(s));
+    if (gpt1 === gpt0) fail('layer 1 of the GPT model shows layer 0\'s numbers');
+    await samePixels('the GPT model\'s layer 1 in the scores view');
+    await edit('view walk');
+    await sameNumbers('the GPT model\'s layer 1 in the walk view', (s) => s.view === 'walk' && s.gpt_layer === 1);
+    await samePixels('the GPT model\'s layer 1 in the walk view (its weights fetched for it)');
+    await keepShot('walk');
+    await edit('view model');
+    await sameNumbers('the GPT model\'s Model view', (s) => s.view === 'model');
+    await keepShot('model');
+    // The grid's numbers bit for bit (its 6-pixel cells' edges are where Mesa and SwiftShader
+    // round differently, so its pixels are not compared).
+    const n = gridPrints.length;
+    teacher.stdin.write('grid-fingerprint\n');
+    await untilTrue('the teacher\'s window did not print its grid\'s fingerprint', () => gridPrints.length > n, 10000);
+    const grid = gridPrints[n];
+    if (grid.startsWith('0 ')) fail('the teacher\'s window has no grid to compare');
     for (const [i, p] of pages.entries()) {
       let s = {};
-      await untilTrue(() => `page ${i} did not say the teacher shows a GPT model (note "${s.follow_note}")`,
-        async () => { s = await state(p); return /^The teacher's window shows GPT-2 \(Hugging Face\) gpt2, layer 0, too large for a page/.test(s.follow_note); }, 10000);
+      await untilTrue(() => `page ${i} does not show the teacher's grid (teacher ${grid}, page ${s.grid_fingerprint})`,
+        async () => { s = await state(p); return s.grid_fingerprint === grid; }, 20000);
     }
-    console.log(`a GPT model in the window: every page says so and keeps its state ("${(await state(pages[0])).follow_note}")`);
+    await edit('view causality');
+    await edit('replace 7');
+    await sameNumbers('the GPT model with a token changed', (s) => s.view === 'causality' && s.p >= 0 && s.strength > 0);
+    // (Its chart and table are text and bars, no matrix: serve_tests' FollowGpt compares the table.)
+    await keepShot('causality');
+    // Explore: the page cannot compute the model, and says so in one sentence.
+    await click('Explore on my own');
+    let ex = {};
+    await untilTrue(() => `the exploring page did not say the model lives on the teacher's computer (note "${ex.follow_note}")`,
+      async () => { ex = await state(p0); return ex.follow === 'explore' && /^The GPT model lives on the teacher's computer/.test(ex.follow_note); }, 5000);
+    await keepShot('explore');
+    await click('Back to the teacher');
+    await untilTrue('Back to the teacher did not follow the GPT model again',
+      async () => { const s = await state(p0); return s.follow === 'follow' && s.gpt_layer === 1; }, 5000);
+    console.log(`every page shows the teacher's GPT model bit for bit: layer 0 (${gpt0}), layer 1 (${gpt1}), the walk, ` +
+                `Model and causality views; an exploring page says "${ex.follow_note}"`);
   } else {
     console.log(`every page shows the teacher's numbers bit for bit (${lesson})`);
   }

@@ -119,5 +119,9 @@ struct TensorOut {
 // `path` and renames it over `path`, so a failed write never leaves half a file.
 bool write_safetensors(const std::string& path, const std::vector<TensorOut>& tensors,
                        const std::vector<std::pair<std::string, std::string>>& metadata, std::string& error);
+// The same bytes in memory (what a server sends): false with one sentence for a tensor that
+// cannot be written (no name, two of one name, too large, no data).
+bool safetensors_bytes(const std::vector<TensorOut>& tensors, const std::vector<std::pair<std::string, std::string>>& metadata,
+                       std::string& out, std::string& error);
 
 } // namespace attnviz
