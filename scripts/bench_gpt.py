@@ -19,6 +19,11 @@ machine in the same run:
     lean trace rerun from the ablated layer (layer 0, the worst case) with the next-token
     loss, the top 5 and the DLA, over a plain forward timed beside each; and the same with the head
     detector's repeated-sequence probe rerun with the ablation.
+With --window T,... it measures the window instead (issue 29): for each T, `xvfb-run -a attnviz
+--model DIR --tokens <T ids> --view VIEW --screenshot` under /usr/bin/time -v for the walk,
+the Model view and the causality view (--perturb T/2: the changed trace too), printing each
+run's exit status, peak RSS of the whole process, wall time and the sentence of a refusal:
+    /usr/bin/python3 scripts/bench_gpt.py --bin build/attnviz --window 315,1024
 Goals (issue): forward at most 0.8 of torch's, update at most 0.5 of a forward, peak RSS at
 most 1.5 GB, load at most 1 s, an ablation at most 1.2 forwards.
 """
@@ -155,6 +160,44 @@ def run(binary, T=1024, repeat=3, quick=False, blas_core=None):
     return row
 
 
+def window_run(binary, model_dir, T, view, out_png):
+    """One screenshot run of the window on T token ids under /usr/bin/time -v: its exit status,
+    peak RSS of the whole process (MB), wall time and the first line it printed on stderr."""
+    ids = ",".join(str((t * 7919 + 13) % GPT2_SMALL["vocab_size"]) for t in range(T))
+    cmd = ["/usr/bin/time", "-v", "xvfb-run", "-a", binary, "--model", model_dir, "--tokens", ids, "--view", view,
+           "--screenshot", out_png]
+    if view == "causality":  # the token change: the second (changed) trace, from the middle position on
+        cmd[-2:-2] = ["--perturb", str(T // 2)]
+    t0 = time.time()
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    wall = time.time() - t0
+    rss = next((int(line.split(":")[1]) / 1024 for line in r.stderr.splitlines()
+                if "Maximum resident set size" in line), float("nan"))
+    said = next((line.strip() for line in r.stderr.splitlines() if line.strip() and not line.startswith("\t")), "")
+    return {"T": T, "view": view, "status": r.returncode, "peak_rss_mb": rss, "wall_s": wall, "said": said}
+
+
+def run_window(binary, sizes, views=("walk", "model", "causality")):
+    """The window on GPT-2 small's shapes: peak RSS of screenshot runs (xvfb-run) per T and view."""
+    tmp = tempfile.mkdtemp(prefix="attnviz_gpt2_window_")
+    rows = []
+    try:
+        load0 = os.getloadavg()[0]
+        write_gpt2(os.path.join(tmp, "gpt2"))
+        for T in sizes:
+            for view in views:
+                rows.append(window_run(binary, os.path.join(tmp, "gpt2"), T, view, os.path.join(tmp, f"{view}_{T}.png")))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\nGPT-2 small shapes in the window (xvfb-run --screenshot under /usr/bin/time -v), {cpu_model()}, "
+          f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f}:")
+    print("| T | view | exit | peak RSS | wall | first line on stderr |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for w in rows:
+        print(f"| {w['T']} | {w['view']} | {w['status']} | {w['peak_rss_mb']:.0f} MB | {w['wall_s']:.1f} s | {w['said'][:160]} |")
+    return rows
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--torch-worker":
         torch_worker(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
@@ -165,7 +208,14 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--window", metavar="T,...", help="instead: the window's peak RSS on these sequence lengths")
     a = ap.parse_args()
+    if a.window:
+        rows = run_window(a.bin, [int(t) for t in a.window.split(",")])
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        return 0
     row = run(a.bin, a.T, a.repeat, a.quick)
     if a.json:
         with open(a.json, "w") as f:

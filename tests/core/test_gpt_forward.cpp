@@ -143,6 +143,39 @@ TEST(GptForward, LayerTraceRecomputesWhatALeanTraceDropped) {
     EXPECT_EQ(lean.logits, full.logits);
 }
 
+// The window recomputes the layer on screen with gpt_layer_trace: what a hover shows must be
+// the forward's own attention weights bit for bit. On the reference kernel that holds for a
+// lean trace too; on the fast kernel the layer's recompute is the full forward's (forward()),
+// while a lean fast forward takes fast_attention_from (no raw scores), which differs from it in
+// the last bits (up to 6e-8 on this model): a window that drops the other layers' weights and
+// recomputes them must run that same path to stay exact (issue 29).
+TEST(GptForward, LayerTraceGivesTheForwardsAttentionBitForBit) {
+    ModelConfig c;
+    c.arch = Arch::gpt;
+    c.n_layer = 2;
+    c.n_head = 4;
+    c.n_embd = 64;
+    c.vocab = 300;
+    c.seq_len = 300;
+    c.bias = true;
+    c.gelu = Gelu::tanh;
+    const Model m = random_gpt(c, 7);
+    std::vector<int> tokens;
+    for (int t = 0; t < 300; ++t) tokens.push_back((t * 37 + 11) % 300);
+    ModelTrace lean_ref, full_fast;
+    gpt_forward(m, tokens, KernelKind::reference, true, lean_ref);
+    gpt_forward(m, tokens, KernelKind::fast, false, full_fast);
+    for (int l = 0; l < 2; ++l) {
+        Trace ref, fast;
+        gpt_layer_trace(m, lean_ref, l, KernelKind::reference, ref);
+        gpt_layer_trace(m, full_fast, l, KernelKind::fast, fast);
+        for (int h = 0; h < 4; ++h) {
+            EXPECT_EQ(max_diff(ref.att[size_t(h)], lean_ref.layers[size_t(l)].att[size_t(h)]), 0.f) << "layer " << l << " head " << h;
+            EXPECT_EQ(max_diff(fast.att[size_t(h)], full_fast.layers[size_t(l)].att[size_t(h)]), 0.f) << "layer " << l << " head " << h;
+        }
+    }
+}
+
 TEST(GptForward, RefusesTokensOutsideTheVocabularyOrTheBlock) {
     const Model m = load_fixture_model(gpt_data("gpt2"));
     ModelTrace tr;
