@@ -42,7 +42,8 @@ std::string cache_dir_of(const HubGetState& h) { return h.cache_dir.empty() ? hu
 std::string megabytes(int64_t bytes) {
     char buf[32];
     if (bytes >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.2f GB", double(bytes) / 1e9);
-    else std::snprintf(buf, sizeof buf, "%.0f MB", double(bytes) / 1e6);
+    else if (bytes >= 10'000'000) std::snprintf(buf, sizeof buf, "%.0f MB", double(bytes) / 1e6);
+    else std::snprintf(buf, sizeof buf, "%.1f MB", double(bytes) / 1e6); // config and tokenizer files
     return buf;
 }
 

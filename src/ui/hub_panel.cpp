@@ -55,7 +55,7 @@ void draw_get_gpt2_section(AppState& s, UiContext& ui) {
         return;
     }
     if (!s.hub.looked) refresh_hub_cached(s);
-    for (int i = 0; i < int(hub_choices().size()); ++i) draw_choice(s, i);
+    // The download under way, or its outcome, first: the list below it may scroll out of sight.
     if (hub_getting(s)) {
         const HubProgress& p = s.hub.progress;
         const float done = p.all_total > 0 ? float(double(p.all_done) / double(p.all_total)) : 0.f;
@@ -75,6 +75,7 @@ void draw_get_gpt2_section(AppState& s, UiContext& ui) {
             wrapped(s.hub.message, true);
         }
     }
+    for (int i = 0; i < int(hub_choices().size()); ++i) draw_choice(s, i);
 }
 
 } // namespace attnviz

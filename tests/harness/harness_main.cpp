@@ -221,13 +221,18 @@ int follow_mode(GuiRun& r) {
                 const int q = std::atoi(line.c_str() + 7); // the check view's Show the answer
                 if (q < 0 || q >= check_question_count) return usage_error("--follow-stdin: no question " + line.substr(7));
                 s.screen.answer_shown[q] = true;
+            } else if (line.rfind("hub-get ", 0) == 0) {
+                // Get GPT-2's choice I, as its button (the environment's HF_ENDPOINT, a mock Hub).
+                if (!request_hub_get(s, std::atoi(line.c_str() + 8), error)) return usage_error(error);
+            } else if (line == "hub-cancel") {
+                cancel_hub_get(s); // as its Cancel
             } else if (line == "hide-address") {
                 s.follow.show_large = false; // the large address's Hide
             } else if (line.rfind("clear ", 0) == 0) {
                 s.follow.clear_request = std::atoi(line.c_str() + 6); // as the check view's Clear
             } else {
                 return usage_error("--follow-stdin: " + line +
-                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, layer L, replace TOKEN, fingerprint, grid-fingerprint, reveal Q, weights LAYER PATH, train N, train-fingerprint or quit");
+                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, layer L, replace TOKEN, fingerprint, grid-fingerprint, reveal Q, weights LAYER PATH, train N, train-fingerprint, hub-get I, hub-cancel or quit");
             }
             pending = line;
         }

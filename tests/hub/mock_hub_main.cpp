@@ -1,12 +1,13 @@
 // mock_hub_main.cpp: the mock Hub (mock_hub.h) as a program, for tests written in other
 // languages (node) and the window's GUI tests. Serves until killed (SIGTERM, SIGINT).
 //
-//   mock_hub --repo ID=DIR [--repo ID=DIR ...] [--alias OLD=NEW ...] [--token T]
+//   mock_hub --repo ID=DIR [--repo ID=DIR ...] [--alias OLD=NEW ...] [--token T] [--slow]
 //
 //   --repo ID=DIR    serve the files of DIR as the Hub repository ID (e.g. tiny/gpt2=tests/data/hub/tiny-gpt2);
 //                    *.safetensors are LFS files (302 to the storage listener), the rest small files
 //   --alias OLD=NEW  OLD answers 307 to NEW, as the Hub renamed gpt2 to openai-community/gpt2
 //   --token T        every Hub request needs "Authorization: Bearer T" (401 without)
+//   --slow           file bytes in 16 KiB chunks, 100 ms apart (a download to watch or cancel)
 //
 // stdout: the Hub's port on the first line (HF_ENDPOINT=http://127.0.0.1:PORT), the storage
 // listener's port on the second, then one line per repository: "ID COMMIT".
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
             } else {
                 ids.push_back(value.substr(0, eq));
             }
+        } else if (arg == "--slow") {
+            hub.set_slow(true); // file bytes in small chunks with pauses: a download to watch, or to cancel
         } else if (arg == "--token" && has_value) {
             hub.require_token(argv[++i]);
         } else {
