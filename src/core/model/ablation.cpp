@@ -306,6 +306,12 @@ TaskMetrics task_metrics(const Model& m, KernelKind kernel, const Ablation* ab) 
 
 double next_token_loss(const ModelTrace& tr) {
     const int T = int(tr.tokens.size());
+    if (tr.compact) { // the forward's terms, summed as below
+        if (T < 2 || tr.next_nll.size() != size_t(T - 1)) return NAN;
+        double s = 0;
+        for (double v : tr.next_nll) s += v;
+        return s / double(T - 1);
+    }
     if (T < 2 || tr.logits.rows() != T) return NAN;
     // Per row: log sum exp(logit - max) with Eigen's vectorised float exp (each term within an
     // ulp or two), summed in double; GPT-2's 50257 logits a row would take a while in double.
@@ -386,7 +392,13 @@ LogitAttribution logit_attribution(const Model& m, const ModelTrace& tr, int pos
             for (int k = 0; k < C; ++k) b += double(m.ln_f.bias[k]) * double(U(token, k));
             out.ln_bias = float(b);
         }
-        out.logit = tr.logits(pos, token);
+        if (tr.compact) { // no logits kept: the row the forward made
+            Mat row;
+            gpt_logits_rows(m, tr, pos, pos + 1, row);
+            out.logit = row(0, token);
+        } else {
+            out.logit = tr.logits(pos, token);
+        }
     } else {
         out.logit = toy_logits(m, tr)(pos, token);
     }

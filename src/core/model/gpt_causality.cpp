@@ -23,11 +23,16 @@ void check_traces(const ModelTrace& base, const ModelTrace& changed, int p, int 
     if (p < 0 || size_t(p) >= T)
         refuse("position " + std::to_string(p) + " is outside the sequence; give p from 0 to " + std::to_string(T - 1));
     const Mat& logits = base.logits;
-    if (logits.rows() != Eigen::Index(T) || changed.logits.rows() != logits.rows() ||
-        changed.logits.cols() != logits.cols())
+    if (changed.compact) {
+        // gpt_update_compact measured the logits as it made them (no logits are kept).
+        if (!base.compact || changed.logits_delta.size() != T)
+            refuse("the changed trace is compact but not gpt_update_compact's of the base trace; give the trace it made");
+    } else if (logits.rows() != Eigen::Index(T) || changed.logits.rows() != logits.rows() ||
+               changed.logits.cols() != logits.cols()) {
         refuse("the logits are " + shape(logits) + " and " + shape(changed.logits) + " for " + std::to_string(T) +
                " tokens; give two traces of the same model");
-    if (new_token < 0 || new_token >= logits.cols())
+    }
+    if (new_token < 0 || (!changed.compact && new_token >= logits.cols()))
         refuse("token " + std::to_string(new_token) + " is not in the vocabulary; give an id from 0 to " +
                std::to_string(logits.cols() - 1));
     if (changed.tokens[size_t(p)] != new_token)
@@ -53,7 +58,7 @@ GptCausality gpt_causality(const ModelTrace& base, const ModelTrace& changed, in
     GptCausality out;
     out.p = p;
     out.new_token = new_token;
-    out.logits_max_abs = max_abs_diff_per_position(base.logits, changed.logits);
+    out.logits_max_abs = changed.compact ? changed.logits_delta : max_abs_diff_per_position(base.logits, changed.logits);
     out.resid_max_abs.reserve(base.blocks.size());
     for (size_t l = 0; l < base.blocks.size(); ++l)
         out.resid_max_abs.push_back(max_abs_diff_per_position(base.blocks[l].resid_post, changed.blocks[l].resid_post));

@@ -16,7 +16,7 @@ struct GptCausality {
 
 // base and changed: traces of the same model on token lists that differ only at p.
 // changed is gpt_forward on the new tokens, or base after gpt_update(m, p, new_token, ...);
-// lean or not. NaN propagates as torch's max does (max_abs_diff_per_position).
+// lean or not, or gpt_update_compact's of a compact base (its logits_delta). NaN propagates as torch's max does (max_abs_diff_per_position).
 // Throws std::invalid_argument with one sentence when they are not two GPT traces of one
 // model and one length, p is outside 0 .. T-1, changed's token p is not new_token, or the
 // token lists differ anywhere else.

@@ -7,6 +7,7 @@
 #include "gpt_model.h"
 #include "ablation.h"
 #include "blas.h"
+#include "head_detector.h"
 #include "kernels.h"
 #include "layers.h"
 #include "work_team.h"
@@ -85,13 +86,18 @@ void check_token(const ModelConfig& c, int t) {
                                     ".");
 }
 
-// What a lean trace drops once a layer is done (gpt_model.h).
-void drop_lean(Trace& a, BlockTrace& b) {
+// What a lean trace drops once a layer is done (gpt_model.h); a compact one keeps q and the
+// heads' outputs but drops the softmax weights.
+void drop_lean(Trace& a, BlockTrace& b, bool compact = false) {
     a.x.resize(0, 0);
     a.qkv.resize(0, 0);
-    for (Mat& m : a.q) m.resize(0, 0);
     for (Mat& m : a.raw_scores) m.resize(0, 0);
-    for (Mat& m : a.heads) m.resize(0, 0);
+    if (compact) {
+        for (Mat& m : a.att) m.resize(0, 0);
+    } else {
+        for (Mat& m : a.q) m.resize(0, 0);
+        for (Mat& m : a.heads) m.resize(0, 0);
+    }
     a.concat.resize(0, 0);
     a.y.resize(0, 0);
     b.ln_2.resize(0, 0);
@@ -124,6 +130,21 @@ void head_rows(const Model& m, int r0, KernelKind kernel, ModelTrace& tr) {
     linear_forward_rows(tr.logits.data(), tr.ln_f.data(), m.wte, Vec(), r0, T, kernel);
 }
 
+// Rows r0 .. r1-1 of one head's softmax weights from their scores s (row i - r0 holds row i's
+// scores against keys 0 ..; only keys 0..i are read): causal, Eigen's vectorised exp. The one
+// softmax of the fast lean forward, its update and a compact trace's layer recomputed.
+void softmax_causal_rows(const Mat& s, int r0, int r1, float scale, Mat& att) {
+    const int T = int(att.cols());
+    for (int i = r0; i < r1; ++i) {
+        const int n = i + 1;
+        att.row(i).head(n) = s.row(i - r0).head(n) * scale;
+        const float mx = att.row(i).head(n).maxCoeff();
+        att.row(i).head(n) = (att.row(i).head(n).array() - mx).exp().matrix();
+        att.row(i).head(n) *= 1.f / att.row(i).head(n).sum();
+        att.row(i).tail(T - n).setZero();
+    }
+}
+
 // Attention rows p..T-1 of a fast trace whose x rows from p on changed: qkv, q, k, v rows
 // from p, then per head and block of rows the scores against the keys the block sees, the
 // softmax and att v. Rows before p keep their k, v and att.
@@ -146,14 +167,7 @@ void fast_attention_from(const Weights& w, int p, bool keep_raw, Trace& a) {
         blas_product(a.q[h].middleRows(r0, r1 - r0), a.k[h].topRows(keys), true, s);
         if (keep_raw) a.raw_scores[h].middleRows(r0, r1 - r0) = s;
         Mat& att = a.att[h];
-        for (int i = r0; i < r1; ++i) {
-            const int n = i + 1; // causal: keys 0..i; Eigen's vectorised exp
-            att.row(i).head(n) = s.row(i - r0).head(n) * a.scale;
-            const float mx = att.row(i).head(n).maxCoeff();
-            att.row(i).head(n) = (att.row(i).head(n).array() - mx).exp().matrix();
-            att.row(i).head(n) *= 1.f / att.row(i).head(n).sum();
-            att.row(i).tail(T - n).setZero();
-        }
+        softmax_causal_rows(s, r0, r1, a.scale, att);
         Mat out(r1 - r0, hd);
         blas_product(att.block(r0, 0, r1 - r0, r1), a.v[h].topRows(r1), false, out);
         a.heads[h].middleRows(r0, r1 - r0) = out;
@@ -185,7 +199,118 @@ void ensure_buffers(Trace& a, bool with_raw) {
     if (a.y.rows() != T) a.y.resize(T, C);
 }
 
+// What the window shows of a compact trace's layer l before its softmax weights go
+// (gpt_model.h): the grid's pooled picture and the detector's scores on the tokens.
+void read_compact(ModelTrace& out, int l, const Trace& a) {
+    const int T = a.T, H = a.H, pool = out.att_pool, S = (T + pool - 1) / pool;
+    PerHead& pooled = out.att_pooled[size_t(l)];
+    pooled.resize(size_t(H));
+    run_pieces(H, work_team_threads(), [&](int h) {
+        const Mat& w = a.att[size_t(h)];
+        Mat& p = pooled[size_t(h)];
+        p.setZero(S, S);
+        for (int i = 0; i < T; ++i)
+            for (int j = 0; j <= std::min(i, T - 1); ++j) {
+                float& v = p(i / pool, j / pool);
+                const float x = w(i, j);
+                if (std::isnan(x) || x > v) v = x; // the largest; a NaN once seen stays
+            }
+    });
+    SequenceAttention seq;
+    seq.tokens = &out.tokens;
+    seq.layers.push_back(&a.att);
+    HeadScores one = detect_on_text({seq});
+    HeadScores& all = out.att_scores;
+    const size_t L = out.layers.size();
+    for (auto* v : {&all.prev_token, &all.duplicate, &all.induction}) v->resize(L);
+    all.prev_token[size_t(l)] = one.prev_token[0];
+    all.duplicate[size_t(l)] = one.duplicate[0];
+    all.induction[size_t(l)] = one.induction[0];
+}
+
+// -log softmax(row)[target]: log sum exp(row - max) with Eigen's vectorised float exp,
+// summed in double (next_token_loss's term).
+double nll_row(const float* row, int n, int target) {
+    const Eigen::Map<const Eigen::ArrayXf> r(row, n);
+    const float mx = r.maxCoeff();
+    const Eigen::ArrayXf e = (r - mx).exp();
+    double sum = 0;
+    for (Eigen::Index k = 0; k < e.size(); ++k) sum += double(e[k]);
+    return std::log(sum) + double(mx) - double(row[target]);
+}
+
+// A compact trace's ln_f, and its logits in blocks of rows, read for next_nll and dropped.
+void compact_head(const Model& m, ModelTrace& tr) {
+    const int T = int(tr.h_out.rows()), C = m.config.n_embd, V = m.config.vocab;
+    tr.ln_f.resize(T, C);
+    layernorm_forward(tr.ln_f.data(), tr.h_out.data(), m.ln_f, 0, T, C);
+    tr.logits.resize(0, 0);
+    tr.next_nll.assign(size_t(std::max(0, T - 1)), 0.0);
+    constexpr int rows = logits_block;
+    Mat block;
+    for (int r0 = 0; r0 + 1 < T; r0 += rows) {
+        const int r1 = std::min(T - 1, r0 + rows);
+        gpt_logits_rows(m, tr, r0, r1, block);
+        for (int t = r0; t < r1; ++t)
+            tr.next_nll[size_t(t)] = nll_row(block.data() + int64_t(t - r0) * V, V, tr.tokens[size_t(t + 1)]);
+    }
+}
+
+// A compact trace's layer whole (gpt_layer_trace): q, k, v and the heads' outputs as kept,
+// the softmax weights by the lean forward's blocks of rows (bit for bit its weights), the raw
+// scores those blocks computed and the rest of each row beside them, then concat and y as
+// fast_attention_from makes them.
+void compact_layer_trace(const Weights& w, const Trace& kept, const Config& ac, const Mat& ln1, Trace& a) {
+    prepare_trace(ac, KernelKind::fast, ln1, a);
+    const int T = a.T, C = a.C, H = a.H, hd = a.head_dim;
+    for (int h = 0; h < H; ++h) {
+        a.q[h] = kept.q[size_t(h)];
+        a.k[h] = kept.k[size_t(h)];
+        a.v[h] = kept.v[size_t(h)];
+        a.heads[h] = kept.heads[size_t(h)];
+        a.qkv.middleCols(h * hd, hd) = a.q[h];
+        a.qkv.middleCols(C + h * hd, hd) = a.k[h];
+        a.qkv.middleCols(2 * C + h * hd, hd) = a.v[h];
+    }
+    constexpr int rows = 64; // fast_attention_from's blocks
+    const int blocks = (T + rows - 1) / rows;
+    const int threads = int64_t(T) * T * C >= (int64_t(1) << 20) ? work_team_threads() : 1;
+    run_pieces(H * blocks, threads, [&](int task) {
+        const int h = task % H, r0 = (task / H) * rows, r1 = std::min(T, r0 + rows);
+        Mat s(r1 - r0, r1);
+        blas_product(a.q[h].middleRows(r0, r1 - r0), a.k[h].topRows(r1), true, s);
+        a.raw_scores[h].block(r0, 0, r1 - r0, r1) = s;
+        softmax_causal_rows(s, r0, r1, a.scale, a.att[h]);
+        if (r1 < T) {
+            Mat later(r1 - r0, T - r1);
+            blas_product(a.q[h].middleRows(r0, r1 - r0), a.k[h].bottomRows(T - r1), true, later);
+            a.raw_scores[h].block(r0, r1, r1 - r0, T - r1) = later;
+        }
+    });
+    for (int h = 0; h < H; ++h) a.concat.middleCols(h * hd, hd) = a.heads[h];
+    linear_forward_rows(a.y.data(), a.concat.data(), w.c_proj.weight, w.c_proj.bias, 0, T, KernelKind::fast);
+    a.update_cache.p = -1;
+}
+
 } // namespace
+
+void gpt_logits_rows(const Model& m, const ModelTrace& tr, int r0, int r1, Mat& out) {
+    const int T = int(tr.ln_f.rows()), C = m.config.n_embd;
+    if (r0 < 0 || r1 > T || r0 > r1 || tr.ln_f.cols() != C)
+        throw std::invalid_argument("rows " + std::to_string(r0) + " to " + std::to_string(r1) +
+                                    " are not rows of the trace's " + std::to_string(T) + " positions.");
+    // sgemm's last bits depend on how many rows one call takes, so every row is made in
+    // its own aligned block of logits_block rows, whichever rows are asked for.
+    const int V = m.config.vocab;
+    out.resize(r1 - r0, V);
+    Mat block;
+    for (int b0 = r0 / logits_block * logits_block; b0 < r1; b0 += logits_block) {
+        const int b1 = std::min(T, b0 + logits_block), from = std::max(r0, b0), to = std::min(r1, b1);
+        block.resize(b1 - b0, V);
+        linear_forward_rows(block.data(), tr.ln_f.data() + int64_t(b0) * C, m.wte, Vec(), 0, b1 - b0, KernelKind::fast);
+        out.middleRows(from - r0, to - from) = block.middleRows(from - b0, to - from);
+    }
+}
 
 namespace {
 
@@ -215,6 +340,7 @@ void run_layers(const Model& m, int l0, KernelKind kernel, bool lean, const Abla
             forward(ac, b.attn, ln1, kernel, a);
         }
         if (ablation) apply_ablation(*ablation, int(l), b.attn, 0, kernel, a);
+        if (out.compact) read_compact(out, int(l), a);
         if (attention_only && l + 1 == m.h.size()) {
             if (lean) drop_lean(a, bt);
             bt = BlockTrace{};
@@ -224,7 +350,7 @@ void run_layers(const Model& m, int l0, KernelKind kernel, bool lean, const Abla
         residual_forward_rows(bt.resid_mid.data(), in.data(), a.y.data(), 0, T, C);
         // x = x + mlp(ln_2(x))
         mlp_rows(b, c.gelu, 0, kernel, bt);
-        if (lean) drop_lean(a, bt);
+        if (lean) drop_lean(a, bt, out.compact);
     }
     if (attention_only) {
         out.h_out.resize(0, 0);
@@ -233,11 +359,12 @@ void run_layers(const Model& m, int l0, KernelKind kernel, bool lean, const Abla
         return;
     }
     out.h_out = out.blocks.back().resid_post;
-    head_rows(m, 0, kernel, out);
+    if (out.compact) compact_head(m, out);
+    else head_rows(m, 0, kernel, out);
 }
 
 void forward_tokens(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out,
-                    const Ablation* ablation, bool attention_only) {
+                    const Ablation* ablation, bool attention_only, bool compact = false) {
     const ModelConfig& c = m.config;
     const int T = int(tokens.size()), C = c.n_embd;
     if (T < 1 || T > c.seq_len)
@@ -247,6 +374,12 @@ void forward_tokens(const Model& m, const std::vector<int>& tokens, KernelKind k
     for (int t : tokens) check_token(c, t);
     out.tokens = tokens;
     out.lean = lean;
+    out.compact = compact;
+    out.att_pool = std::max(1, (T + compact_grid_side - 1) / compact_grid_side);
+    out.att_pooled.assign(compact ? m.h.size() : 0, PerHead{});
+    out.att_scores = HeadScores{};
+    out.next_nll.clear();
+    out.logits_delta.clear();
     // h = wte[tok] + wpe[0..T-1]: (T, C)
     out.h0.resize(T, C);
     for (int t = 0; t < T; ++t) out.h0.row(t) = m.wte.row(tokens[size_t(t)]) + m.wpe.row(t);
@@ -262,6 +395,10 @@ void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kern
     forward_tokens(m, tokens, kernel, lean, out, ablation, false);
 }
 
+void gpt_forward_compact(const Model& m, const std::vector<int>& tokens, ModelTrace& out, const Ablation* ablation) {
+    forward_tokens(m, tokens, KernelKind::fast, true, out, ablation, false, true);
+}
+
 void gpt_attention_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out,
                            const Ablation* ablation) {
     forward_tokens(m, tokens, kernel, true, out, ablation, true);
@@ -275,6 +412,8 @@ void gpt_rerun_from(const Model& m, int l0, KernelKind kernel, const Ablation* a
     if (l0 == int(m.h.size())) return; // nothing changed in any layer
     // A trace of gpt_attention_forward (no logits) is rerun the same way.
     const bool attention_only = tr.logits.size() == 0 && tr.h_out.size() == 0;
+    if (tr.compact && kernel != KernelKind::fast)
+        throw std::invalid_argument("a compact trace runs on the fast kernel; rerun it with the fast kernel.");
     run_layers(m, l0, kernel, tr.lean, ablation, tr, attention_only);
 }
 
@@ -287,6 +426,8 @@ void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTr
     check_token(c, new_token);
     if (tr.layers.size() != m.h.size() || tr.h0.rows() != T)
         throw std::invalid_argument("the trace was not made by this model's forward; run gpt_forward first.");
+    if (tr.compact)
+        throw std::invalid_argument("a compact trace keeps no logits to update; use gpt_update_compact.");
     tr.tokens[size_t(p)] = new_token;
     tr.h0.row(p) = m.wte.row(new_token) + m.wpe.row(p);
     for (size_t l = 0; l < m.h.size(); ++l) {
@@ -310,6 +451,61 @@ void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTr
     head_rows(m, p, kernel, tr);
 }
 
+void gpt_update_compact(const Model& m, const ModelTrace& base, int p, int new_token, ModelTrace& out,
+                        const Ablation* ablation) {
+    const ModelConfig& c = m.config;
+    const int T = int(base.tokens.size()), C = c.n_embd;
+    if (!base.compact || base.layers.size() != m.h.size() || base.h0.rows() != T || base.ln_f.rows() != T)
+        throw std::invalid_argument("the base trace was not made by this model's gpt_forward_compact; run it first.");
+    if (p < 0 || p >= T)
+        throw std::invalid_argument("position " + std::to_string(p) + " is outside the " + std::to_string(T) +
+                                    " tokens; give 0 to " + std::to_string(T - 1) + ".");
+    check_token(c, new_token);
+    // What a compact trace keeps, copied (the pooled grid and the scores are of base's tokens).
+    out.tokens = base.tokens;
+    out.h0 = base.h0;
+    out.layers = base.layers;
+    out.blocks = base.blocks;
+    out.h_out = base.h_out;
+    out.ln_f = base.ln_f;
+    out.logits.resize(0, 0);
+    out.lean = out.compact = true;
+    out.att_pool = base.att_pool;
+    out.att_pooled.clear();
+    out.att_scores = HeadScores{};
+    out.next_nll.clear();
+    out.tokens[size_t(p)] = new_token;
+    out.h0.row(p) = m.wte.row(new_token) + m.wpe.row(p);
+    for (size_t l = 0; l < m.h.size(); ++l) {
+        const Block& b = m.h[l];
+        const Mat& in = gpt_resid_pre(out, int(l));
+        Trace& a = out.layers[l];
+        BlockTrace& bt = out.blocks[l];
+        ensure_buffers(a, false);
+        for (Mat& w : a.att) w.resize(T, T); // rows before p are not read
+        layernorm_forward(a.x.data(), in.data(), b.ln_1, p, T, C);
+        fast_attention_from(b.attn, p, false, a);
+        if (ablation) apply_ablation(*ablation, int(l), b.attn, p, KernelKind::fast, a);
+        if (bt.resid_mid.rows() != T) bt.resid_mid.resize(T, C); // rows before p are not read
+        residual_forward_rows(bt.resid_mid.data(), in.data(), a.y.data(), p, T, C);
+        mlp_rows(b, c.gelu, p, KernelKind::fast, bt);
+        drop_lean(a, bt, true);
+    }
+    out.h_out.bottomRows(T - p) = out.blocks.back().resid_post.bottomRows(T - p);
+    layernorm_forward(out.ln_f.data(), out.h_out.data(), m.ln_f, p, T, C);
+    // Each row's logits against base's, in blocks of rows, neither kept.
+    out.logits_delta.assign(size_t(T), 0.f);
+    constexpr int rows = logits_block;
+    Mat mine, theirs;
+    for (int r0 = p; r0 < T; r0 += rows) {
+        const int r1 = std::min(T, r0 + rows);
+        gpt_logits_rows(m, out, r0, r1, mine);
+        gpt_logits_rows(m, base, r0, r1, theirs);
+        const std::vector<float> d = max_abs_diff_per_position(theirs, mine);
+        std::copy(d.begin(), d.end(), out.logits_delta.begin() + r0);
+    }
+}
+
 Mat gpt_resid_mid(const ModelTrace& tr, const Trace& layer, int l) {
     const BlockTrace& b = tr.blocks[size_t(l)];
     if (b.resid_mid.size() > 0) return b.resid_mid;
@@ -328,8 +524,12 @@ void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind ker
     const int T = int(in.rows()), C = int(in.cols());
     Mat ln1(T, C);
     layernorm_forward(ln1.data(), in.data(), m.h[size_t(l)].ln_1, 0, T, C);
-    forward(attention_config(m.config, T), m.h[size_t(l)].attn, ln1, kernel, out);
-    if (ablation) apply_ablation(*ablation, l, m.h[size_t(l)].attn, 0, kernel, out);
+    if (tr.compact) {
+        compact_layer_trace(m.h[size_t(l)].attn, tr.layers[size_t(l)], attention_config(m.config, T), ln1, out);
+    } else {
+        forward(attention_config(m.config, T), m.h[size_t(l)].attn, ln1, kernel, out);
+    }
+    if (ablation) apply_ablation(*ablation, l, m.h[size_t(l)].attn, 0, tr.compact ? KernelKind::fast : kernel, out);
 }
 
 } // namespace attnviz

@@ -55,6 +55,38 @@ void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTr
 void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind kernel, Trace& out,
                      const Ablation* ablation = nullptr);
 
+// ---- Compact traces: GPT-2 small on its whole 1024-token context in the window (issue 29)
+//
+// gpt_forward_compact is the lean forward on the fast kernel, but no layer keeps its softmax
+// weights and the trace keeps no logits. Each layer keeps q, k, v, its heads' outputs (att v)
+// and resid_post: at GPT-2 small, T = 1024, 0.19 GB instead of the lean trace's 0.9 GB.
+// Before a layer's weights go the forward reads what the window shows of every layer: the
+// Model view grid's picture (att_pooled: each pixel the largest weight of its pool x pool
+// cells, the pool the smallest that keeps a side within compact_grid_side) and the head
+// detector's scores on the tokens (att_scores). The logits are made in blocks of rows, each
+// row's next-token loss term kept (next_nll), and dropped. Then:
+//   gpt_layer_trace   a layer back whole, its softmax weights bit for bit those the forward
+//                     pooled and scored (the same blocks of rows and the same softmax)
+//   gpt_logits_rows   any logits, the forward's own bits
+//   gpt_update_compact  the causality view's token change, into a second compact trace
+// gpt_rerun_from (ablation) reruns a compact trace compact.
+constexpr int compact_grid_side = 256;
+void gpt_forward_compact(const Model& m, const std::vector<int>& tokens, ModelTrace& out,
+                         const Ablation* ablation = nullptr);
+
+// Logits rows r0 .. r1-1 of a GPT trace (from its ln_f) into out (r1 - r0, V), on the fast
+// kernel: a compact trace's logits, as its forward made them. Each row is made in its aligned
+// block of logits_block rows, so a row has the same bits however it is asked for (a full
+// trace's one product over every row may differ from them in the last bits).
+constexpr int logits_block = 16;
+void gpt_logits_rows(const Model& m, const ModelTrace& tr, int r0, int r1, Mat& out);
+
+// Token p of compact `base` changed to new_token, into `out` (compact): gpt_update's rows from
+// p on. out keeps no pooled grid or scores (they are base's tokens'), and out.logits_delta is
+// every position's largest |Δ logit| against base (rows before p are not recomputed: 0).
+void gpt_update_compact(const Model& m, const ModelTrace& base, int p, int new_token, ModelTrace& out,
+                        const Ablation* ablation = nullptr);
+
 // Layer l's resid_mid (input + attention output): the trace's own, or, in a lean trace, the
 // same float32 add on `layer`, the layer's trace from gpt_layer_trace.
 Mat gpt_resid_mid(const ModelTrace& tr, const Trace& layer, int l);

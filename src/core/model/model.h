@@ -148,6 +148,14 @@ struct BlockTrace {
     Mat resid_post; // (T, C)   resid_mid + mlp
 };
 
+// The head scores (docs/training.md §6), per layer and head: previous-token, duplicate and
+// induction (head_detector.h computes them on any sequences, train.h on the probe).
+struct HeadScores {
+    std::vector<std::vector<float>> prev_token; // [layer][head]
+    std::vector<std::vector<float>> duplicate;
+    std::vector<std::vector<float>> induction;
+};
+
 struct ModelTrace {
     std::vector<int> tokens;    // (N)
     Mat h0;                     // (N, C)  wte[tok] + wpe
@@ -158,6 +166,14 @@ struct ModelTrace {
     Mat ln_f;                   // GPT: (T, C) ln_f(h_out)
     Mat logits;                 // GPT: (T, V) ln_f(h_out) wte^T
     bool lean = false;          // GPT: only what gpt_model.h's lean forward keeps
+    // GPT compact (gpt_model.h, lean too): no layer keeps its softmax weights and the trace
+    // keeps no logits; what was read of them before they went:
+    bool compact = false;
+    int att_pool = 1;                  // side, in cells, of one pixel of att_pooled
+    std::vector<PerHead> att_pooled;   // [layer] H x (ceil(T/att_pool))^2: each pixel its cells' largest weight
+    HeadScores att_scores;             // detect_on_text (head_detector.h) of every layer on `tokens`
+    std::vector<double> next_nll;      // (T-1) -log softmax(logits[t])[tokens[t+1]], next_token_loss's terms
+    std::vector<float> logits_delta;   // after gpt_update_compact: (T) max |Δ logits[t, :]| against its base
 };
 // The reference kernel is bit for bit torch's forward on the same tokens. With `ablation`
 // (ablation.h) the heads it names are replaced in every block before c_proj.

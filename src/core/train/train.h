@@ -107,11 +107,7 @@ float loss_and_grads(const Model& m, const Batch& b, ModelGrads& grads, int thre
 
 // The head scores of docs/training.md §6, per layer and head, on fixed probe sequences
 // (probe seed 1234, 256 sequences).
-struct HeadScores {
-    std::vector<std::vector<float>> prev_token; // [layer][head]
-    std::vector<std::vector<float>> duplicate;
-    std::vector<std::vector<float>> induction;
-};
+// (HeadScores is in model.h.)
 HeadScores head_scores(const Model& m);
 
 // Accuracy (docs/training.md §6) on probe seed 4321, 256 sequences: keys "prev", "dup", "next"
