@@ -22,7 +22,13 @@ namespace {
 void sync_grid_textures(AppState& s, std::vector<Texture>& tex) {
     for (Texture& t : tex) destroy(t);
     tex.clear();
-    if (s.shown.input) {
+    if (s.shown.input && s.model_base.compact) {
+        // A compact trace's pooled pictures (gpt_model.h).
+        for (const PerHead& layer : s.model_base.att_pooled) tex.resize(tex.size() + layer.size());
+        size_t i = 0;
+        for (const PerHead& layer : s.model_base.att_pooled)
+            for (const Mat& p : layer) set_lazy(tex[i++], p.data(), int(p.rows()), int(p.cols()));
+    } else if (s.shown.input) {
         for (const Trace& tr : s.model_base.layers) tex.resize(tex.size() + tr.att.size());
         size_t i = 0;
         for (const Trace& tr : s.model_base.layers)

@@ -67,9 +67,18 @@ constexpr int walk_last_step = 11;
 // ((2800, 4096, 1)) or a long T ((8070, 8, 2)) has a trace well under the cap and peaks at
 // 1.6 or 2.2 GB in the window.
 constexpr int64_t gui_memory_cap = int64_t(1126) << 20;
+// A whole GPT model's cap (gpt_window_bytes): GPT-2 small on its 1024 tokens, 1.34 GiB by
+// that estimate, peaks at PEAK_WALK in the window (docs/models.md); GPT-2 medium's weights
+// alone (1.3 GiB) are refused.
+constexpr int64_t gui_gpt_memory_cap = int64_t(1400) << 20;
 // Up to this size the unperturbed trace is kept whole, so that every view can outline
 // the cells the perturbation changed; above it only the unperturbed output y is kept.
 constexpr int64_t keep_base_cap = int64_t(256) << 20;
+
+// A GPT model whose every layer's softmax weights (L H T^2 floats) are over this many bytes
+// is shown from a compact trace (gpt_model.h: the 1024-token context of GPT-2 small), on the
+// fast kernel: the grid draws pooled pictures and a hovered head is recomputed.
+constexpr int64_t gpt_compact_default = int64_t(128) << 20;
 
 // Bytes the window holds for config c (see gui_memory_cap).
 int64_t window_bytes(const Config& c);
@@ -254,6 +263,11 @@ struct ModelViewState {
     int model_layer0 = 0;                     // the grid's first layer when it pages (its first head: the view's window)
     // The head under the cursor in the grid or the table last frame (the key A ablates it).
     int hover_layer = -1, hover_head = -1;
+    // A compact GPT trace keeps no softmax weights: the hovered head's, recomputed
+    // (gpt_head_weights) for the grid's tooltip.
+    int weights_layer = -1, weights_head = -1;
+    Mat weights;
+    bool run_changed = false; // a new model_base since update_model_view last ran (not a layer switch)
 };
 
 // Head ablation (ablation.h, recompute_ablation.cpp). Not the Model view's alone: while a
@@ -283,6 +297,8 @@ struct AppState : LayerRun, ModelRun {
     KernelChoice edit_kernel_choice = KernelChoice::automatic;
     KernelKind (*auto_kernel)(const Config&) = nullptr; // how "auto" chooses; set by the app
     int64_t memory_cap = gui_memory_cap;
+    int64_t gpt_memory_cap = gui_gpt_memory_cap;
+    int64_t gpt_compact_above = gpt_compact_default; // tests lower it to see a small model compact
 
     bool ready = false;     // a trace exists (LayerRun's)
 
@@ -428,6 +444,8 @@ int first_replaceable(const AppState& s);
 // Bytes the window holds for a GPT model on T tokens: its weights, the unperturbed and the
 // changed trace (lean when large), the shown layer's traces and textures, the grid's.
 int64_t gpt_window_bytes(const Model& m, int T);
+// (gpt_compact_default is above AppState.)
+bool gpt_compact(const ModelConfig& c, int T, int64_t above = gpt_compact_default);
 // The text through the model's tokenizer, or, without one, ids ("464, 3797" or "464 3797");
 // false with one sentence for an empty or over-long input, or an id outside the vocabulary.
 bool parse_gpt_input(const TrainedInput& in, const std::string& text, std::vector<int>& ids, std::string& error);
@@ -442,9 +460,10 @@ bool read_gpt_input(const std::string& path, std::optional<int> n_head, const st
 // tokenizer (" dog"), or an id; empty: the next id. Turns the replacement on. A refused one
 // keeps the current with one sentence in `error` and s.error.
 bool set_replacement_text(AppState& s, const std::string& text, std::string& error);
-// "" when the model and its tokens can be shown within `cap` bytes (gui_memory_cap), else
-// one sentence naming the value and what to do instead.
-std::string check_model_input(const TrainedInput& in, int64_t cap);
+// "" when the model and its tokens can be shown within `cap` bytes (gui_memory_cap; a whole
+// GPT model within `gpt_cap`, gui_gpt_memory_cap), else one sentence naming the value and
+// what to do instead.
+std::string check_model_input(const TrainedInput& in, int64_t cap, int64_t gpt_cap = gui_gpt_memory_cap);
 // Opens any model file or directory in the views: a toy model attnviz train wrote, a GPT-2
 // directory or a nanoGPT file; staged like request_trained_model (layer 0). On failure
 // nothing is staged and `error` (and s.error) is one sentence.
@@ -461,6 +480,11 @@ bool request_model_path(AppState& s, const std::string& path, std::string& error
 // The panel's "Load weights…": a whole model through request_model_path, a single attention
 // block's file (small) through load_weights_file at once.
 bool request_weights_file(AppState& s, const std::string& path, int layer, std::string& error);
+// The Model view's weights of (layer, head) for a tooltip: the grid's model run's, the shown
+// layer's, or the hovered head's recomputed for a compact trace; nullptr while it is not
+// computed yet (the next recompute does).
+const Mat* grid_head_weights(const AppState& s, int layer, int head);
+
 // Called by recompute() every frame: stages a finished read like open_model_path (or says
 // why it was refused), else refreshes the progress line. `wait`: blocks until it is read
 // (the headless picture, which must show the model asked for).

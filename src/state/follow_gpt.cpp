@@ -225,7 +225,7 @@ int64_t grid_bytes(const AppState& s) {
 }
 bool grid_sent(const AppState& s) {
     const ModelConfig& c = s.shown.input->model->config;
-    if (grid_bytes(s) > gpt_grid_cap || int(s.model_base.layers.size()) != c.n_layer) return false;
+    if (s.model_base.compact || grid_bytes(s) > gpt_grid_cap || int(s.model_base.layers.size()) != c.n_layer) return false;
     for (const Trace& tr : s.model_base.layers)
         if (int(tr.att.size()) != c.n_head) return false;
     return true;
@@ -353,8 +353,11 @@ bool gpt_part_bytes(const AppState& s, GptPart p, std::string& out, std::string&
         }
     } else {
         if (!grid_sent(s)) {
-            error = "the grid of every layer's softmax weights is over " + std::to_string(gpt_grid_cap >> 20) + " MiB at T = " +
-                    std::to_string(s.config.seq_len);
+            error = s.model_base.compact ? "the window keeps no grid of every layer's softmax weights at T = " +
+                                               std::to_string(s.config.seq_len) + " (a compact trace)"
+                                         : "the grid of every layer's softmax weights is over " +
+                                               std::to_string(gpt_grid_cap >> 20) + " MiB at T = " +
+                                               std::to_string(s.config.seq_len);
             return false;
         }
         for (size_t l = 0; l < s.model_base.layers.size(); ++l) {

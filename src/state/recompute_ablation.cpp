@@ -57,8 +57,10 @@ int dla_position(const AppState& s) {
 void summary_at(const Model& m, const ModelTrace& t, const Ablation* ab, int pos, int token, RunSummary& r) {
     r.has_dla = false;
     r.top.clear();
-    if (m.config.arch == Arch::gpt && pos >= 0 && pos < t.logits.rows())
-        r.top = top_k(softmax_logits(t.logits.data() + int64_t(pos) * t.logits.cols(), int(t.logits.cols())), 5);
+    if (m.config.arch == Arch::gpt) {
+        const Mat row = gpt_logits_row(m, t, pos);
+        if (row.size() > 0) r.top = top_k(softmax_logits(row.data(), int(row.cols())), 5);
+    }
     if (token < 0) return;
     try {
         r.dla = logit_attribution(m, t, pos, token, ab);
@@ -76,7 +78,7 @@ void keep_clean(AppState& s) {
     const bool same_model = n.clean_model == m && n.clean_kernel == s.kernel;
     if (same_model && n.clean_tokens == s.shown.input->tokens) return;
     RunSummary c;
-    c.detection.text = detect_on_text({attention_of(s.model_base)});
+    c.detection.text = text_scores(s.model_base);
     if (same_model && n.clean_repeat) {
         c.detection.repeat_induction = n.clean.detection.repeat_induction;
         c.detection.repeat_count = n.clean.detection.repeat_count;
@@ -108,7 +110,7 @@ void summarize_ablated(AppState& s) {
     }
     const std::shared_ptr<const Model> m = s.shown.input->model;
     RunSummary a;
-    a.detection.text = detect_on_text({attention_of(s.model_base)});
+    a.detection.text = text_scores(s.model_base);
     // The repeated sequences need no text unless the means came from it (a GPT's mean mode).
     const bool text_free = m->config.arch != Arch::gpt || s.ablation.applied.mode == AblationMode::zero;
     if (n.repeat_model == m && text_free && same_ablation(n.repeat_ablation, s.ablation.applied)) {
@@ -164,10 +166,10 @@ std::string make_ablation(const AppState& s, const std::vector<HeadRef>& heads, 
     if (c.arch == Arch::gpt) {
         const int T = int(s.shown.input->tokens.size());
         const int64_t need = gpt_window_bytes(m, T) + gpt_trace_bytes(m, T);
-        if (need > s.memory_cap)
+        if (need > s.gpt_memory_cap)
             return "ablating a head keeps the clean run beside the ablated one, about " + human_bytes(need) +
                    " with the model on " + std::to_string(T) + " tokens, over the window's cap of " +
-                   human_bytes(s.memory_cap) + "; give a shorter text";
+                   human_bytes(s.gpt_memory_cap) + "; give a shorter text";
     }
     if (mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, s.shown.input->tokens), s.kernel, out);
     return "";
@@ -247,7 +249,8 @@ void update_ablation_position(AppState& s) {
     if (pos == n.pos) return;
     const Model& m = *s.shown.input->model;
     n.pos = pos;
-    n.token = argmax_row(dla_logits(m, clean_trace(s)), pos);
+    n.token = m.config.arch == Arch::gpt ? argmax_row(gpt_logits_row(m, clean_trace(s), pos), 0)
+                                         : argmax_row(dla_logits(m, clean_trace(s)), pos);
     summary_at(m, clean_trace(s), nullptr, pos, n.token, n.clean);
     if (!s.ablation.applied.empty()) summary_at(m, s.model_base, &s.ablation.applied, pos, n.token, n.ablated);
 }

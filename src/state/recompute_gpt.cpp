@@ -15,6 +15,7 @@
 #include "app_state.h"
 #include "gpt_io.h"
 #include "gpt_model.h"
+#include "head_detector.h"
 #include "hub_cache.h"
 #include "model_io.h"
 #include "state_internal.h"
@@ -45,10 +46,16 @@ int64_t full_layers_bytes(const ModelConfig& c, int T) {
     return int64_t(c.n_layer) * (trace_bytes(block_config(c, T)) + 4 * int64_t(T) * c.n_embd * 4);
 }
 
-// One ModelTrace on T tokens: every layer's attention weights, keys, values and residual
-// stream when lean (else the full traces), h0, ln_f and the logits.
+// One ModelTrace on T tokens: compact (gpt_model.h), every layer's q, k, v, heads' outputs
+// and residual stream, h0, h_out, ln_f and the grid's pooled weights; else every layer's
+// attention weights, keys, values and residual stream when lean (else the full traces), h0,
+// ln_f and the logits.
 int64_t model_trace_bytes(const ModelConfig& c, int T) {
     const int64_t t = T, C = c.n_embd, f = 4;
+    if (gpt_compact(c, T)) {
+        const int64_t pool = (t + compact_grid_side - 1) / compact_grid_side, side = (t + pool - 1) / pool;
+        return (int64_t(c.n_layer) * 5 * t * C + 3 * t * C + int64_t(c.n_layer) * c.n_head * side * side) * f;
+    }
     const int64_t layers = full_layers_bytes(c, T) > lean_above
                                ? int64_t(c.n_layer) * (int64_t(c.n_head) * t * t + 3 * t * C) * f
                                : full_layers_bytes(c, T);
@@ -112,11 +119,21 @@ std::string model_token_label(const AppState& s, int token) {
 
 int first_replaceable(const AppState& s) { return mode(s) == Mode::toy_model ? 1 : 0; }
 
+bool gpt_compact(const ModelConfig& c, int T, int64_t above) {
+    return int64_t(c.n_layer) * c.n_head * int64_t(T) * T * 4 > above;
+}
+
 int64_t gpt_window_bytes(const Model& m, int T) {
     const ModelConfig& c = m.config;
     const int64_t probs = int64_t(c.n_layer) * c.n_head * int64_t(T) * T * 4;
     // The weights, the unperturbed and the changed trace, the shown layer's traces and
-    // textures, and the Model view's grid (lazy, up to the renderer's budget).
+    // textures, and the Model view's grid (lazy, up to the renderer's budget; compact: the
+    // pooled pictures, which the changed trace does not keep).
+    if (gpt_compact(c, T)) {
+        const int64_t pool = (int64_t(T) + compact_grid_side - 1) / compact_grid_side;
+        const int64_t side = (int64_t(T) + pool - 1) / pool, grid = int64_t(c.n_layer) * c.n_head * side * side * 4;
+        return model_floats(m) * 4 + 2 * model_trace_bytes(c, T) - grid + window_bytes(block_config(c, T)) + grid;
+    }
     return model_floats(m) * 4 + 2 * model_trace_bytes(c, T) + window_bytes(block_config(c, T)) +
            std::min(probs, head_texture_budget);
 }
@@ -234,9 +251,26 @@ std::string check_gpt(const TrainedInput& in, int64_t cap) {
 
 int64_t gpt_trace_bytes(const Model& m, int T) { return model_trace_bytes(m.config, T); }
 
+Mat gpt_logits_row(const Model& m, const ModelTrace& t, int pos) {
+    Mat row;
+    if (pos < 0 || pos >= int(t.tokens.size())) return row;
+    if (t.compact) gpt_logits_rows(m, t, pos, pos + 1, row);
+    else if (pos < t.logits.rows()) row = t.logits.middleRows(pos, 1);
+    return row;
+}
+
+HeadScores text_scores(const ModelTrace& t) {
+    return t.compact ? t.att_scores : detect_on_text({attention_of(t)});
+}
+
 void gpt_forward_state(AppState& s) {
     const Model& m = *s.shown.input->model;
     const int T = int(s.shown.input->tokens.size());
+    if (gpt_compact(m.config, T, s.gpt_compact_above)) {
+        s.kernel = KernelKind::fast; // a compact trace is the fast lean forward's (gpt_model.h)
+        gpt_forward_compact(m, s.shown.input->tokens, s.model_base);
+        return;
+    }
     s.kernel = gpt_kernel(m.config, T, s.kernel_choice);
     gpt_forward(m, s.shown.input->tokens, s.kernel, full_layers_bytes(m.config, T) > lean_above, s.model_base);
 }

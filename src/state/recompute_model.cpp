@@ -40,9 +40,9 @@ int64_t trained_window_bytes(const ModelConfig& m, int N) {
 bool shape_is(const Mat& m, int rows, int cols) { return m.rows() == rows && m.cols() == cols; }
 
 // "" when the model and its tokens can be shown within `cap`; else one sentence.
-std::string check_trained(const TrainedInput& in, int64_t cap) {
+std::string check_trained(const TrainedInput& in, int64_t cap, int64_t gpt_cap) {
     if (!in.model) return "there is no model to show";
-    if (in.gpt()) return check_gpt(in, cap);
+    if (in.gpt()) return check_gpt(in, gpt_cap);
     const Model& m = *in.model;
     const ModelConfig& c = m.config;
     if (std::string why = validate(c); !why.empty()) return "the trained model cannot be shown: " + why;
@@ -69,12 +69,15 @@ std::string check_trained(const TrainedInput& in, int64_t cap) {
 
 } // namespace
 
-std::string check_model_input(const TrainedInput& in, int64_t cap) { return check_trained(in, cap); }
+std::string check_model_input(const TrainedInput& in, int64_t cap, int64_t gpt_cap) {
+    return check_trained(in, cap, gpt_cap);
+}
 
 namespace state_detail {
 
-void show_new_run(AppState& s) {
-    run_model_layer(*s.shown.input->model, s.shown.layer, s.config, s.kernel, shown_ablation(s), true, s, s);
+void show_new_run(AppState& s, bool same_run) {
+    run_model_layer(*s.shown.input->model, s.shown.layer, s.config, s.kernel, shown_ablation(s), true, s, s, same_run);
+    if (!same_run) s.model_view.run_changed = true;
     s.perturb_dirty = s.strength != 0;
     s.upload = UploadRequest{};
     s.upload.full = true;
@@ -99,7 +102,7 @@ bool apply_trained(AppState& s) {
                     ", H = " + std::to_string(a.n_head) + ", the causal mask and ÷ √head_dim, and T follows its "
                     "sequence; press L (Back to the lesson) to change them.";
     }
-    if (std::string why = check_trained(*in, s.memory_cap); !why.empty()) {
+    if (std::string why = check_trained(*in, s.memory_cap, s.gpt_memory_cap); !why.empty()) {
         s.error = "Kept what is shown: " + why + ".";
         s.edit_trained = s.shown.input;
         s.edit_layer = s.shown.layer;
@@ -129,7 +132,7 @@ bool apply_trained(AppState& s) {
     for (int t : in->tokens) s.shown.words.push_back(model_token_label(s, t));
     s.fields.sequence_field = in->gpt() ? gpt_sequence_text(*in) : sequence_text(m.config, in->tokens);
     s.p = std::clamp(s.p, first_replaceable(s), N - 1);
-    show_new_run(s);
+    show_new_run(s, same_run);
     clamp_windows(s);
     s.ready = true;
     const std::string what = in->gpt() ? in->layout + " model" : "the " + std::string(to_string(m.config.task)) + " model";

@@ -39,19 +39,53 @@ const Mat& prediction_logits(const AppState& s) {
     return mode(s) == Mode::gpt_model ? s.model_base.logits : s.model_base.logits_next;
 }
 
+// Positions with logits: a compact trace keeps none, and makes a row when asked.
+int prediction_rows(const AppState& s) {
+    if (mode(s) == Mode::gpt_model && s.model_base.compact) return int(s.model_base.tokens.size());
+    return int(prediction_logits(s).rows());
+}
+
 bool has_predictions(const AppState& s) {
     return (mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.shown.input->model->config.has_lm_head())) &&
-           prediction_logits(s).rows() > 0;
+           prediction_rows(s) > 0;
 }
 
 void predict_at(AppState& s, int pos) {
+    if (pos < 0 || pos >= prediction_rows(s) || !s.model_view.predictions[size_t(pos)].empty()) return;
+    if (s.model_base.compact) {
+        const Mat row = state_detail::gpt_logits_row(*s.shown.input->model, s.model_base, pos);
+        s.model_view.predictions[size_t(pos)] = top_k(softmax_logits(row.data(), int(row.cols())), prediction_count);
+        return;
+    }
     const Mat& logits = prediction_logits(s);
-    if (pos < 0 || pos >= logits.rows() || !s.model_view.predictions[size_t(pos)].empty()) return;
     const std::vector<float> p = softmax_logits(logits.data() + int64_t(pos) * logits.cols(), int(logits.cols()));
     s.model_view.predictions[size_t(pos)] = top_k(p, prediction_count);
 }
 
+// The hovered head's weights of a compact trace, when the tooltip needs them.
+void compute_hovered_weights(AppState& s) {
+    ModelViewState& v = s.model_view;
+    const bool wanted = s.shown.input && !s.shown.input->received && s.model_base.compact && v.hover_layer >= 0 &&
+                        v.hover_layer != s.shown.layer && v.hover_layer < int(s.model_base.layers.size()) && v.hover_head >= 0;
+    if (!wanted || (v.weights_layer == v.hover_layer && v.weights_head == v.hover_head)) return;
+    gpt_head_weights(s.model_base, v.hover_layer, v.hover_head, v.weights);
+    v.weights_layer = v.hover_layer;
+    v.weights_head = v.hover_head;
+}
+
 } // namespace
+
+const Mat* grid_head_weights(const AppState& s, int layer, int head) {
+    if (!s.shown.input) return size_t(head) < s.trace.att.size() ? &s.trace.att[size_t(head)] : nullptr;
+    if (layer < 0 || size_t(layer) >= s.model_base.layers.size()) return nullptr;
+    const Trace& tr = s.model_base.layers[size_t(layer)];
+    if (size_t(head) < tr.att.size() && tr.att[size_t(head)].rows() == tr.T) return &tr.att[size_t(head)];
+    // Compact: the shown layer's unperturbed trace holds them (the forward's bits), the
+    // hovered head's are recomputed.
+    if (layer == s.shown.layer && s.has_base && size_t(head) < s.base.att.size()) return &s.base.att[size_t(head)];
+    if (layer == s.model_view.weights_layer && head == s.model_view.weights_head) return &s.model_view.weights;
+    return nullptr;
+}
 
 namespace state_detail {
 
@@ -61,14 +95,18 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
         // A teacher's GPT layer (follow_gpt.h): every number as received, nothing computed.
     } else if (s.shown.input) {
         // The detector's numbers are recompute_ablation.cpp's, of the run shown (ablated or clean).
-        if (config_changed || ablation_changed) {
+        if (s.model_view.run_changed || ablation_changed) {
+            s.model_view.run_changed = false;
             const AblationNumbers& n = s.ablation.numbers;
             s.model_view.detection = s.ablation.applied.empty() ? n.clean.detection : n.ablated.detection;
             s.model_view.roles = head_roles(s.model_view.detection);
             s.model_view.detected_model = s.shown.input->model;
             s.model_view.grid_upload = true; // model_base's buffers may have moved
-            s.model_view.predictions.assign(size_t(prediction_logits(s).rows()), {});
+            s.model_view.predictions.assign(size_t(prediction_rows(s)), {});
+            s.model_view.weights_layer = s.model_view.weights_head = -1;
+            s.model_view.weights = Mat();
         }
+        compute_hovered_weights(s);
         update_ablation_position(s);
     } else if (config_changed || perturb_changed || s.model_view.detected_model || s.model_view.detection.text.prev_token.empty()) {
         const std::vector<int> tok = lesson_tokens(s);
@@ -88,7 +126,7 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
     if (s.model_view.predict_hover >= N) s.model_view.predict_hover = -1;
     if (!has_predictions(s) || s.shown.input->received) return; // a teacher's layer: its predictions as received
     const Mat& logits = prediction_logits(s);
-    if (int64_t(logits.rows()) * logits.cols() < all_predictions_below) {
+    if (!s.model_base.compact && int64_t(logits.rows()) * logits.cols() < all_predictions_below) {
         for (int pos = 0; pos < int(logits.rows()); ++pos) predict_at(s, pos);
     } else {
         predict_at(s, s.model_view.predict_pos < 0 ? N - 1 : s.model_view.predict_pos);

@@ -314,8 +314,16 @@ std::string shown_fingerprint(const AppState& s) {
 std::string grid_fingerprint(const AppState& s) {
     FloatHash f;
     int heads = 0;
+    if (s.model_base.compact) { // the pooled pictures the grid draws
+        for (const PerHead& layer : s.model_base.att_pooled)
+            for (const Mat& a : layer) {
+                f.add(a);
+                ++heads;
+            }
+    }
     for (const Trace& t : s.model_base.layers)
         for (const Mat& a : t.att) {
+            if (a.size() == 0) continue;
             f.add(a);
             ++heads;
         }

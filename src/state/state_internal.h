@@ -25,7 +25,7 @@ bool stage_read(AppState& s, bool read, std::shared_ptr<const TrainedInput> in, 
 void show_model_layer(AppState& s);
 // A new run of the shown model in every view: show_model_layer, the slider applied again
 // next, the colour ranges, the sharpness table and dy summaries afresh, every texture sent.
-void show_new_run(AppState& s);
+void show_new_run(AppState& s, bool same_run = false);
 
 // A GPT model's part of that path (recompute_gpt.cpp): "" when it can be shown within `cap`,
 // else one sentence; the forward into s.model_base (lean when large, the kernel chosen as
@@ -33,6 +33,11 @@ void show_new_run(AppState& s);
 std::string check_gpt(const TrainedInput& in, int64_t cap);
 // Bytes of one ModelTrace of the model on T tokens (the clean copy an ablation keeps).
 int64_t gpt_trace_bytes(const Model& m, int T);
+// Row pos (1, V) of a GPT trace's logits: its own, or a compact trace's made again
+// (gpt_logits_rows); empty outside the tokens.
+Mat gpt_logits_row(const Model& m, const ModelTrace& t, int pos);
+// The detector's scores on a trace's own tokens: a compact trace's as its forward read them.
+HeadScores text_scores(const ModelTrace& t);
 void gpt_forward_state(AppState& s);
 
 // The Model view's numbers (recompute_model_view.cpp): after a change (a new config, model or

@@ -77,10 +77,7 @@ const Texture* pattern_texture(const AppState& s, const UiContext& ui, int layer
     return ui.tex && size_t(head) < ui.tex->probs.size() ? &ui.tex->probs[size_t(head)] : nullptr;
 }
 
-const Mat* pattern_values(const AppState& s, int layer, int head) {
-    const Trace& tr = s.shown.input ? s.model_base.layers[size_t(layer)] : s.trace;
-    return size_t(head) < tr.att.size() ? &tr.att[size_t(head)] : nullptr;
-}
+const Mat* pattern_values(const AppState& s, int layer, int head) { return grid_head_weights(s, layer, head); }
 
 MaskShade mask_shade(const Config& c) {
     switch (c.mask) {
@@ -111,8 +108,10 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
     if (tex) {
         HeatmapDraw d;
         d.data = tex;
-        d.rows = d.cols = N;
-        d.nrows = d.ncols = float(N);
+        // A compact trace's picture: one pixel per att_pool x att_pool cells.
+        const int cells = s.shown.input && s.model_base.compact ? (N + s.model_base.att_pool - 1) / s.model_base.att_pool : N;
+        d.rows = d.cols = cells;
+        d.nrows = d.ncols = float(cells);
         d.colormap = Colormap::viridis;
         d.lo = 0, d.hi = 1;
         d.mask = mask_shade(s.config);
@@ -189,7 +188,12 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
         const std::vector<std::string>& words = position_words(s);
         auto named = [&](int t) { return size_t(t) < words.size() ? std::to_string(t) + " (" + words[size_t(t)] + ")" : std::to_string(t); };
         std::string tip = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": query " + named(r) + " → key " +
-                          named(k) + ": weight " + (v ? format_value((*v)(r, k), 3) : std::string("?"));
+                          named(k) + ": weight " + (v ? format_value((*v)(r, k), 3) : std::string("…"));
+        if (s.shown.input && s.model_base.compact) {
+            const std::string pool = std::to_string(s.model_base.att_pool);
+            tip += "\nThe picture: each pixel the largest weight of its " + pool + " × " + pool + " cells (T = " +
+                   std::to_string(N) + ")";
+        }
         if (role) tip += "\n" + std::string(role_words(role->kind)) + " head (" + format_value(role->score, 2) + ")";
         if (ablated) tip += "\nAblated: its output is replaced by " + std::string(s.ablation.applied.mode == AblationMode::zero ? "zero" : "its mean") +
                             ", so later layers no longer read it (the pattern is what it still computes).";

@@ -207,7 +207,7 @@ TEST(GptState, ModelViewDetectorAndPredictionsAreTheModels) {
 
 TEST(GptState, AModelOverTheWindowsCapIsRefusedAndTheLessonKept) {
     AppState s = lesson_state();
-    s.memory_cap = int64_t(1) << 16;
+    s.memory_cap = s.gpt_memory_cap = int64_t(1) << 16;
     const Trace before = s.trace;
     request_trained_model(s, gpt_input(true, sentence));
     recompute(s);

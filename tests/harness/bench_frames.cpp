@@ -50,10 +50,29 @@ std::string parts_json(const FrameSamples& f) {
     return buf;
 }
 
+// A whole GPT model: n idle frames, then the frame of each of n layer switches (the next
+// layer, cycling): the layer recomputed, its ranges, its textures sent and the view drawn.
+// No drags: a GPT model's slider replaces a token, a forward of every later row.
+void bench_layer_switches(AppWindow& w, AppState& s, int n) {
+    for (int i = 0; i < 3; ++i) frame(w, s); // settle
+    const FrameSamples idle = time_frames(w, s, n, [](int) {});
+    const int L = s.shown.input->model->config.n_layer;
+    const FrameSamples sw = time_frames(w, s, n, [&](int) { request_layer(s, (s.shown.layer + 1) % L); });
+    const double worst = sw.total.empty() ? 0.0 : *std::max_element(sw.total.begin(), sw.total.end());
+    std::printf("{\"frames\": %d, \"seq_len\": %d, \"n_embd\": %d, \"n_head\": %d, \"n_layer\": %d, \"kernel\": \"%s\", "
+                "\"view\": \"%s\", \"compact\": %s, \"median_idle_ms\": %.3f, \"median_layer_switch_ms\": %.3f, "
+                "\"max_layer_switch_ms\": %.3f, \"idle_parts_ms\": %s, \"layer_switch_parts_ms\": %s}\n",
+                n, s.config.seq_len, s.config.n_embd, s.config.n_head, L, to_string(s.kernel), to_string(s.screen.view),
+                s.model_base.compact ? "true" : "false", median(idle.total), median(sw.total), worst, parts_json(idle).c_str(),
+                parts_json(sw).c_str());
+}
+
 } // namespace
 
 void bench_frames(AppWindow& w, AppState& s, int n) {
     if (s.screen.view == View::train) return bench_train_frames(w, s, n);
+    frame(w, s); // the model asked for is shown from the first frame's recompute
+    if (s.shown.input && s.shown.input->gpt()) return bench_layer_switches(w, s, n);
     for (int i = 0; i < 3; ++i) frame(w, s); // settle
     const FrameSamples idle = time_frames(w, s, n, [](int) {});
     const int heatmaps = w.gpu.renderer.drawn; // in the idle frame: what the drags redraw too

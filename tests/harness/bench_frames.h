@@ -10,6 +10,8 @@ namespace attnviz {
 // N idle frames, then N frames dragging at the view's p and N at T/2 (update_row, range
 // scan, row uploads, panels, drawing), each with where its median frame's time went. The
 // keys median_idle_ms and median_drag_ms are the idle frame and the drag at the view's p.
+// A whole GPT model (--model): N idle frames and N layer switches instead of the drags
+// (median_layer_switch_ms, max_layer_switch_ms).
 void bench_frames(AppWindow& w, AppState& s, int n);
 // With --view train (bench_train_frames.cpp): N paced frames idle and N while the run trains
 // at full speed, and the run's steps per second with the window drawing and alone.

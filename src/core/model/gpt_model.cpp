@@ -239,6 +239,16 @@ double nll_row(const float* row, int n, int target) {
     return std::log(sum) + double(mx) - double(row[target]);
 }
 
+// Logits rows r0 .. r1-1 (r1 - r0, V) in one product: the forward's loss and a token change's
+// measure, where one set of rows is made at once (gpt_logits_rows' aligned blocks are for a
+// row asked for alone; each call packs all of wte, so few calls are cheaper).
+constexpr int logits_chunk = 256;
+void logits_rows_at_once(const Model& m, const ModelTrace& tr, int r0, int r1, Mat& out) {
+    const int C = m.config.n_embd;
+    out.resize(r1 - r0, m.config.vocab);
+    linear_forward_rows(out.data(), tr.ln_f.data() + int64_t(r0) * C, m.wte, Vec(), 0, r1 - r0, KernelKind::fast);
+}
+
 // A compact trace's ln_f, and its logits in blocks of rows, read for next_nll and dropped.
 void compact_head(const Model& m, ModelTrace& tr) {
     const int T = int(tr.h_out.rows()), C = m.config.n_embd, V = m.config.vocab;
@@ -246,11 +256,10 @@ void compact_head(const Model& m, ModelTrace& tr) {
     layernorm_forward(tr.ln_f.data(), tr.h_out.data(), m.ln_f, 0, T, C);
     tr.logits.resize(0, 0);
     tr.next_nll.assign(size_t(std::max(0, T - 1)), 0.0);
-    constexpr int rows = logits_block;
     Mat block;
-    for (int r0 = 0; r0 + 1 < T; r0 += rows) {
-        const int r1 = std::min(T - 1, r0 + rows);
-        gpt_logits_rows(m, tr, r0, r1, block);
+    for (int r0 = 0; r0 + 1 < T; r0 += logits_chunk) {
+        const int r1 = std::min(T - 1, r0 + logits_chunk);
+        logits_rows_at_once(m, tr, r0, r1, block);
         for (int t = r0; t < r1; ++t)
             tr.next_nll[size_t(t)] = nll_row(block.data() + int64_t(t - r0) * V, V, tr.tokens[size_t(t + 1)]);
     }
@@ -293,6 +302,22 @@ void compact_layer_trace(const Weights& w, const Trace& kept, const Config& ac, 
 }
 
 } // namespace
+
+void gpt_head_weights(const ModelTrace& tr, int l, int h, Mat& att) {
+    if (!tr.compact || l < 0 || l >= int(tr.layers.size()) || h < 0 || h >= int(tr.layers[size_t(l)].k.size()))
+        throw std::invalid_argument("layer " + std::to_string(l) + " head " + std::to_string(h) +
+                                    " is not a head of this compact trace.");
+    const Trace& a = tr.layers[size_t(l)];
+    const int T = a.T;
+    constexpr int rows = 64; // fast_attention_from's blocks
+    att.resize(T, T);
+    for (int r0 = 0; r0 < T; r0 += rows) {
+        const int r1 = std::min(T, r0 + rows);
+        Mat s(r1 - r0, r1);
+        blas_product(a.q[size_t(h)].middleRows(r0, r1 - r0), a.k[size_t(h)].topRows(r1), true, s);
+        softmax_causal_rows(s, r0, r1, a.scale, att);
+    }
+}
 
 void gpt_logits_rows(const Model& m, const ModelTrace& tr, int r0, int r1, Mat& out) {
     const int T = int(tr.ln_f.rows()), C = m.config.n_embd;
@@ -495,12 +520,11 @@ void gpt_update_compact(const Model& m, const ModelTrace& base, int p, int new_t
     layernorm_forward(out.ln_f.data(), out.h_out.data(), m.ln_f, p, T, C);
     // Each row's logits against base's, in blocks of rows, neither kept.
     out.logits_delta.assign(size_t(T), 0.f);
-    constexpr int rows = logits_block;
     Mat mine, theirs;
-    for (int r0 = p; r0 < T; r0 += rows) {
-        const int r1 = std::min(T, r0 + rows);
-        gpt_logits_rows(m, out, r0, r1, mine);
-        gpt_logits_rows(m, base, r0, r1, theirs);
+    for (int r0 = p; r0 < T; r0 += logits_chunk) {
+        const int r1 = std::min(T, r0 + logits_chunk);
+        logits_rows_at_once(m, out, r0, r1, mine);
+        logits_rows_at_once(m, base, r0, r1, theirs);
         const std::vector<float> d = max_abs_diff_per_position(theirs, mine);
         std::copy(d.begin(), d.end(), out.logits_delta.begin() + r0);
     }

@@ -64,7 +64,8 @@ void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind ker
 // Model view grid's picture (att_pooled: each pixel the largest weight of its pool x pool
 // cells, the pool the smallest that keeps a side within compact_grid_side) and the head
 // detector's scores on the tokens (att_scores). The logits are made in blocks of rows, each
-// row's next-token loss term kept (next_nll), and dropped. Then:
+// row's next-token loss term kept (next_nll), and dropped (in blocks of 256 rows: they may
+// differ from gpt_logits_rows' in the last bits). Then:
 //   gpt_layer_trace   a layer back whole, its softmax weights bit for bit those the forward
 //                     pooled and scored (the same blocks of rows and the same softmax)
 //   gpt_logits_rows   any logits, the forward's own bits
@@ -73,6 +74,10 @@ void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind ker
 constexpr int compact_grid_side = 256;
 void gpt_forward_compact(const Model& m, const std::vector<int>& tokens, ModelTrace& out,
                          const Ablation* ablation = nullptr);
+
+// One head's softmax weights (T, T) of a compact trace's layer l, bit for bit as
+// gpt_layer_trace gives them, without the rest of the layer (the grid's hover).
+void gpt_head_weights(const ModelTrace& tr, int l, int h, Mat& att);
 
 // Logits rows r0 .. r1-1 of a GPT trace (from its ln_f) into out (r1 - r0, V), on the fast
 // kernel: a compact trace's logits, as its forward made them. Each row is made in its aligned

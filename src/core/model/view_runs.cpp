@@ -233,7 +233,7 @@ void summarize_model(ModelRun& mr, LayerRun& r) {
 } // namespace
 
 void run_model_layer(const Model& m, int layer, const Config& c, KernelKind kernel, const Ablation* ablation,
-                     bool fresh, ModelRun& mr, LayerRun& r) {
+                     bool fresh, ModelRun& mr, LayerRun& r, bool keep_perturbed) {
     if (m.config.arch == Arch::gpt) gpt_layer_trace(m, mr.model_base, layer, kernel, r.base, ablation);
     else r.base = mr.model_base.layers[size_t(layer)];
     r.trace = r.base;
@@ -249,9 +249,12 @@ void run_model_layer(const Model& m, int layer, const Config& c, KernelKind kern
     r.applied_p = -1;
     r.applied_strength = 0;
     mr.applied_replace_token = -1;
-    mr.model_perturbed = ModelTrace{};
-    mr.causality = GptCausality{};
     mr.resid_summary = DySummary{};
+    if (!keep_perturbed) {
+        mr.model_perturbed = ModelTrace{};
+        mr.causality = GptCausality{};
+        mr.perturbed_p = mr.perturbed_token = -1;
+    }
     if (!fresh) return;
     r.ranges = Ranges{};
     grow_ranges(r.ranges, r.trace, &r.experiment.weights);
@@ -267,9 +270,18 @@ void perturb_model(const Model& m, int layer, int p, float strength, int token, 
         run_model_layer(m, layer, c, kernel, ablation, false, mr, r);
     } else if (m.config.arch == Arch::gpt) {
         const int T = c.seq_len;
-        mr.model_perturbed = mr.model_base;
-        gpt_update(m, p, token, kernel, mr.model_perturbed, ablation); // the ablated model's causality
-        mr.causality = gpt_causality(mr.model_base, mr.model_perturbed, p, token);
+        const bool kept = mr.perturbed_p == p && mr.perturbed_token == token && mr.model_perturbed.tokens.size() == size_t(T);
+        if (!kept) { // (a layer switch keeps the changed run: only its layer is recomputed)
+            if (mr.model_base.compact) {
+                gpt_update_compact(m, mr.model_base, p, token, mr.model_perturbed, ablation); // no second copy of the logits
+            } else {
+                mr.model_perturbed = mr.model_base;
+                gpt_update(m, p, token, kernel, mr.model_perturbed, ablation); // the ablated model's causality
+            }
+            mr.causality = gpt_causality(mr.model_base, mr.model_perturbed, p, token);
+            mr.perturbed_p = p;
+            mr.perturbed_token = token;
+        }
         gpt_layer_trace(m, mr.model_perturbed, layer, kernel, r.trace, ablation);
         r.dy = max_abs_diff_per_position(r.trace.y, r.base_y);
         mr.dy_out = mr.causality.logits_max_abs;

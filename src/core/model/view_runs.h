@@ -102,14 +102,19 @@ struct ModelRun {
     GptCausality causality;           // GPT: max |Δ| per layer and position of the token change at p (empty: none)
     DySummary resid_summary;          // GPT: of max over layers of causality.resid_max_abs, around applied_p
     int applied_replace_token = -1;   // the token blended toward (toy) or put in (GPT) at p now
+    // GPT: the change model_perturbed and causality hold (-1: none), kept across a layer
+    // switch, which then recomputes only the shown layer of it.
+    int perturbed_p = -1, perturbed_token = -1;
 };
 
 // Layer `layer` of mr.model_base in r, unperturbed (a GPT's recomputed whole by
 // gpt_layer_trace, with `ablation`), its config `c` (block_config of the model on the
 // tokens), the perturbation's results cleared. `fresh`: the ranges, the table and the
 // summaries anew (a new run or layer); else the ranges keep growing (the slider back at 0).
+// keep_perturbed: only the layer changed, model_base is the same run, so a GPT's changed run
+// (model_perturbed, causality) stays for perturb_model to reuse.
 void run_model_layer(const Model& m, int layer, const Config& c, KernelKind kernel, const Ablation* ablation,
-                     bool fresh, ModelRun& mr, LayerRun& r);
+                     bool fresh, ModelRun& mr, LayerRun& r, bool keep_perturbed = false);
 // Position p changed by `strength` toward `token`: a toy model's row p of h0 blended toward
 // wte[token] + wpe[p] and every block run again; a GPT model's token p replaced by `token`
 // (strength > 0; gpt_update from p on) with every layer's change measured. Strength 0: the
