@@ -22,7 +22,8 @@ machine in the same run:
 With --window T,... it measures the window instead (issue 29): for each T, `xvfb-run -a attnviz
 --model DIR --tokens <T ids> --view VIEW --screenshot` under /usr/bin/time -v for the walk,
 the Model view and the causality view (--perturb T/2: the changed trace too), printing each
-run's exit status, peak RSS of the whole process, wall time and the sentence of a refusal:
+run's exit status, peak RSS of the whole process, wall time and the sentence of a refusal, then
+the frame of a layer switch at each T (attnviz_harness --bench-frames, beside the binary):
     /usr/bin/python3 scripts/bench_gpt.py --bin build/attnviz --window 315,1024
 Goals (issue): forward at most 0.8 of torch's, update at most 0.5 of a forward, peak RSS at
 most 1.5 GB, load at most 1 s, an ablation at most 1.2 forwards.
@@ -177,16 +178,36 @@ def window_run(binary, model_dir, T, view, out_png):
     return {"T": T, "view": view, "status": r.returncode, "peak_rss_mb": rss, "wall_s": wall, "said": said}
 
 
+def layer_switch_run(binary, model_dir, T, view, frames=12):
+    """attnviz_harness --bench-frames on a GPT model: the frame of each of `frames` layer
+    switches at T tokens in `view` (with the token change at T/2 applied, as a class would
+    have it); None without the harness beside the binary."""
+    harness = os.path.join(os.path.dirname(binary), "attnviz_harness")
+    if not os.access(harness, os.X_OK):
+        return None
+    ids = ",".join(str((t * 7919 + 13) % GPT2_SMALL["vocab_size"]) for t in range(T))
+    cmd = ["xvfb-run", "-a", harness, "--model", model_dir, "--tokens", ids, "--view", view, "--perturb", str(T // 2),
+           "--bench-frames", str(frames)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    line = next((x for x in r.stdout.splitlines() if x.startswith("{")), None)
+    return json.loads(line) if line else {"error": (r.stderr.strip().splitlines() or [""])[0]}
+
+
 def run_window(binary, sizes, views=("walk", "model", "causality")):
-    """The window on GPT-2 small's shapes: peak RSS of screenshot runs (xvfb-run) per T and view."""
+    """The window on GPT-2 small's shapes: peak RSS of screenshot runs (xvfb-run) per T and view,
+    and the time of a layer switch (attnviz_harness) per T."""
     tmp = tempfile.mkdtemp(prefix="attnviz_gpt2_window_")
-    rows = []
+    rows, switches = [], []
     try:
         load0 = os.getloadavg()[0]
         write_gpt2(os.path.join(tmp, "gpt2"))
         for T in sizes:
             for view in views:
                 rows.append(window_run(binary, os.path.join(tmp, "gpt2"), T, view, os.path.join(tmp, f"{view}_{T}.png")))
+            for view in ("scores", "model"):
+                sw = layer_switch_run(binary, os.path.join(tmp, "gpt2"), T, view)
+                if sw is not None:
+                    switches.append((T, view, sw))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\nGPT-2 small shapes in the window (xvfb-run --screenshot under /usr/bin/time -v), {cpu_model()}, "
@@ -195,6 +216,17 @@ def run_window(binary, sizes, views=("walk", "model", "causality")):
     print("| --- | --- | --- | --- | --- | --- |")
     for w in rows:
         print(f"| {w['T']} | {w['view']} | {w['status']} | {w['peak_rss_mb']:.0f} MB | {w['wall_s']:.1f} s | {w['said'][:160]} |")
+    if switches:
+        print("\nA layer switch (attnviz_harness --bench-frames 12, the token change at T/2 applied; goal at T = 1024: "
+              "at most 150 ms):")
+        print("| T | view | compact | median | slowest | of which recompute |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for T, view, sw in switches:
+            if "error" in sw:
+                print(f"| {T} | {view} | | | | {sw['error'][:120]} |")
+                continue
+            print(f"| {T} | {view} | {sw['compact']} | {sw['median_layer_switch_ms']:.0f} ms | "
+                  f"{sw['max_layer_switch_ms']:.0f} ms | {sw['layer_switch_parts_ms']['recompute']:.0f} ms |")
     return rows
 
 

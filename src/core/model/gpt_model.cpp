@@ -242,7 +242,7 @@ double nll_row(const float* row, int n, int target) {
 // Logits rows r0 .. r1-1 (r1 - r0, V) in one product: the forward's loss and a token change's
 // measure, where one set of rows is made at once (gpt_logits_rows' aligned blocks are for a
 // row asked for alone; each call packs all of wte, so few calls are cheaper).
-constexpr int logits_chunk = 256;
+constexpr int logits_chunk = 128;
 void logits_rows_at_once(const Model& m, const ModelTrace& tr, int r0, int r1, Mat& out) {
     const int C = m.config.n_embd;
     out.resize(r1 - r0, m.config.vocab);

@@ -64,7 +64,7 @@ void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind ker
 // Model view grid's picture (att_pooled: each pixel the largest weight of its pool x pool
 // cells, the pool the smallest that keeps a side within compact_grid_side) and the head
 // detector's scores on the tokens (att_scores). The logits are made in blocks of rows, each
-// row's next-token loss term kept (next_nll), and dropped (in blocks of 256 rows: they may
+// row's next-token loss term kept (next_nll), and dropped (in blocks of 128 rows: they may
 // differ from gpt_logits_rows' in the last bits). Then:
 //   gpt_layer_trace   a layer back whole, its softmax weights bit for bit those the forward
 //                     pooled and scored (the same blocks of rows and the same softmax)
