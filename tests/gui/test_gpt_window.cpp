@@ -2,9 +2,12 @@
 // GPT-2 of tests/data/gpt_tiny with its cut tokenizer: every view opens (--screenshot) with
 // the tokens as text, inside 1280 x 720 at text sizes 1 and 2; --layer shows another layer's
 // pixels; the causality table reads exactly 0.0 before p in every layer; bad paths, tokens
-// and options are one sentence and exit status 2.
+// and options are one sentence and exit status 2; GPT-2 small's shapes open on 1024 tokens.
+#include "../core/gpt_test_util.h"
 #include "gpt_test_dir.h"
 #include "gui_test_support.h"
+#include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 
 using namespace attnviz_gui_test;
@@ -111,4 +114,44 @@ TEST(GptWindow, BadModelsTokensAndOptionsAreOneSentenceAndStatus2) {
     const RunResult r = run_direct({"--model", tok, "--text", long_text}, true);
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_NE(r.err.find("block size of 64"), std::string::npos) << r.err;
+}
+
+// GPT-2 small's real shapes (random weights, written here in the Hub's Conv1D layout) on its
+// whole context of 1024 tokens: the window opens it (compact, gpt_model.h) in the Model view
+// and in the causality view with a token changed, within its cap. docs/models.md has the
+// peak RSS and layer switch times of these runs (scripts/bench_gpt.py --window). Left out under
+// the sanitizers, where a 1024-token forward through 12 layers takes minutes.
+TEST(GptWindow, Gpt2SmallShapesOpenOnTheirWhole1024TokenContext) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "a GPT-2 small forward at T = 1024 takes minutes under the sanitizers";
+#endif
+    namespace fs = std::filesystem;
+    const std::string dir = temp_dir() + "/gpt2_shapes";
+    fs::create_directories(dir);
+    {
+        attnviz::ModelConfig c;
+        c.arch = attnviz::Arch::gpt;
+        c.n_layer = 12, c.n_head = 12, c.n_embd = 768, c.vocab = 50257, c.seq_len = 1024;
+        c.bias = true;
+        c.gelu = attnviz::Gelu::tanh;
+        attnviz::test::GptTensors g = attnviz::test::gpt_tensors(attnviz::random_gpt(c, 5), true, "");
+        g.meta = {{"format", "pt"}};
+        ASSERT_TRUE(g.write(dir + "/model.safetensors"));
+        std::ofstream(dir + "/config.json") << R"({"model_type": "gpt2", "activation_function": "gelu_new", "n_layer": 12,
+            "n_head": 12, "n_embd": 768, "vocab_size": 50257, "n_positions": 1024})";
+    }
+    std::string ids;
+    for (int t = 0; t < 1024; ++t) ids += (t ? "," : "") + std::to_string((int64_t(t) * 7919 + 13) % 50257);
+    for (const char* v : {"model", "causality"}) {
+        Shot s = take_shot(std::string("gpt2_1024_") + v,
+                           {"--model", dir, "--tokens", ids, "--view", v, "--perturb", "600", "--layer", "7"});
+        ASSERT_EQ(s.result.status, 0) << v << ": " << s.result.err;
+        EXPECT_EQ(s.layout["trained"]["task"], "gpt") << v;
+        EXPECT_EQ(s.layout["trained"]["n_layer"], 12) << v;
+        EXPECT_EQ(s.layout["trained"]["layer"], 7) << v;
+        EXPECT_EQ(s.layout["config"]["seq_len"], 1024) << v;
+        EXPECT_GT(s.image.distinct_colours(), 100) << v;
+        expect_inside(s, v);
+    }
+    fs::remove_all(dir);
 }
