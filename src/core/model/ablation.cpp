@@ -313,17 +313,11 @@ double next_token_loss(const ModelTrace& tr) {
         return s / double(T - 1);
     }
     if (T < 2 || tr.logits.rows() != T) return NAN;
-    // Per row: log sum exp(logit - max) with Eigen's vectorised float exp (each term within an
-    // ulp or two), summed in double; GPT-2's 50257 logits a row would take a while in double.
+    // Per row detail::nll_row: float exp, summed in double (GPT-2's 50257 logits a row would
+    // take a while in double exp).
     double s = 0;
-    for (int t = 0; t + 1 < T; ++t) {
-        const auto row = tr.logits.row(t).array();
-        const float mx = row.maxCoeff();
-        const Eigen::ArrayXf e = (row - mx).exp().transpose();
-        double sum = 0;
-        for (Eigen::Index k = 0; k < e.size(); ++k) sum += double(e[k]);
-        s += std::log(sum) + double(mx) - double(tr.logits(t, tr.tokens[size_t(t + 1)]));
-    }
+    for (int t = 0; t + 1 < T; ++t)
+        s += detail::nll_row(tr.logits.data() + int64_t(t) * tr.logits.cols(), int(tr.logits.cols()), tr.tokens[size_t(t + 1)]);
     return s / double(T - 1);
 }
 

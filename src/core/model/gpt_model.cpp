@@ -210,7 +210,7 @@ void read_compact(ModelTrace& out, int l, const Trace& a) {
         Mat& p = pooled[size_t(h)];
         p.setZero(S, S);
         for (int i = 0; i < T; ++i)
-            for (int j = 0; j <= std::min(i, T - 1); ++j) {
+            for (int j = 0; j <= i; ++j) {
                 float& v = p(i / pool, j / pool);
                 const float x = w(i, j);
                 if (std::isnan(x) || x > v) v = x; // the largest; a NaN once seen stays
@@ -226,17 +226,6 @@ void read_compact(ModelTrace& out, int l, const Trace& a) {
     all.prev_token[size_t(l)] = one.prev_token[0];
     all.duplicate[size_t(l)] = one.duplicate[0];
     all.induction[size_t(l)] = one.induction[0];
-}
-
-// -log softmax(row)[target]: log sum exp(row - max) with Eigen's vectorised float exp,
-// summed in double (next_token_loss's term).
-double nll_row(const float* row, int n, int target) {
-    const Eigen::Map<const Eigen::ArrayXf> r(row, n);
-    const float mx = r.maxCoeff();
-    const Eigen::ArrayXf e = (r - mx).exp();
-    double sum = 0;
-    for (Eigen::Index k = 0; k < e.size(); ++k) sum += double(e[k]);
-    return std::log(sum) + double(mx) - double(row[target]);
 }
 
 // Logits rows r0 .. r1-1 (r1 - r0, V) in one product: the forward's loss and a token change's

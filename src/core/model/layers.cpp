@@ -429,4 +429,13 @@ double crossentropy_forward_backward(float* dlogits, const float* logits, const 
     return loss;
 }
 
+double nll_row(const float* row, int n, int target) {
+    const Eigen::Map<const Eigen::ArrayXf> r(row, n);
+    const float mx = r.maxCoeff();
+    const Eigen::ArrayXf e = (r - mx).exp();
+    double sum = 0;
+    for (Eigen::Index k = 0; k < e.size(); ++k) sum += double(e[k]);
+    return std::log(sum) + double(mx) - double(row[target]);
+}
+
 } // namespace attnviz::detail

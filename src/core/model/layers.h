@@ -105,4 +105,12 @@ void gelu_forward(float* out, const float* inp, int64_t n, Gelu form, KernelKind
 double crossentropy_forward_backward(float* dlogits, const float* logits, const int* targets, int M, int K,
                                      float inv_count);
 
+// ---------------------------------------------------------------------------------------
+// Next-token loss
+
+// -log softmax(row)[target] of one row of n logits: log sum exp(row - max) with Eigen's
+// vectorised float exp (each term within an ulp or two), summed in double; next_token_loss's
+// term, and a compact GPT forward's (gpt_model.h).
+double nll_row(const float* row, int n, int target);
+
 } // namespace attnviz::detail
