@@ -80,67 +80,17 @@ void raw_score_row(Trace& tr, int h, int i) {
              tr.raw_scores[h].data() + int64_t(i) * tr.T);
 }
 
-// torch's vectorised reduce_all(+) over 8 float lanes (AVX2): sequential below 8 values,
-// otherwise 8 lane sums, a partial last chunk into the first lanes, then a fixed tree
-// (docs/numerics.md §3.7).
-float lane_sum(const float* e, int L) {
-    if (L < 8) {
-        float s = e[0];
-        for (int j = 1; j < L; ++j) s += e[j];
-        return s;
-    }
-    float lane[8];
-    for (int l = 0; l < 8; ++l) lane[l] = e[l];
-    int j = 8;
-    for (; j + 8 <= L; j += 8)
-        for (int l = 0; l < 8; ++l) lane[l] += e[j + l];
-    for (int l = 0; j + l < L; ++l) lane[l] += e[j + l];
-    return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
-}
-
-// One softmax row: att[h][i][*] from raw row i, scaled, masked with -inf. A row with
-// every key masked has max -inf, (-inf) - (-inf) = NaN, so the whole row is NaN, as in torch.
+// One softmax row: att[h][i][*] from raw row i (softmax_values, kernels.h).
 void softmax_row(Trace& tr, int h, int i) {
     const int T = tr.T;
-    const int n = visible_count(tr.config.mask, T, i); // keys 0 .. n-1
-    const float* raw = tr.raw_scores[h].data() + int64_t(i) * T;
-    float* p = tr.att[h].data() + int64_t(i) * T;
-    // masked scores go into p first, then are replaced by e_j, then by p_j.
-    for (int j = 0; j < n; ++j) p[j] = raw[j] * tr.scale;
-    for (int j = n; j < T; ++j) p[j] = -std::numeric_limits<float>::infinity();
-    float m = p[0];
-    bool any_nan = std::isnan(m);
-    for (int j = 1; j < T; ++j) {
-        m = p[j] > m ? p[j] : m;
-        any_nan |= std::isnan(p[j]);
-    }
-    if (any_nan) m = std::numeric_limits<float>::quiet_NaN(); // torch's max propagates NaN
-    for (int j = 0; j < T; ++j) p[j] = sleef_expf_u10(p[j] - m);
-    const float inv = 1.f / lane_sum(p, T);
-    for (int j = 0; j < T; ++j) p[j] = p[j] * inv;
+    softmax_values(tr.raw_scores[h].data() + int64_t(i) * T, tr.scale, visible_count(tr.config.mask, T, i), T,
+                   tr.att[h].data() + int64_t(i) * T);
 }
 
-// heads[h][i][d] = sum_j att[h][i][j] v[h][j][d], sequential in j over all T keys
-// (masked keys add +0, which changes nothing but keeps torch's order). Sixteen d at a
-// time are kept in registers; each is still its own sum in j order.
+// heads[h][i] from att row i and v (head_values, kernels.h).
 void head_row(Trace& tr, int h, int i) {
-    const int T = tr.T, hd = tr.head_dim;
-    const float* p = tr.att[h].data() + int64_t(i) * T;
-    const float* v = tr.v[h].data();
-    float* out = tr.heads[h].data() + int64_t(i) * hd;
-    constexpr int lanes = 16;
-    for (int d0 = 0; d0 < hd; d0 += lanes) {
-        const int nd = std::min(lanes, hd - d0);
-        float acc[lanes] = {};
-        if (nd == lanes) {
-            for (int j = 0; j < T; ++j)
-                for (int d = 0; d < lanes; ++d) acc[d] += p[j] * v[int64_t(j) * hd + d0 + d];
-        } else {
-            for (int j = 0; j < T; ++j)
-                for (int d = 0; d < nd; ++d) acc[d] += p[j] * v[int64_t(j) * hd + d0 + d];
-        }
-        for (int d = 0; d < nd; ++d) out[d0 + d] = acc[d];
-    }
+    head_values(tr.att[h].data() + int64_t(i) * tr.T, tr.v[h].data(), tr.T, tr.head_dim,
+                tr.heads[h].data() + int64_t(i) * tr.head_dim);
 }
 
 // Rows are dealt out cyclically to `pieces` pieces (row r to piece r mod pieces), which
@@ -208,6 +158,60 @@ int64_t work_from(const Trace& tr, int r0) {
 }
 
 } // namespace
+
+float lane_sum(const float* e, int L) {
+    if (L < 8) {
+        float s = e[0];
+        for (int j = 1; j < L; ++j) s += e[j];
+        return s;
+    }
+    float lane[8];
+    for (int l = 0; l < 8; ++l) lane[l] = e[l];
+    int j = 8;
+    for (; j + 8 <= L; j += 8)
+        for (int l = 0; l < 8; ++l) lane[l] += e[j + l];
+    for (int l = 0; j + l < L; ++l) lane[l] += e[j + l];
+    return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
+// A row with every key masked has max -inf, (-inf) - (-inf) = NaN, so the whole row is NaN,
+// as in torch.
+void softmax_values(const float* raw, float scale, int n, int T, float* p) {
+    // masked scores go into p first, then are replaced by e_j, then by p_j.
+    for (int j = 0; j < n; ++j) p[j] = raw[j] * scale;
+    for (int j = n; j < T; ++j) p[j] = -std::numeric_limits<float>::infinity();
+    float m = p[0];
+    bool any_nan = std::isnan(m);
+    for (int j = 1; j < T; ++j) {
+        m = p[j] > m ? p[j] : m;
+        any_nan |= std::isnan(p[j]);
+    }
+    if (any_nan) m = std::numeric_limits<float>::quiet_NaN(); // torch's max propagates NaN
+    for (int j = 0; j < T; ++j) p[j] = sleef_expf_u10(p[j] - m);
+    const float inv = 1.f / lane_sum(p, T);
+    for (int j = 0; j < T; ++j) p[j] = p[j] * inv;
+}
+
+// Sixteen d at a time are kept in registers; each is still its own sum in j order.
+void head_values(const float* p, const float* v, int T, int hd, float* out) {
+    constexpr int lanes = 16;
+    for (int d0 = 0; d0 < hd; d0 += lanes) {
+        const int nd = std::min(lanes, hd - d0);
+        float acc[lanes] = {};
+        if (nd == lanes) {
+            for (int j = 0; j < T; ++j)
+                for (int d = 0; d < lanes; ++d) acc[d] += p[j] * v[int64_t(j) * hd + d0 + d];
+        } else {
+            for (int j = 0; j < T; ++j)
+                for (int d = 0; d < nd; ++d) acc[d] += p[j] * v[int64_t(j) * hd + d0 + d];
+        }
+        for (int d = 0; d < nd; ++d) out[d0 + d] = acc[d];
+    }
+}
+
+void reference_dot_rows(const float* a, const float* b, int64_t n, int64_t len, float* out) {
+    dot_rows(a, b, n, len, out);
+}
 
 void reference_forward(const Weights& w, Trace& tr) {
     // Tiny traces stay on the calling thread and in the microseconds.

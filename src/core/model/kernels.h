@@ -31,6 +31,20 @@ void reference_update(const Weights& w, int p, Trace& tr);
 // rows before p against the new keys, which the mask hides but the trace shows.
 void reference_update_from(const Weights& w, int p, bool keep_masked_scores, Trace& tr);
 
+// The reference kernel's pieces of one row, for the KV cache's step (kv_cache.cpp), which
+// must give the forward's last row bit for bit:
+// torch's vectorised reduce_all(+) over 8 float lanes (AVX2): sequential below 8 values,
+// otherwise 8 lane sums, a partial last chunk into the first lanes, then a fixed tree
+// (docs/numerics.md §3.7).
+float lane_sum(const float* e, int L);
+// One softmax row p[0 .. T) from raw scores raw[0 .. n) times scale, keys n .. T-1 masked
+// with -inf: the max and the exps (sleef_expf_u10) over all T, lane_sum over all T.
+void softmax_values(const float* raw, float scale, int n, int T, float* p);
+// out[d] = sum_j p[j] v[j][d], j sequential over all T keys (masked ones add +0), v (T, hd).
+void head_values(const float* p, const float* v, int T, int hd, float* out);
+// out[k] = sum_d a[d] * b_k[d] for the n rows b_k = b + k * len, each sequential from 0.
+void reference_dot_rows(const float* a, const float* b, int64_t n, int64_t len, float* out);
+
 // OpenBLAS products, causal-aware, within 1e-5 of the reference.
 void fast_forward(const Weights& w, Trace& tr);
 void fast_update(const Weights& w, int p, Trace& tr);

@@ -39,6 +39,11 @@ struct KvCache {
     int T = 0;                   // positions held
     std::vector<LayerKv> layers; // [layer]
     int n_embd = 0;              // C
+    std::vector<int> tokens;     // the T tokens held (a toy model's BOS first)
+    // Whether the rows were made by a forward over 8 or more positions, whose softmax sums run
+    // in 8 lanes (below 8 they are sequential, as torch's; docs/numerics.md, "The KV cache"):
+    // a reference step that crosses 8 either way runs the whole sequence once more.
+    bool lane_sums = false;
     // The bytes the cache's T positions hold: 2 (k and v) * L * T * C * 4.
     int64_t bytes() const;
 };
