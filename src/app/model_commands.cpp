@@ -39,6 +39,14 @@ struct GptRun {
     std::optional<int> layer;
 };
 
+} // namespace
+
+KernelKind default_gpt_kernel(const ModelConfig& c, int T) {
+    // The reference loops where they take well under a second.
+    const double work = double(T) * c.n_embd * c.n_embd * 12.0 * c.n_layer + double(T) * c.n_embd * c.vocab;
+    return work < 2e8 ? KernelKind::reference : KernelKind::fast;
+}
+
 // The one place that turns --text into GPT token ids: GPT-2's tokenizer from the files saved
 // beside the model (vocab.json + merges.txt, or encoder.json + vocab.bpe), in the model's
 // directory or the folder of a single-file checkpoint, checked against wte's rows.
@@ -104,6 +112,8 @@ bool parse_token_list(const std::string& text, const ModelConfig& c, std::vector
     return true;
 }
 
+namespace {
+
 // Options of the lesson's module that a GPT file fixes itself.
 bool check_unused_options(const ConfigOptions& o, std::string& error) {
     auto refuse = [&](const std::string& what) {
@@ -149,10 +159,7 @@ bool to_gpt_run(const ConfigOptions& o, bool need_tokens, GptRun& run, std::stri
         error = "--kernel " + quote(o.kernel, 40) + " is not a kernel; use reference or fast";
         return false;
     } else {
-        // The reference loops where they take well under a second.
-        const double work = double(run.tokens.size()) * c.n_embd * c.n_embd * 12.0 * c.n_layer +
-                            double(run.tokens.size()) * c.n_embd * c.vocab;
-        run.kernel = work < 2e8 ? KernelKind::reference : KernelKind::fast;
+        run.kernel = default_gpt_kernel(c, int(run.tokens.size()));
     }
     return true;
 }
@@ -170,6 +177,8 @@ bool to_replacement(const ConfigOptions& o, const GptRun& run, int& p, int& id, 
     return true;
 }
 
+} // namespace
+
 // The tokenizer saved beside the model, when there is one that fits wte: the top tokens'
 // and the DLA's token as text. None is not an error here (the ids are always written).
 std::optional<BpeTokenizer> tokenizer_beside(const Model& m, const std::string& path) {
@@ -182,8 +191,6 @@ std::optional<BpeTokenizer> tokenizer_beside(const Model& m, const std::string& 
         return std::nullopt;
     return tok;
 }
-
-} // namespace
 
 int run_model_trace(const TraceArgs& a) {
     const ConfigOptions& o = *&a.config;
