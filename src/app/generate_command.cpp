@@ -315,7 +315,7 @@ void add_generate_command(CLI::App& app) {
                     "sample instead: divide the logits by T first (below 1 surer, above 1 more varied)")
         ->type_name("T");
     sub->add_option("--top-k", args.top_k, "when sampling: keep only the K most likely tokens")->type_name("K");
-    sub->add_option("--top-p", args.top_p, "when sampling: keep the fewest likely tokens whose probability reaches P")
+    sub->add_option("--top-p", args.top_p, "when sampling: keep the most likely tokens, as few as together reach probability P")
         ->type_name("P");
     sub->add_option("--seed", args.seed, "when sampling: the random generator's seed (default 0); same seed, same text")
         ->type_name("S");
@@ -324,7 +324,7 @@ void add_generate_command(CLI::App& app) {
                   "also run the full forward at every step and report the largest difference of its\n"
                   "logits from the cached step's");
     sub->add_flag("--json", args.json, "print one JSON object with every step instead of the text");
-    sub->add_option("--kernel", args.kernel, "reference (bit-exact with PyTorch) or fast (default: as trace chooses)")
+    sub->add_option("--kernel", args.kernel, "reference (bit-exact with PyTorch) or fast (default: as trace, fast for large models)")
         ->type_name("KERNEL");
     sub->footer("The prompt runs once; after that each new token runs alone, against the keys and values\n"
                 "of the earlier tokens kept from before (the KV cache): the causal mask means they never\n"
