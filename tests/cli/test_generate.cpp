@@ -5,6 +5,9 @@
 #include "run_attnviz.h"
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <string>
 #include <vector>
@@ -13,6 +16,7 @@ using attnviz_test::expect_usage_error;
 using attnviz_test::run_attnviz;
 using attnviz_test::run_json;
 using attnviz_test::RunResult;
+using attnviz_test::TempDir;
 using nlohmann::json;
 
 namespace {
@@ -159,6 +163,30 @@ TEST(Generate, StreamsTheTextOrTheIds) {
     r = run_attnviz(generate(gpt2_dir, prompt, 5));
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, joined(ids(k["tokens"]), " ") + "\n");
+}
+
+TEST(Generate, HubIdReadsTheCachedSnapshot) {
+    // A Hugging Face cache holding the tiny GPT-2 as tiny/gpt2 at main: --model tiny/gpt2 reads it
+    // (never the network), as trace --model does.
+    namespace fs = std::filesystem;
+    TempDir cache;
+    const std::string commit(40, 'a');
+    const fs::path repo = fs::path(cache.path) / "models--tiny--gpt2";
+    fs::create_directories(repo / "snapshots" / commit);
+    fs::create_directories(repo / "refs");
+    std::ofstream(repo / "refs" / "main") << commit;
+    for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
+        fs::copy_file(fs::path(with_tokenizer) / f, repo / "snapshots" / commit / f);
+    ::setenv("HF_HUB_CACHE", cache.path.c_str(), 1);
+    const json hub = run_json({"generate", "--model", "tiny/gpt2", "--text", "The cat", "--max-new", "4", "--json"});
+    RunResult missing = run_attnviz({"generate", "--model", "tiny/gpt3", "--text", "The cat", "--max-new", "4"});
+    ::unsetenv("HF_HUB_CACHE");
+    const json dir = run_json({"generate", "--model", with_tokenizer, "--text", "The cat", "--max-new", "4", "--json"});
+    EXPECT_EQ(hub["prompt_tokens"], dir["prompt_tokens"]);
+    EXPECT_EQ(hub["tokens"], dir["tokens"]);
+    EXPECT_EQ(hub["text"], dir["text"]);
+    EXPECT_EQ(missing.status, 2);
+    EXPECT_NE(missing.err.find("attnviz get tiny/gpt3"), std::string::npos) << missing.err;
 }
 
 TEST(Generate, ToyInductionModelWritesLettersAfterBos) {
