@@ -8,12 +8,17 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include "experiment.h"
+#include "gpt_io.h"
 #include "gpt_model.h"
 #include "kv_cache.h"
+#include "model_io.h"
 #include "rng.h"
+#include "sampling.h"
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace attnviz {
@@ -256,6 +261,57 @@ TEST(KvCache, BadInputThrowsOneSentence) {
                   attention_step(c, e.weights, e.x.data(), KernelKind::reference, kv, T, out);
               }).find("causal"),
               std::string::npos);
+}
+
+
+// ---- Against torch: greedy generation by nanoGPT's loop, a full forward per step
+// (scripts/gen_generate_reference.py, tests/data/generate/reference.json).
+
+Model load_any(const std::string& rel) {
+    const std::string path = std::string(ATTNVIZ_TEST_DATA) + "/" + rel;
+    Model m;
+    std::string error;
+    if (looks_like_gpt(path)) {
+        GptFileInfo info;
+        if (!load_gpt(path, std::nullopt, m, info, error)) throw std::runtime_error(error);
+    } else if (!load_model(path, m, error)) {
+        throw std::runtime_error(error);
+    }
+    return m;
+}
+
+TEST(KvCache, GreedyGenerationEqualsTorchTokenForToken) {
+    std::ifstream f(std::string(ATTNVIZ_TEST_DATA) + "/generate/reference.json");
+    const nlohmann::json ref = nlohmann::json::parse(f);
+    ASSERT_EQ(ref["models"].size(), 3u);
+    for (const auto& [name, r] : ref["models"].items()) {
+        const Model m = load_any(r["path"].get<std::string>());
+        const std::vector<int> prompt = r["prompt"].get<std::vector<int>>();
+        const std::vector<int> want = r["tokens"].get<std::vector<int>>();
+        ASSERT_EQ(r["steps"].size(), want.size());
+        for (KernelKind kernel : {KernelKind::reference, KernelKind::fast}) {
+            SCOPED_TRACE(name + " on the " + to_string(kernel) + " kernel");
+            KvCache cache;
+            KvStepRow row;
+            kv_prefill(m, prompt, kernel, cache, row);
+            std::vector<int> got;
+            for (size_t s = 0; s < want.size(); ++s) {
+                // every step's five largest raw logits, within 1e-4 relative
+                for (const auto& tv : r["steps"][s]["top5"]) {
+                    const int token = tv[0].get<int>();
+                    const double value = tv[1].get<double>();
+                    EXPECT_NEAR(row.logits[token], value, 1e-4 * std::max(1.0, std::fabs(value)))
+                        << "step " << s << " token " << token;
+                }
+                got.push_back(argmax_token(row.logits.data(), int(row.logits.size())));
+                if (cache.T < generation_block_size(m)) kv_step(m, got.back(), kernel, cache, row);
+            }
+            EXPECT_EQ(got, want);
+            // torch's loop ran to the block size, and so did the cache
+            EXPECT_EQ(cache.T, generation_block_size(m));
+            EXPECT_EQ(int(prompt.size() + want.size()), generation_block_size(m));
+        }
+    }
 }
 
 } // namespace
