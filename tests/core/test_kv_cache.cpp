@@ -14,8 +14,10 @@
 #include "model_io.h"
 #include "rng.h"
 #include "sampling.h"
+#include "train.h"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -312,6 +314,44 @@ TEST(KvCache, GreedyGenerationEqualsTorchTokenForToken) {
             EXPECT_EQ(int(prompt.size() + want.size()), generation_block_size(m));
         }
     }
+}
+
+// ---- The trained induction model writes on: BOS, a random segment, the first token of its
+// repeat, and greedy decoding with the cache continues the repeat. The model is trained here
+// by the recipe attnviz train --task induction runs (its defaults: 1500 steps, seed 0), which
+// takes a few seconds in a Release build.
+TEST(KvCache, TrainedInductionModelContinuesARepeat) {
+    const TrainDefaults d = task_defaults(Task::induction);
+    TrainRun run = start_training(d.model, 0, d.lr, d.batch);
+    for (int s = 0; s < d.steps; ++s) ASSERT_TRUE(std::isfinite(train_step(run))) << "step " << s;
+    const Model& m = run.model;
+    const int V = m.config.vocab, T = m.config.seq_len;
+    TorchGenerator g(2024);
+    int right = 0, total = 0;
+    KvCache cache;
+    KvStepRow row;
+    for (int seq = 0; seq < 40; ++seq) {
+        // segments of 3 to T / 2 - 1 tokens, as the task's batches repeat (docs/training.md)
+        const int len = int(g.randint(3, T / 2));
+        // distinct tokens, so that the continuation is never ambiguous: after a token that
+        // occurs twice in the segment, either of its successors would be a copy
+        std::vector<int> segment;
+        while (int(segment.size()) < len) {
+            const int t = int(g.randint(0, V));
+            if (std::find(segment.begin(), segment.end(), t) == segment.end()) segment.push_back(t);
+        }
+        std::vector<int> prompt = {m.config.bos()};
+        prompt.insert(prompt.end(), segment.begin(), segment.end());
+        prompt.push_back(segment[0]);
+        kv_prefill(m, prompt, KernelKind::fast, cache, row);
+        for (int k = 1; k < len; ++k) {
+            const int next = argmax_token(row.logits.data(), V);
+            right += next == segment[size_t(k)];
+            ++total;
+            kv_step(m, next, KernelKind::fast, cache, row);
+        }
+    }
+    EXPECT_GE(double(right) / total, 0.9) << right << " of " << total << " tokens continue the repeat";
 }
 
 } // namespace
