@@ -97,7 +97,7 @@ TEST(KvCache, GptCachedStepIsTheFullForwardsLastRowBitForBit) {
     }
 }
 
-TEST(KvCache, GptCachedStepWithinTolerranceOnTheFastKernel) {
+TEST(KvCache, GptCachedStepIsWithinToleranceOnTheFastKernel) {
     const Model m = random_gpt(gpt_config(2, 4, 64, 97, 128, true, Gelu::tanh), 6);
     const float d = cached_against_full(m, {7, 8, 9}, 100, KernelKind::fast, false);
     EXPECT_LE(d, 1e-5f);
