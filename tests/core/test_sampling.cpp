@@ -83,6 +83,9 @@ TEST(Sampling, ProbsFollowTheFormula) {
         const std::vector<double> want = softmax_over(kept, 1.0);
         for (int i = 0; i < V; ++i) EXPECT_NEAR(probs[size_t(i)], want[size_t(i)], 1e-7) << "p " << p << " id " << i;
     }
+    // a temperature so small that the logits divided by it overflow: the largest alone
+    sampling_probs(logits.data(), V, sampling(1e-308, 0, 1.0), probs);
+    for (int i = 0; i < V; ++i) EXPECT_EQ(probs[size_t(i)], i == 3 ? 1.f : 0.f) << "id " << i;
     // a very small p still keeps the largest
     sampling_probs(logits.data(), V, sampling(1.0, 0, 1e-9), probs);
     EXPECT_EQ(probs[3], 1.f);
