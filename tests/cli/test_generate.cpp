@@ -88,6 +88,43 @@ TEST(Generate, GreedyStepsAreTracesLastRowAndItsSoftmax) {
     }
 }
 
+// nanoGPT's generate loop in torch, argmax for the draw (scripts/gen_generate_reference.py):
+// the command writes its tokens, up to the block size, with every step's five largest logits.
+TEST(Generate, GreedyEqualsTorchTokenForToken) {
+    const json ref = attnviz_test::load_json(ATTNVIZ_TEST_DATA "/generate/reference.json");
+    ASSERT_EQ(ref["models"].size(), 3u);
+    for (const auto& [name, r] : ref["models"].items()) {
+        std::vector<int> prompt = ids(r["prompt"]);
+        const std::string model = ATTNVIZ_TEST_DATA "/" + r["path"].get<std::string>();
+        const bool toy = name == "toy_induction";
+        if (toy) prompt.erase(prompt.begin()); // the command puts BOS first itself
+        for (const char* kernel : {"reference", "fast"}) {
+            const json j = run_json(generate(model, joined(prompt, ","), 1000, {"--json", "--kernel", kernel}));
+            EXPECT_EQ(j["prompt_tokens"], r["prompt"]) << name;
+            EXPECT_EQ(j["tokens"], r["tokens"]) << name << " " << kernel;
+            EXPECT_EQ(j["stop"], "block_size");
+            ASSERT_EQ(j["steps"].size(), r["steps"].size()) << name;
+            for (size_t s = 0; s < j["steps"].size(); ++s) {
+                const json& want = r["steps"][s]["top5"];
+                const json& got = j["steps"][s]["top5"];
+                for (size_t k = 0; k < 5; ++k) {
+                    const double v = want[k][1].get<double>();
+                    // Near-ties may swap places within 1e-4: compare each reference token's logit.
+                    bool found = false;
+                    for (const json& g : got)
+                        if (g["token"] == want[k][0]) {
+                            found = true;
+                            EXPECT_NEAR(g["logit"].get<double>(), v, 1e-4 * std::max(1.0, std::fabs(v)))
+                                << name << " step " << s;
+                        }
+                    EXPECT_TRUE(found || std::fabs(v - got[4]["logit"].get<double>()) <= 1e-4 * std::max(1.0, std::fabs(v)))
+                        << name << " step " << s << " token " << want[k][0];
+                }
+            }
+        }
+    }
+}
+
 TEST(Generate, CachedAndNoCacheWriteTheSameTokensInBothLayouts) {
     for (const std::string& model : {gpt2_dir, nano_file}) {
         const json cached = run_json(generate(model, prompt, 12, {"--json"}));
