@@ -200,7 +200,7 @@ bool check_room(const Loaded& l, int& block, std::string& error) {
     const int P = int(l.prompt.size());
     if (P < block) return true;
     const bool toy = l.m.config.arch == Arch::toy;
-    return refuse(error, "the prompt is " + std::to_string(P) + " tokens" + (toy ? " (BOS and the words)" : "") +
+    return refuse(error, "the prompt is " + std::to_string(P) + " tokens" + (toy ? " with BOS first" : "") +
                              ", already the block size of " + std::to_string(block) + " that " + quote_path(l.name) +
                              " reads, so no token can be added; give at most " + std::to_string(block - 1) +
                              (toy ? " tokens with BOS" : ""));
