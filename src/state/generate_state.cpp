@@ -351,9 +351,10 @@ void back(AppState& s) {
 
 void compute_demo(AppState& s) {
     GenerateDemo& d = s.generate.demo;
-    const bool asked = d.asked;
+    const bool asked = d.asked, scroll = d.scroll;
     d = GenerateDemo{};
     d.asked = asked;
+    d.scroll = scroll;
     d.computed = true;
     d.lesson = mode(s) == Mode::lesson;
     const KernelKind kernel = s.kernel;
@@ -437,17 +438,20 @@ void compute_demo(AppState& s) {
         return;
     }
     const bool same = d.cached_tokens == d.full_tokens;
+    char diff[64];
+    if (d.max_abs_logits == 0) std::snprintf(diff, sizeof diff, "are equal, bit for bit");
+    else std::snprintf(diff, sizeof diff, "differ by at most %.3g", d.max_abs_logits);
     char buf[400];
     if (d.lesson)
         std::snprintf(buf, sizeof buf,
                       "%d new rows of x, each with the cache (one row of q·kᵀ) and by a full forward over every row: their "
-                      "outputs and softmax rows differ by at most %.3g (%s kernel); %.3f ms with the cache against %.3f ms recomputing.",
-                      d.steps, d.max_abs_logits, to_string(kernel), d.cached_ms, d.full_ms);
+                      "outputs and softmax rows %s (%s kernel); %.3f ms with the cache against %.3f ms recomputing.",
+                      d.steps, diff, to_string(kernel), d.cached_ms, d.full_ms);
     else
         std::snprintf(buf, sizeof buf,
-                      "%d tokens, greedy, with the cache and by a full forward each step: %s tokens, logits differ by at most "
-                      "%.3g (%s kernel); %.3f ms with the cache (prompt included) against %.3f ms recomputing.",
-                      d.steps, same ? "the same" : "DIFFERENT", d.max_abs_logits, to_string(kernel), d.cached_ms, d.full_ms);
+                      "%d tokens, greedy, with the cache and by a full forward each step: %s tokens, and the logits "
+                      "%s (%s kernel); %.3f ms with the cache (prompt included) against %.3f ms recomputing.",
+                      d.steps, same ? "the same" : "DIFFERENT", diff, to_string(kernel), d.cached_ms, d.full_ms);
     d.sentence = buf;
 }
 
@@ -480,6 +484,7 @@ bool request_sampling(AppState& s, const SamplingOptions& o) {
 void request_generate_demo(AppState& s) {
     s.generate.demo.asked = true;
     s.generate.demo.computed = false;
+    s.generate.demo.scroll = true;
 }
 
 void update_generate(AppState& s) {

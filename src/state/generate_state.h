@@ -57,6 +57,7 @@ struct TokenChance {
 // generated greedily with the cache and again by full recomputes, compared.
 struct GenerateDemo {
     bool asked = false, computed = false;
+    bool scroll = false;              // the check view brings the question into sight once
     std::string why_not;              // one sentence when the shown input cannot generate
     bool lesson = false;              // rows of x (the lesson's module), not tokens
     std::vector<int> cached_tokens, full_tokens;

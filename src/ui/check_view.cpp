@@ -550,6 +550,10 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
 
     ImGui::Spacing();
     ImGui::Spacing();
+    if (s.generate.demo.scroll && s.generate.demo.computed) { // its demonstration's numbers are in: into sight
+        ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
+        s.generate.demo.scroll = false;
+    }
     heading(ui, check_questions()[4].text);
     choices(s, ui, 4);
     if (ImGui::Button("Show me##5")) show_me(s, 5);
