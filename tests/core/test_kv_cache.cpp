@@ -8,12 +8,19 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include "experiment.h"
+#include "gpt_io.h"
 #include "gpt_model.h"
 #include "kv_cache.h"
+#include "model_io.h"
 #include "rng.h"
+#include "sampling.h"
+#include "train.h"
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace attnviz {
@@ -90,7 +97,7 @@ TEST(KvCache, GptCachedStepIsTheFullForwardsLastRowBitForBit) {
     }
 }
 
-TEST(KvCache, GptCachedStepWithinTolerranceOnTheFastKernel) {
+TEST(KvCache, GptCachedStepIsWithinToleranceOnTheFastKernel) {
     const Model m = random_gpt(gpt_config(2, 4, 64, 97, 128, true, Gelu::tanh), 6);
     const float d = cached_against_full(m, {7, 8, 9}, 100, KernelKind::fast, false);
     EXPECT_LE(d, 1e-5f);
@@ -256,6 +263,95 @@ TEST(KvCache, BadInputThrowsOneSentence) {
                   attention_step(c, e.weights, e.x.data(), KernelKind::reference, kv, T, out);
               }).find("causal"),
               std::string::npos);
+}
+
+
+// ---- Against torch: greedy generation by nanoGPT's loop, a full forward per step
+// (scripts/gen_generate_reference.py, tests/data/generate/reference.json).
+
+Model load_any(const std::string& rel) {
+    const std::string path = std::string(ATTNVIZ_TEST_DATA) + "/" + rel;
+    Model m;
+    std::string error;
+    if (looks_like_gpt(path)) {
+        GptFileInfo info;
+        if (!load_gpt(path, std::nullopt, m, info, error)) throw std::runtime_error(error);
+    } else if (!load_model(path, m, error)) {
+        throw std::runtime_error(error);
+    }
+    return m;
+}
+
+TEST(KvCache, GreedyGenerationEqualsTorchTokenForToken) {
+    std::ifstream f(std::string(ATTNVIZ_TEST_DATA) + "/generate/reference.json");
+    const nlohmann::json ref = nlohmann::json::parse(f);
+    ASSERT_EQ(ref["models"].size(), 3u);
+    for (const auto& [name, r] : ref["models"].items()) {
+        const Model m = load_any(r["path"].get<std::string>());
+        const std::vector<int> prompt = r["prompt"].get<std::vector<int>>();
+        const std::vector<int> want = r["tokens"].get<std::vector<int>>();
+        ASSERT_EQ(r["steps"].size(), want.size());
+        for (KernelKind kernel : {KernelKind::reference, KernelKind::fast}) {
+            SCOPED_TRACE(name + " on the " + to_string(kernel) + " kernel");
+            KvCache cache;
+            KvStepRow row;
+            kv_prefill(m, prompt, kernel, cache, row);
+            std::vector<int> got;
+            for (size_t s = 0; s < want.size(); ++s) {
+                // every step's five largest raw logits, within 1e-4 relative
+                for (const auto& tv : r["steps"][s]["top5"]) {
+                    const int token = tv[0].get<int>();
+                    const double value = tv[1].get<double>();
+                    EXPECT_NEAR(row.logits[token], value, 1e-4 * std::max(1.0, std::fabs(value)))
+                        << "step " << s << " token " << token;
+                }
+                got.push_back(argmax_token(row.logits.data(), int(row.logits.size())));
+                if (cache.T < generation_block_size(m)) kv_step(m, got.back(), kernel, cache, row);
+            }
+            EXPECT_EQ(got, want);
+            // torch's loop ran to the block size, and so did the cache
+            EXPECT_EQ(cache.T, generation_block_size(m));
+            EXPECT_EQ(int(prompt.size() + want.size()), generation_block_size(m));
+        }
+    }
+}
+
+// ---- The trained induction model writes on: BOS, a random segment, the first token of its
+// repeat, and greedy decoding with the cache continues the repeat. The model is trained here
+// by the recipe attnviz train --task induction runs (its defaults: 1500 steps, seed 0), which
+// takes a few seconds in a Release build.
+TEST(KvCache, TrainedInductionModelContinuesARepeat) {
+    const TrainDefaults d = task_defaults(Task::induction);
+    TrainRun run = start_training(d.model, 0, d.lr, d.batch);
+    for (int s = 0; s < d.steps; ++s) ASSERT_TRUE(std::isfinite(train_step(run))) << "step " << s;
+    const Model& m = run.model;
+    const int V = m.config.vocab, T = m.config.seq_len;
+    TorchGenerator g(2024);
+    int right = 0, total = 0;
+    KvCache cache;
+    KvStepRow row;
+    for (int seq = 0; seq < 40; ++seq) {
+        // segments of 3 to T / 2 - 1 tokens, as the task's batches repeat (docs/training.md)
+        const int len = int(g.randint(3, T / 2));
+        // distinct tokens, so that the continuation is never ambiguous: after a token that
+        // occurs twice in the segment, either of its successors would be a copy
+        std::vector<int> segment;
+        while (int(segment.size()) < len) {
+            const int t = int(g.randint(0, V));
+            if (std::find(segment.begin(), segment.end(), t) == segment.end()) segment.push_back(t);
+        }
+        std::vector<int> prompt = {m.config.bos()};
+        prompt.insert(prompt.end(), segment.begin(), segment.end());
+        prompt.push_back(segment[0]);
+        kv_prefill(m, prompt, KernelKind::fast, cache, row);
+        for (int k = 1; k < len; ++k) {
+            const int next = argmax_token(row.logits.data(), V);
+            right += next == segment[size_t(k)];
+            ++total;
+            kv_step(m, next, KernelKind::fast, cache, row);
+        }
+    }
+    EXPECT_GE(double(right) / total, 0.9) << right << " of " << total << " tokens continue the repeat";
 }
 
 } // namespace

@@ -3,6 +3,8 @@
 // the seed's determinism, greedy's ties and the options' messages.
 #include "sampling.h"
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <fstream>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -81,6 +83,9 @@ TEST(Sampling, ProbsFollowTheFormula) {
         const std::vector<double> want = softmax_over(kept, 1.0);
         for (int i = 0; i < V; ++i) EXPECT_NEAR(probs[size_t(i)], want[size_t(i)], 1e-7) << "p " << p << " id " << i;
     }
+    // a temperature so small that the logits divided by it overflow: the largest alone
+    sampling_probs(logits.data(), V, sampling(1e-308, 0, 1.0), probs);
+    for (int i = 0; i < V; ++i) EXPECT_EQ(probs[size_t(i)], i == 3 ? 1.f : 0.f) << "id " << i;
     // a very small p still keeps the largest
     sampling_probs(logits.data(), V, sampling(1.0, 0, 1e-9), probs);
     EXPECT_EQ(probs[3], 1.f);
@@ -137,6 +142,115 @@ TEST(Sampling, ValidateNamesTheValue) {
     EXPECT_THROW(sampling_probs(logits.data(), V, sampling(0.0, 0, 1.0), probs), std::invalid_argument);
     const std::vector<float> bad = {0.f, NAN, 1.f};
     EXPECT_THROW(sampling_probs(bad.data(), 3, SamplingOptions{}, probs), std::invalid_argument);
+}
+
+
+// Pearson's chi-square of `counts` against n * p over the tokens p keeps; tokens p cuts must
+// never be drawn. Returns false (and says why) when the statistic passes the 0.1% critical
+// value (Wilson and Hilferty's approximation of the chi-square quantile).
+bool chi_square_passes(const std::vector<int64_t>& counts, const std::vector<double>& p, int64_t n) {
+    double stat = 0.0;
+    int categories = 0;
+    for (size_t i = 0; i < p.size(); ++i) {
+        if (p[i] == 0.0) {
+            if (counts[i] != 0) {
+                ADD_FAILURE() << "token " << i << " has probability 0 but was drawn " << counts[i] << " times";
+                return false;
+            }
+            continue;
+        }
+        const double e = double(n) * p[i];
+        stat += (double(counts[i]) - e) * (double(counts[i]) - e) / e;
+        ++categories;
+    }
+    if (categories == 1) return true; // one token: every draw is it (checked above)
+    const double df = categories - 1, z = 3.090232; // the 99.9% point of N(0, 1)
+    const double critical = df * std::pow(1.0 - 2.0 / (9.0 * df) + z * std::sqrt(2.0 / (9.0 * df)), 3.0);
+    if (stat > critical) ADD_FAILURE() << "chi-square " << stat << " over " << df << " degrees of freedom passes " << critical;
+    return stat <= critical;
+}
+
+TEST(Sampling, DrawsFollowTheDistributionByChiSquare) {
+    const std::vector<int> ids = by_logit();
+    std::vector<int> all(static_cast<size_t>(V));
+    std::iota(all.begin(), all.end(), 0);
+    const std::vector<double> full = softmax_over(all, 1.0);
+    // top-p's kept set from the formula: the largest first until their probability reaches p
+    auto nucleus = [&](double p) {
+        std::vector<int> kept;
+        double mass = 0.0;
+        for (int i : ids) {
+            kept.push_back(i);
+            mass += full[size_t(i)];
+            if (mass >= p) break;
+        }
+        return kept;
+    };
+    struct Setting {
+        SamplingOptions o;
+        std::vector<double> want;
+    };
+    const std::vector<Setting> settings = {
+        {sampling(0.5, 0, 1.0, 1), softmax_over(all, 0.5)},
+        {sampling(1.0, 0, 1.0, 2), softmax_over(all, 1.0)},
+        {sampling(2.0, 0, 1.0, 3), softmax_over(all, 2.0)},
+        {sampling(1.0, 1, 1.0, 4), softmax_over({ids[0]}, 1.0)},
+        {sampling(1.0, 5, 1.0, 5), softmax_over(std::vector<int>(ids.begin(), ids.begin() + 5), 1.0)},
+        {sampling(1.0, 0, 0.5, 6), softmax_over(nucleus(0.5), 1.0)},
+        {sampling(1.0, 0, 0.9, 7), softmax_over(nucleus(0.9), 1.0)},
+    };
+    const int64_t n = 100000;
+    for (const Setting& st : settings) {
+        SCOPED_TRACE("temperature " + std::to_string(st.o.temperature) + " top-k " + std::to_string(st.o.top_k) +
+                     " top-p " + std::to_string(st.o.top_p));
+        Sampler sampler(st.o);
+        std::vector<int64_t> counts(static_cast<size_t>(V), 0);
+        std::vector<float> probs;
+        float prob = 0.f;
+        for (int64_t k = 0; k < n; ++k) {
+            const int t = sampler.next(logits.data(), V, &prob, k == 0 ? &probs : nullptr);
+            ++counts[size_t(t)];
+            if (k == 0) {
+                EXPECT_EQ(prob, probs[size_t(t)]);
+            }
+        }
+        // the distribution drawn from is the formula's
+        for (int i = 0; i < V; ++i) EXPECT_NEAR(probs[size_t(i)], st.want[size_t(i)], 1e-7) << "token " << i;
+        EXPECT_TRUE(chi_square_passes(counts, st.want, n));
+    }
+}
+
+TEST(Sampling, TopPKeepsTheSetThatReachesPExactly) {
+    // four tokens of 1/4: three reach p = 3/4 exactly, so the first in ascending order (equal
+    // scores: the lowest id) is cut, as TopPLogitsWarper cuts cumulative <= 1 - p
+    const std::vector<float> flat = {0.f, 0.f, 0.f, 0.f};
+    std::vector<float> probs;
+    sampling_probs(flat.data(), 4, sampling(1.0, 0, 0.75), probs);
+    EXPECT_EQ(probs, (std::vector<float>{0.f, 1.f / 3, 1.f / 3, 1.f / 3}));
+    sampling_probs(flat.data(), 4, sampling(1.0, 0, 0.76), probs);
+    EXPECT_EQ(probs, (std::vector<float>{0.25f, 0.25f, 0.25f, 0.25f}));
+}
+
+// The uniform number of a draw is torch.rand((), dtype=torch.float64)'s from the same seed
+// (tests/data/generate/reference.json): the low 53 bits of next_u64, times 2^-53.
+TEST(Sampling, TheDrawsUniformIsTorchsFloat64Rand) {
+    std::ifstream f(std::string(ATTNVIZ_TEST_DATA) + "/generate/reference.json");
+    const nlohmann::json ref = nlohmann::json::parse(f);
+    ASSERT_FALSE(ref["uniform_doubles"].empty());
+    for (const auto& [seed, values] : ref["uniform_doubles"].items()) {
+        TorchGenerator g(std::stoull(seed));
+        for (const auto& v : values) {
+            const double u = double(g.next_u64() & ((uint64_t(1) << 53) - 1)) * 0x1p-53;
+            EXPECT_EQ(u, v.get<double>()) << "seed " << seed;
+        }
+    }
+    // and a Sampler's first draw uses that u: with two tokens of probability 1/2, token 1
+    // exactly when u >= 1/2
+    const std::vector<float> even = {0.f, 0.f};
+    for (const auto& [seed, values] : ref["uniform_doubles"].items()) {
+        Sampler s(sampling(1.0, 0, 1.0, std::stoull(seed)));
+        EXPECT_EQ(s.next(even.data(), 2), values[0].get<double>() >= 0.5 ? 1 : 0) << "seed " << seed;
+    }
 }
 
 } // namespace

@@ -12,9 +12,11 @@
 //                     the head's logits row (GPT: ln_f and the tied wte; toy: lm_head)
 //
 // On the reference kernel a step's logits and softmax rows are those of the full forward
-// over the whole sequence bit for bit (every reference sum runs in one order whatever the
-// number of rows); on the fast kernel within 1e-5. A cached step costs one row of every
-// product; the full forward T rows.
+// over the whole sequence bit for bit (the step runs the forward's own row functions; the
+// one sum that depends on the sequence's length, the softmax's, switches to 8 lanes at 8
+// positions, so the step that crosses 8 reruns the sequence: docs/numerics.md §9); on the
+// fast kernel within 1e-5. A cached step costs one row of every product; the full forward T
+// rows.
 //
 // Models: GPT-2 / nanoGPT (Arch::gpt), and the toy models with a next-token head (the
 // induction task's lm_head; tokens then include the BOS the model was trained with, first).

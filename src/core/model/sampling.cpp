@@ -113,7 +113,10 @@ void sampling_probs(const float* logits, int V, const SamplingOptions& o, std::v
     }
     const std::string error = validate(o);
     if (!error.empty()) throw std::invalid_argument(error);
-    for (int i = 0; i < V; ++i) s[size_t(i)] = double(logits[i]) / o.temperature; // TemperatureLogitsWarper
+    // TemperatureLogitsWarper, with the largest logit taken out first: the same softmax and
+    // the same cuts, and a tiny temperature cannot overflow a score to +inf
+    const double mx = *std::max_element(logits, logits + V);
+    for (int i = 0; i < V; ++i) s[size_t(i)] = (double(logits[i]) - mx) / o.temperature;
     top_k_filter(o.top_k, s);
     top_p_filter(o.top_p, s);
     softmax_into(s, probs);

@@ -6,8 +6,9 @@
 //   top-p:  sort ascending, cumulative softmax; those whose cumulative probability is
 //           <= 1 - p -> -inf, the largest always kept   TopPLogitsWarper (min_tokens_to_keep 1)
 //   probs = softmax(scores)                            (in double, then float32)
-//   token = the first id whose cumulative prob exceeds u, u one draw of TorchGenerator's
-//           uniform double from the seed (not torch.multinomial's draw: same distribution)
+//   token = the first id whose cumulative prob exceeds u (times the float32 probs' sum), u
+//           one draw of TorchGenerator's uniform double from the seed, torch.rand's float64
+//           (not torch.multinomial's draw: same distribution)
 //
 // Greedy: argmax of the raw logits, ties to the lowest id (torch.argmax), and the probability
 // reported is the plain softmax's.
