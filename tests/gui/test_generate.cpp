@@ -14,6 +14,8 @@
 #include "gpt_test_dir.h"
 #include "kv_cache.h"
 #include "model.h"
+#include "session.h"
+#include "session_state.h"
 #include "state_test_support.h"
 #include "views.h"
 #include <cstring>
@@ -386,4 +388,18 @@ TEST(GenerateView, NothingOverlapsOrLeavesTheWindowAt1280x720) {
                                           << items[j]["kind"] << " " << items[j]["name"];
                 }
         }
+}
+
+// A session saved in the Generate view opens in it again (and a page following the teacher
+// there is sent that view): the view's name goes through the session file.
+TEST(Generate, ASessionKeepsTheGenerateView) {
+    AppState s = generating(nullptr);
+    const std::string text = session_to_json(to_session(s));
+    Session ss;
+    std::string error;
+    ASSERT_TRUE(parse_session(text, "generate.json", ss, error)) << error;
+    EXPECT_EQ(ss.view, "generate");
+    AppState t = lesson_state();
+    ASSERT_TRUE(apply_session(t, ss, error)) << error;
+    EXPECT_EQ(t.screen.view, View::generate);
 }
