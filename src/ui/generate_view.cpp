@@ -343,6 +343,9 @@ void measurements(AppState& s, UiContext& ui) {
     const std::string logits_line = what + format_diff(float(st.logits_max_abs));
     same_line_if_fits(logits_line, std::round(24 * ui.scale));
     ImGui::TextUnformatted(logits_line.c_str());
+    if (g.kernel == KernelKind::fast && (st.rows_max_abs > 0 || st.logits_max_abs > 0))
+        ImGui::TextDisabled("The fast kernel's products sum in another order than a step's: equal within 1e-5, not bit "
+                            "for bit (K: reference kernel).");
     if (st.rows_max_abs_short >= 0) {
         int short_rows = 0;
         for (int t : g.row_made_at) short_rows += t < generate_lane_sum_keys ? 1 : 0;
