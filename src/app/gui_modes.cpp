@@ -113,7 +113,7 @@ int run_interactive(GuiRun& r) {
     double last = glfwGetTime();
     while (!glfwWindowShouldClose(window)) {
         // Idle: sleep until an event (or a tenth of a second) instead of spinning the CPU.
-        if (s.config_dirty || s.perturb_dirty || s.ablation.dirty || s.fonts_dirty || train_busy(s)) glfwPollEvents();
+        if (s.config_dirty || s.perturb_dirty || s.ablation.dirty || s.fonts_dirty || train_busy(s) || generate_busy(s)) glfwPollEvents();
         else glfwWaitEventsTimeout(0.1);
         frame_and_swap(r);
         if (s.screen.fullscreen_toggle) toggle_fullscreen(window, windowed);

@@ -12,7 +12,7 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
     add_config_options(app, o.config, true, true);
     add_input_options(app, o.config);
     add_model_file_options(app, o.config);
-    app.add_option("--view", o.view, "walk (default), qkv, scores, causality, check, train or model")->type_name("VIEW");
+    app.add_option("--view", o.view, "walk (default), qkv, scores, causality, check, train, model or generate")->type_name("VIEW");
     app.add_option("--task", o.task, "the Train view's task: prev, dup, both (default) or induction; --seed, --n-embd and --n-head are then its own")
         ->type_name("TASK");
     app.add_option("--train-steps", o.train_steps, "the Train view trains this many steps before the window (or screenshot) shows")

@@ -22,17 +22,18 @@ const char* to_string(View v) {
     case View::check: return "check";
     case View::train: return "train";
     case View::model: return "model";
+    case View::generate: return "generate";
     }
     return "?";
 }
 
 bool parse_view(const std::string& s, View& out, std::string& error) {
-    for (View v : {View::walk, View::qkv, View::scores, View::causality, View::check, View::train, View::model})
+    for (View v : {View::walk, View::qkv, View::scores, View::causality, View::check, View::train, View::model, View::generate})
         if (s == to_string(v)) {
             out = v;
             return true;
         }
-    error = "--view " + quote(s) + " is not a view; use walk, qkv, scores, causality, check, train or model";
+    error = "--view " + quote(s) + " is not a view; use walk, qkv, scores, causality, check, train, model or generate";
     return false;
 }
 
@@ -253,6 +254,7 @@ void recompute(AppState& s) {
     // Question 4's demonstration, once its run is trained (check_ablation.cpp).
     if (s.train && s.train->ablation_demo.trained() && !s.train->ablation_demo.computed)
         compute_ablation_demo(s.train->ablation_demo);
+    update_generate(s); // the Generate view's steps and the check view's fifth demonstration (generate_state.cpp)
 }
 
 float range_of(const AppState& s, const RangeSet& r, int head) {

@@ -12,6 +12,7 @@
 #include "bpe_tokenizer.h"
 #include "experiment.h"
 #include "follow.h"
+#include "generate_state.h"
 #include "hub_get_state.h"
 #include "gpt_causality.h"
 #include "head_detector.h"
@@ -32,9 +33,9 @@ namespace attnviz {
 
 struct TrainViewState; // train_view_state.h
 
-enum class View { walk, qkv, scores, causality, check, train, model };
-constexpr int view_count = 7;
-const char* to_string(View v); // "walk", "qkv", "scores", "causality", "check", "train", "model"
+enum class View { walk, qkv, scores, causality, check, train, model, generate };
+constexpr int view_count = 8;
+const char* to_string(View v); // "walk", "qkv", "scores", "causality", "check", "train", "model", "generate"
 // On failure sets `error` to one sentence naming the value and the allowed names.
 bool parse_view(const std::string& s, View& out, std::string& error);
 
@@ -340,6 +341,9 @@ struct AppState : LayerRun, ModelRun {
 
     // Head ablation (AblationState): the applied one, which every view shows while a model is.
     AblationState ablation;
+
+    // The Generate view (generate_state.h): the shown model writing on with a KV cache.
+    GenerateState generate;
 
     // The Train view (train_view_state.h): its run on a worker thread, its settings and
     // history. Made on first use; shared so that AppState stays copyable.

@@ -27,6 +27,12 @@ const std::vector<CheckQuestion>& check_questions() {
           "Ablate it: zero its output, run the model again, and measure the change in loss and accuracy.",
           "Its weights: the head with the largest W_qkv norm does the most."},
          1},
+        {"5. Why can a model keep the keys and values of earlier tokens?",
+         {"Under the causal mask no position looks ahead: a new token changes nothing before it, so their keys and values stay as they were.",
+          "They are only kept approximately: the cache trades a little accuracy for speed.",
+          "The keys and values are the model's weights, which do not change while it writes.",
+          "The softmax of earlier rows is renormalised at every step, and the cache stores that."},
+         0},
     };
     return q;
 }

@@ -372,12 +372,38 @@ void ablation_demo(AppState& s, UiContext& ui) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The model on its probe, layer 0's previous-token heads ablated; restore them there.");
 }
 
+// Question 5: a few tokens with the cache and by full recomputes (generate_state.h).
+void generate_demo(AppState& s, UiContext& ui) {
+    const GenerateDemo& d = s.generate.demo;
+    if (!d.asked) return;
+    if (!d.computed) {
+        ImGui::TextDisabled("generating…");
+        return;
+    }
+    if (!d.why_not.empty()) {
+        recorded_text(ui, d.why_not, "check_generate_sentence", d.why_not, -1, 0, ui.pal.warning);
+        return;
+    }
+    if (!d.lesson) {
+        std::string cached, full;
+        for (int t : d.cached_tokens) cached += (cached.empty() ? "" : " ") + model_token_label(s, t);
+        for (int t : d.full_tokens) full += (full.empty() ? "" : " ") + model_token_label(s, t);
+        ImGui::Text("with the cache:    %s", cached.c_str());
+        ImGui::Text("full recompute:    %s", full.c_str());
+    }
+    recorded_text(ui, "max |Δ| of the logits: " + format_diff(float(d.max_abs_logits)), "check_generate_diff", "logits", d.steps,
+                  float(d.max_abs_logits), d.max_abs_logits == 0 ? ui.pal.exact_zero : ui.pal.text);
+    recorded_text(ui, d.sentence, "check_generate_sentence", d.sentence, -1, 0, ui.pal.text);
+    if (ImGui::SmallButton("Step it yourself in the Generate view")) s.screen.view = View::generate;
+}
+
 void takeaways(UiContext& ui) {
     heading(ui, "Key takeaways");
     ImGui::PushFont(ui.fonts->body);
     for (const char* t : {"Self-attention is one qkv projection, a scaled q·kᵀ, a causal mask, and an output projection.",
                           "Multi-head splits channels, not compute: heads run in parallel over the same budget.",
-                          "Test causality by perturbing one position and checking earlier outputs."}) {
+                          "Test causality by perturbing one position and checking earlier outputs.",
+                          "The causal mask's payoff: the keys and values of the past never change, so a model keeps them and writes on cheaply."}) {
         ImGui::Bullet();
         ImGui::TextUnformatted(t);
         ImGui::Spacing();
@@ -404,6 +430,7 @@ void show_me(AppState& s, int question) {
     }
     if (question == 3) s.screen.view = View::scores;
     if (question == 4) start_ablation_demo(s);
+    if (question == 5) request_generate_demo(s);
 }
 
 void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
@@ -520,6 +547,25 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
            "induction head copies the token after an earlier copy of the current one, and finds that copy only through "
            "a previous-token head in the layer before: ablate the previous-token head and the induction head's stripe and "
            "the accuracy go, restore it and they come back.");
+
+    ImGui::Spacing();
+    ImGui::Spacing();
+    if (s.generate.demo.scroll && s.generate.demo.computed) { // its demonstration's numbers are in: into sight
+        ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
+        s.generate.demo.scroll = false;
+    }
+    heading(ui, check_questions()[4].text);
+    choices(s, ui, 4);
+    if (ImGui::Button("Show me##5")) show_me(s, 5);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Alt+6: generate a few tokens with the KV cache and by full recomputes");
+    ImGui::SameLine();
+    ImGui::TextDisabled("generate with and without the KV cache and compare (Alt+6)");
+    generate_demo(s, ui);
+    answer(s, 4,
+           "Under the causal mask no position looks ahead, so a new token changes nothing about the positions before it: "
+           "in every layer their keys and values are what they were. A model that writes on keeps them (the KV cache) and "
+           "computes only the new position's q, k and v and its one row of scores. The result is the full forward's, bit "
+           "for bit on the reference kernel, and a step costs one row of every product instead of T rows.");
 
     ImGui::PopFont();
     if (!two_columns) {

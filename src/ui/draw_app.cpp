@@ -67,6 +67,7 @@ void draw_app(AppState& s, UiContext& ui) {
         case View::check: draw_check_view(s, ui, area0, area1); break;
         case View::train: draw_train_view(s, ui, area0, area1); break;
         case View::model: draw_model_view(s, ui, area0, area1); break;
+        case View::generate: draw_generate_view(s, ui, area0, area1); break;
         }
     }
     ImGui::EndChild();

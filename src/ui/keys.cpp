@@ -16,7 +16,7 @@ namespace {
 // GLFW key codes (the backend's; ImGui 1.86 indexes KeysDown with them).
 constexpr int key_equal = 61, key_minus = 45, key_kp_add = 334, key_kp_subtract = 333, key_0 = 48;
 constexpr int key_f1 = 290, key_f2 = 291, key_f6 = 295, key_f11 = 300;
-constexpr int key_left_bracket = 91, key_right_bracket = 93;
+constexpr int key_left_bracket = 91, key_right_bracket = 93, key_home = 268;
 
 bool pressed(int key) { return ImGui::IsKeyPressed(key, false); }
 bool pressed_repeat(int key) { return ImGui::IsKeyPressed(key, true); }
@@ -77,7 +77,9 @@ void model_keys(AppState& s, bool left, bool right) {
 
 const std::vector<Shortcut>& shortcuts() {
     static const std::vector<Shortcut> list = {
-        {"1 to 7", "shape walk, QKV split, scores, causality, check yourself, train, model"},
+        {"1 to 8", "shape walk, QKV split, scores, causality, check yourself, train, model, generate"},
+        {"Right / Left (generate)", "generate: Step (one more token) / Back (take the last one back)"},
+        {"Space / Home (generate)", "generate: Play / Pause; Reset to the prompt"},
         {"Space / N", "train: train / pause, one step"},
         {"Left / Right (train)", "train: previous / next snapshot of the history"},
         {"Left / Right", "shape walk: previous / next step; causality: strength − / + 0.05"},
@@ -97,6 +99,7 @@ const std::vector<Shortcut>& shortcuts() {
         {"Alt+1 / Alt+2 / Alt+3", "check yourself: Show me of question 1, 2 (H: 1 → 2 → 4), 3"},
         {"Alt+4", "check yourself: question 2 by training both with H = 1, then H = 4"},
         {"Alt+5", "check yourself: question 4, ablate the induction model's previous-token head"},
+        {"Alt+6", "check yourself: question 5, generate with and without the KV cache"},
         {"T", "theme: dark → light → high contrast"},
         {"P", "palette: default ↔ cb (colour-blind safe)"},
         {"Ctrl+= / Ctrl+-", "larger / smaller text (1× to 3×)"},
@@ -142,6 +145,7 @@ void handle_keys(AppState& s) {
             if (pressed('0' + q)) show_me(s, q);
         if (pressed('4')) start_heads_comparison(s);
         if (pressed('5')) start_ablation_demo(s);
+        if (pressed('6')) show_me(s, 5);
     }
     if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
     for (ImWchar c : io.InputQueueCharacters)
@@ -153,6 +157,12 @@ void handle_keys(AppState& s) {
     if (s.screen.view == View::walk) {
         if (right) s.screen.step = std::min(walk_last_step, s.screen.step + 1);
         if (left) s.screen.step = std::max(0, s.screen.step - 1);
+    }
+    if (s.screen.view == View::generate && s.ready) {
+        if (right) request_generate_step(s);
+        if (left) request_generate_back(s);
+        if (pressed(32)) request_generate_play(s, !s.generate.playing); // GLFW_KEY_SPACE
+        if (pressed(key_home)) request_generate_reset(s);
     }
     if (s.screen.view == View::causality && s.ready) {
         float a = s.strength;
@@ -188,7 +198,8 @@ void handle_keys(AppState& s) {
     if (pressed('R')) s.screen.shared_ranges = !s.screen.shared_ranges;
     if (pressed('L')) reset_to_lesson(s);
     if (pressed('A') && s.screen.view == View::check) {
-        const bool any = s.screen.answer_shown[0] || s.screen.answer_shown[1] || s.screen.answer_shown[2] || s.screen.answer_shown[3];
+        bool any = false;
+        for (bool b : s.screen.answer_shown) any = any || b;
         for (bool& b : s.screen.answer_shown) b = !any;
     }
     if (pressed('T')) {

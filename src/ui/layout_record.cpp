@@ -57,6 +57,13 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
             if (std::isnan(it.value)) o["value"] = "NaN";
             else o["value"] = it.value;
         }
+        // The Generate view: the picture's and the cache's positions (rows), a bar's token and
+        // probability, the text's position count and tokens written, the earlier rows' max |Δ|.
+        if (it.kind.rfind("generate_", 0) == 0) {
+            o.update({{"position", it.position}, {"rows", it.rows}, {"cols", it.cols}});
+            if (std::isnan(it.value)) o["value"] = "NaN";
+            else o["value"] = it.value;
+        }
         items.push_back(o);
     }
     j["items"] = items;

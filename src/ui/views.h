@@ -9,6 +9,7 @@
 //   draw_check_view   the lesson's three questions, each with a demonstration and an answer
 //   draw_train_view   train a toy model and watch its heads specialise
 //   draw_model_view   every layer x head, the head detector, next-token predictions (model_view.h)
+//   draw_generate_view  the model writes on with a KV cache (generate_state.h)
 //
 // Panels only arrange widgets and heatmaps and set dirty flags; recompute() does the math.
 #pragma once
@@ -32,8 +33,12 @@ void draw_train_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 // The Model view (model_view.h): every layer x head of the model shown, the head detector's
 // highlights and table, and the next-token predictions.
 void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
-// The check view's "Show me" of question 1, 2 or 3 (Alt+1, Alt+2, Alt+3). Question 2 steps
-// H through 1, 2, 4 (those that divide C), as its buttons do one at a time.
+// The Generate view (generate_view.cpp): the model writes on token by token with a KV cache:
+// the next-token bars, Step / Play / Back / Reset, the text, the growing attention picture,
+// the cache's K and V strips and the cached step's time against a full recompute's.
+void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+// The check view's "Show me" of question 1, 2, 3 (Alt+1, Alt+2, Alt+3), 4 or 5 (Alt+5, Alt+6).
+// Question 2 steps H through 1, 2, 4 (those that divide C), as its buttons do one at a time.
 void show_me(AppState& s, int question);
 
 // Every shortcut, as the help overlay lists it (F1 or ?).

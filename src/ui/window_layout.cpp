@@ -29,8 +29,8 @@ float side_panel_width(const AppState& s, float W, float scale) {
 }
 
 float draw_view_tabs(AppState& s, UiContext& ui, ImVec2 p0, float x_end) {
-    const char* full[view_count] = {"1  Shape walk", "2  QKV split", "3  Scores", "4  Causality", "5  Check yourself", "6  Train", "7  Model"};
-    const char* short_names[view_count] = {"1 Walk", "2 QKV", "3 Scores", "4 Causality", "5 Check", "6 Train", "7 Model"};
+    const char* full[view_count] = {"1  Shape walk", "2  QKV split", "3  Scores", "4  Causality", "5  Check yourself", "6  Train", "7  Model", "8  Generate"};
+    const char* short_names[view_count] = {"1 Walk", "2 QKV", "3 Scores", "4 Causality", "5 Check", "6 Train", "7 Model", "8 Gen"};
     const ImGuiStyle& st = ImGui::GetStyle();
     auto row_width = [&](const char* const* names) {
         float w = 0;

@@ -2,6 +2,7 @@
 // what key 5 shows; the sharpness it prints for question 3 agrees with the forward pass's
 // softmax weights, and the state keeps that table right through every change.
 #include "app_state.h"
+#include "check_questions.h"
 #include "gui_test_support.h"
 #include "session_state.h"
 #include <algorithm>
@@ -150,9 +151,9 @@ TEST(CheckView, RevealedAnswersGoThroughASession) {
     EXPECT_FALSE(t.screen.answer_shown[0]);
     EXPECT_TRUE(t.screen.answer_shown[2]);
     // A question the view does not have: one sentence, and the state as it was.
-    ss.answers_shown = {1, 4};
+    ss.answers_shown = {1, check_question_count};
     EXPECT_FALSE(apply_session(t, ss, error));
-    EXPECT_NE(error.find("answers_shown names question 4"), std::string::npos) << error;
+    EXPECT_NE(error.find("answers_shown names question " + std::to_string(check_question_count)), std::string::npos) << error;
     EXPECT_TRUE(t.screen.answer_shown[2]);
     EXPECT_FALSE(t.screen.answer_shown[1]);
 }

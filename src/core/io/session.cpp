@@ -14,7 +14,7 @@ namespace attnviz {
 using json = nlohmann::json;
 
 const std::vector<std::string>& session_views() {
-    static const std::vector<std::string> v = {"walk", "qkv", "scores", "causality", "check", "train", "model"};
+    static const std::vector<std::string> v = {"walk", "qkv", "scores", "causality", "check", "train", "model", "generate"};
     return v;
 }
 

@@ -52,7 +52,7 @@ struct Session {
     Config config;
     std::string kernel;              // "" (chosen by size), "reference" or "fast"
     std::vector<std::string> tokens; // words as input; empty: x = torch.randn(1, T, C)
-    std::string view = "walk";       // walk, qkv, scores, causality, check, train, model
+    std::string view = "walk";       // walk, qkv, scores, causality, check, train, model, generate
     int step = 0;                    // shape-walk step, 0 = the input x
     int perturb = -1;                // perturbed position, -1 = none
     double strength = 1.0;           // 0 = original row, 1 = the lesson's randn(C) row
