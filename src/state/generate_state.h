@@ -32,6 +32,8 @@ struct GenerateStep {
     bool drew = false;           // it took one draw of the sampler's generator (not greedy)
     double cached_ms = 0;        // the cached step: kv_step (lesson: attention_step)
     double full_ms = 0;          // the full recompute of the whole sequence's last row on this step
+                                 // (-1: not run: Play skips it above generate_rows_check_cap, where
+                                 // it takes seconds, and Step runs it)
     // The full recompute's softmax rows 0 .. pos-1 of the kept layer (every head) against the
     // rows the picture kept from earlier steps (-1: not measured, the sequence being too
     // large). Split by how the reference softmax summed them (kernels.h, lane_sum): torch sums

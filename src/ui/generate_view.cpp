@@ -325,7 +325,11 @@ void measurements(AppState& s, UiContext& ui) {
     }
     const GenerateStep& st = g.steps.back();
     ImGui::PushFont(ui.fonts->heading);
-    ImGui::Text("cached step %s ms  ·  full recompute %s ms", fmt("%.3f", st.cached_ms).c_str(), fmt("%.3f", st.full_ms).c_str());
+    if (st.full_ms >= 0)
+        ImGui::Text("cached step %s ms  ·  full recompute %s ms", fmt("%.3f", st.cached_ms).c_str(),
+                    fmt("%.3f", st.full_ms).c_str());
+    else
+        ImGui::Text("cached step %s ms  ·  full recompute: Step to time it", fmt("%.3f", st.cached_ms).c_str());
     ImGui::PopFont();
     const std::string where = "(this step, position " + std::to_string(int(g.rows.size()) - 1) + ", " + to_string(g.kernel) + " kernel)";
     same_line_if_fits(where);
@@ -340,7 +344,9 @@ void measurements(AppState& s, UiContext& ui) {
            ImVec2(a.x + ImGui::GetItemRectSize().x, a.y + ImGui::GetItemRectSize().y));
     const char* what = mode(s) == Mode::lesson ? "the new output row y vs the recompute's: "
                                                  : "the new logits vs the recompute's: ";
-    const std::string logits_line = what + format_diff(float(st.logits_max_abs));
+    const std::string logits_line =
+        what + (st.logits_max_abs < 0 ? std::string("not compared while playing at this size")
+                                      : format_diff(float(st.logits_max_abs)));
     same_line_if_fits(logits_line, std::round(24 * ui.scale));
     ImGui::TextUnformatted(logits_line.c_str());
     if (g.kernel == KernelKind::fast && (st.rows_max_abs > 0 || st.logits_max_abs > 0))
