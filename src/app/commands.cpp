@@ -8,6 +8,7 @@
 #include "formats.h"
 #include "text_util.h"
 #include "model_commands.h"
+#include "model_io.h" // is_trained_model_file
 #include "train_commands.h"
 #include <algorithm>
 #include <cctype>
@@ -39,6 +40,9 @@ void add_commands(CLI::App& app, Commands& cmds) {
                     "also print intermediates_for_x: qkv, q, k, v, raw/scaled/masked scores, softmax\n"
                     "probs, head outputs and the concatenation before proj");
     add_ablation_options(*trace, cmds.trace.ablation, true); // with --model or a toy --weights
+    trace->add_flag("--logit-lens", cmds.trace.logit_lens,
+                    "with a GPT --model: add \"logit_lens\", every layer's residual read through ln_f and\n"
+                    "the unembedding (the top 5 tokens and the next token's probability at each position)");
 
     trace->footer("Fields as in the reference files; with --perturb also x2, y2 and max |y1 - y2| per\n"
                   "position; with --text also text and tokens; with --weights a weights object.\n"
@@ -109,6 +113,10 @@ static int run_lesson() {
 // [SECTION] trace
 
 static int run_trace(const TraceArgs& a) {
+    if (a.logit_lens && (!a.config.model || is_trained_model_file(*a.config.model)))
+        return usage_error(std::string("--logit-lens reads a GPT model's residual stream through its ln_f, which ") +
+                           (a.config.model ? quote_path(*a.config.model) + " (a toy model)" : "the lesson's module") +
+                           " does not have; give a GPT-2 directory or nanoGPT file with --model");
     if (a.config.model) return run_model_trace(a);
     if (wants_trained_trace(a)) return run_trained_trace(a);
     Inputs in;

@@ -22,6 +22,7 @@ struct TraceArgs {
     ConfigOptions config;
     bool intermediates = false;
     AblationOptions ablation; // --ablate, --ablate-mode, --dla-pos: whole models only
+    bool logit_lens = false;  // --logit-lens: GPT --model only
 };
 
 struct BenchArgs {

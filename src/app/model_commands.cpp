@@ -39,6 +39,8 @@ struct GptRun {
     std::optional<int> layer;
 };
 
+} // namespace
+
 // The one place that turns --text into GPT token ids: GPT-2's tokenizer from the files saved
 // beside the model (vocab.json + merges.txt, or encoder.json + vocab.bpe), in the model's
 // directory or the folder of a single-file checkpoint, checked against wte's rows.
@@ -103,6 +105,8 @@ bool parse_token_list(const std::string& text, const ModelConfig& c, std::vector
     }
     return true;
 }
+
+namespace {
 
 // Options of the lesson's module that a GPT file fixes itself.
 bool check_unused_options(const ConfigOptions& o, std::string& error) {
@@ -170,6 +174,8 @@ bool to_replacement(const ConfigOptions& o, const GptRun& run, int& p, int& id, 
     return true;
 }
 
+} // namespace
+
 // The tokenizer saved beside the model, when there is one that fits wte: the top tokens'
 // and the DLA's token as text. None is not an error here (the ids are always written).
 std::optional<BpeTokenizer> tokenizer_beside(const Model& m, const std::string& path) {
@@ -183,7 +189,6 @@ std::optional<BpeTokenizer> tokenizer_beside(const Model& m, const std::string& 
     return tok;
 }
 
-} // namespace
 
 int run_model_trace(const TraceArgs& a) {
     const ConfigOptions& o = *&a.config;
@@ -221,8 +226,10 @@ int run_model_trace(const TraceArgs& a) {
     r.ablation = &ab;
     if (a.ablation.dla_pos) r.dla_pos = dla_pos;
     // Only a DLA (with or without an ablation) names tokens: the tokenizer is read for it.
-    const std::optional<BpeTokenizer> tok =
-        !ab.empty() || a.ablation.dla_pos ? tokenizer_beside(run.model, *o.model) : std::nullopt;
+    r.logit_lens = a.logit_lens;
+    const std::optional<BpeTokenizer> tok = !ab.empty() || a.ablation.dla_pos || a.logit_lens
+                                                ? tokenizer_beside(run.model, *o.model)
+                                                : std::nullopt;
     r.tokenizer = tok ? &*tok : nullptr;
     std::ios::sync_with_stdio(false);
     write_gpt_trace_json(std::cout, run.model, run.info, r);
