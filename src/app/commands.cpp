@@ -57,6 +57,8 @@ void add_commands(CLI::App& app, Commands& cmds) {
                       "timed runs of each (default: enough for about 1 s, 3 to 200)")
         ->type_name("N");
     add_ablation_options(*bench, cmds.bench.ablation, false); // with --model: the ablation's rerun timed
+    bench->add_flag("--logit-lens", cmds.bench.logit_lens,
+                    "with a GPT --model: also time the logit lens on each forward's trace (logit_lens_ms)");
 
     bench->footer("forward_ms and update_ms are medians (forward computes every intermediate);\n"
                   "update_first_ms: median of the first update at P after each forward (the fast\n"
@@ -164,6 +166,8 @@ static double process_cpu_ms() {
 }
 
 static int run_bench(const BenchArgs& a) {
+    if (a.logit_lens && !a.config.model)
+        return usage_error("--logit-lens times a GPT model's logit lens; give --model with a GPT-2 directory or nanoGPT file");
     if (a.config.model) return run_model_bench(a);
     Inputs in;
     std::optional<int> perturb;

@@ -60,8 +60,12 @@ LogitLens logit_lens(const Model& m, const ModelTrace& tr, KernelKind kernel, in
         for (int b0 = 0; b0 < T; b0 += lens_block) {
             const int n = std::min(T, b0 + lens_block) - b0;
             const float* in = resid.data() + int64_t(b0) * C;
-            layernorm_forward(ln.data(), in, m.ln_f, 0, n, C);
-            if (kernel == KernelKind::fast) {
+            const bool own = r == L && tr.logits.rows() == T && tr.logits.cols() == V;
+            if (!own) layernorm_forward(ln.data(), in, m.ln_f, 0, n, C);
+            if (own) {
+                // The last layer's lens is ln_f(h_out) wte^T: the forward's own logits.
+                logits.topRows(n) = tr.logits.middleRows(b0, n);
+            } else if (kernel == KernelKind::fast) {
                 linear_forward_rows(logits.data(), ln.data(), m.wte, Vec(), 0, n, kernel); // the team's column groups
             } else {
                 // The reference loop is one row at a time: rows side by side, the same bits.

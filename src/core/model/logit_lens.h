@@ -6,7 +6,8 @@
 //                               layer's scale, as TransformerLens's accumulated_resid keeps)
 //   probs  = softmax(logits)    the top k tokens and the probability of the next token
 //
-// The last row's lens is the model's own prediction. The logits are made in blocks of
+// The last row's lens is the model's own prediction (the trace's logits when it keeps them,
+// made again in a compact trace). The logits are made in blocks of
 // lens_block positions (one residual's (T, V) logits are never all held) with the trace's
 // kernel's linear layer (the reference kernel: torch's logits bit for bit); the softmax takes
 // the largest logit out, sums float exp in double and divides in double. GPT models only: a

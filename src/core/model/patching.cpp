@@ -2,6 +2,7 @@
 #include "patching.h"
 #include "layers.h"
 #include "work_team.h"
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -70,6 +71,9 @@ void prepare_patch_runs(const Model& m, const std::vector<int>& clean, const std
     gpt_rerun_rows(m, 0, 0, kernel, runs.clean, [&](int l, Trace& a) { runs.clean_z[size_t(l)] = a.concat; });
     gpt_forward(m, corrupt, kernel, true, runs.corrupt);
     gpt_rerun_rows(m, 0, 0, kernel, runs.corrupt);
+    // Every patch copies the corrupted trace and reads only h_out: its (T, V) logits stay out.
+    runs.corrupt.logits.resize(0, 0);
+    runs.corrupt.ln_f.resize(0, 0);
     runs.clean_ld = logit_diff(m, runs.clean, answer, wrong);
     runs.corrupt_ld = logit_diff(m, runs.corrupt, answer, wrong);
 }
@@ -123,7 +127,13 @@ PatchTables patch_tables(const PatchRuns& runs, bool resid, bool heads, std::ato
         SerialEigen serial;
         if (k < n_resid) {
             const int l = k / T, t = k % T;
-            out.resid[size_t(l)][size_t(t)] = normalised_ld(runs, patched_ld_resid(runs, l, t));
+            // A row equal in both runs (before the first differing token, by causality) would
+            // be rerun into the corrupted run's own bits: its 0 is known without the rerun.
+            const int C = c.n_embd;
+            const float* a = gpt_resid_pre(runs.clean, l).data() + int64_t(t) * C;
+            const float* b = gpt_resid_pre(runs.corrupt, l).data() + int64_t(t) * C;
+            const bool same = std::memcmp(a, b, size_t(C) * sizeof(float)) == 0;
+            out.resid[size_t(l)][size_t(t)] = same ? 0.f : normalised_ld(runs, patched_ld_resid(runs, l, t));
         } else {
             const int l = (k - n_resid) / H, h = (k - n_resid) % H;
             out.heads[size_t(l)][size_t(h)] = normalised_ld(runs, patched_ld_head(runs, l, h));

@@ -14,7 +14,10 @@
 // every row of its layer, a residual patch at t on the reference kernel only rows t.. (causality:
 // rows before t are the corrupted run's), on the fast kernel every row (sgemm's last bits may
 // depend on the number of rows). The plain runs go through the same rerun, so a patch that
-// copies an activation equal in both runs gives the corrupted run's ld bit for bit, and 0.
+// copies an activation equal in both runs gives the corrupted run's ld bit for bit, and 0
+// (patch_tables knows that 0 without the rerun for a residual row equal in both runs: every
+// position before the first differing token, and at layer 0 every position where the tokens
+// agree; patched_ld_resid reruns it).
 // The logits at the last row are ln_f of that row, then a dot with wte[answer] and wte[wrong]
 // summed in order (the reference kernel's linear layer: torch's logits bit for bit there).
 // GPT models only (Arch::gpt).
