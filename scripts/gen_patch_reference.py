@@ -24,6 +24,12 @@ scripts/gen_detector_reference.py loads them), for each model:
                position to the clean run's (get_act_patch_attn_head_out_all_pos); each
                normalised (patched - corrupted) / (clean - corrupted)
 
+And on the trained toy induction model of tests/data/generate/ (induction_c32_s3.safetensors,
+loaded as gen_generate_reference.py loads it; no LayerNorm, so no logit lens): a repeated
+segment after BOS whose second copy stops one short (the answer: the segment's last token),
+corrupted by changing that token in the first copy (the wrong answer: the new token); its
+ToyModel loop is written out so that a residual patch sets the stream itself.
+
 The prompts and answers are searched here (fixed seeds, a few candidates) for a clean -
 corrupted gap of at least 1 (tests/core asks the tables within 1e-4 only there); the tiny
 models' weights are small, so the answer and wrong tokens are the ones the corruption moves
@@ -40,6 +46,7 @@ from gen_reference import check_blas, pin_environment  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPT_DATA = os.path.join(ROOT, "tests", "data", "gpt_tiny")
+TOY_FILE = "induction_c32_s3.safetensors"  # tests/data/generate/, written by attnviz train
 torch = nn = F = None  # imported in main(), once the environment is pinned
 T = 10
 WTE_SCALE, ATTN_SCALE, PROJ_SCALE = 16.0, 4.0, 8.0  # see sharpen()
@@ -172,6 +179,61 @@ def case(name, file, model):
             "resid": resid, "heads": heads, "lens": logit_lens(model, clean, rc)}
 
 
+def toy_run(model, tokens, resid=None, head=None, clean=None):
+    """The recipe's ToyModel forward (x = x + block(x), lm_head), its loop written out so that a
+    residual patch sets the stream itself; heads patched by a pre-hook on each block's proj."""
+    rec = {"resid_pre": {}, "z": {}}
+    hd = model.h[0].head_dim
+    with Hooks() as hooks, torch.no_grad():
+        for l, blk in enumerate(model.h):
+            def pre_proj(module, args, l=l):
+                y = args[0]
+                if head is not None and head[0] == l:
+                    y = y.clone()
+                    s = slice(head[1] * hd, (head[1] + 1) * hd)
+                    y[..., s] = clean["z"][l][..., s]
+                rec["z"][l] = y.detach().clone()
+                return (y,)
+            hooks.on(blk.proj, pre_proj)
+        x = model.wte(tokens) + model.wpe(torch.arange(tokens.shape[1]))
+        for l, blk in enumerate(model.h):
+            if resid is not None and resid[0] == l:
+                x = x.clone()
+                x[0, resid[1]] = clean["resid_pre"][l][0, resid[1]]
+            rec["resid_pre"][l] = x.detach().clone()
+            x = x + blk(x)
+        logits = model.lm_head(x)[0]
+    return logits, rec
+
+
+def toy_case(model, V):
+    """A repeated segment after BOS: the clean prompt's second copy stops one short, so an
+    induction head predicts the segment's last token; the corrupted prompt changes that token
+    in the first copy, so it predicts the new one instead."""
+    L, H = len(model.h), model.h[0].n_head
+    seg = [3, 7, 1, 12, 5, 9]
+    clean = [V] + seg + seg[:-1]
+    corrupt = list(clean)
+    answer, wrong = seg[-1], 14
+    corrupt[len(seg)] = wrong
+    clean_t, corrupt_t = torch.tensor([clean]), torch.tensor([corrupt])
+    lc, rc = toy_run(model, clean_t)
+    lk, _ = toy_run(model, corrupt_t)
+    c_ld, k_ld = ld(lc, answer, wrong), ld(lk, answer, wrong)
+    print("toy_induction gap %.3f" % (c_ld - k_ld), file=sys.stderr)
+    assert c_ld - k_ld >= 1.0
+
+    def norm(x):
+        return (x - k_ld) / (c_ld - k_ld)
+    T = len(clean)
+    resid = [[norm(ld(toy_run(model, corrupt_t, resid=(l, t), clean=rc)[0], answer, wrong)) for t in range(T)]
+             for l in range(L)]
+    heads = [[norm(ld(toy_run(model, corrupt_t, head=(l, h), clean=rc)[0], answer, wrong)) for h in range(H)]
+             for l in range(L)]
+    return {"name": "toy_induction", "file": "../generate/" + TOY_FILE, "clean": clean, "corrupt": corrupt,
+            "answer": answer, "wrong": wrong, "clean_ld": c_ld, "corrupt_ld": k_ld, "resid": resid, "heads": heads}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "data", "patch", "reference.json"))
@@ -194,6 +256,9 @@ def main():
     out = {"description": "scripts/gen_patch_reference.py: the logit lens and activation patching (resid_pre "
                           "and hook_z from the clean run) by torch's forward pre-hooks on the tiny GPTs",
            "models": [case("nanogpt_nobias", "nanogpt_nobias.safetensors", nano), case("gpt2", "gpt2", gpt2)]}
+    from gen_generate_reference import load_toy, make_toy
+    toy, V, _ = load_toy(torch, make_toy(torch, nn, F), os.path.join(ROOT, "tests", "data", "generate", TOY_FILE))
+    out["toy"] = toy_case(toy, V)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(out, f, separators=(",", ":"))

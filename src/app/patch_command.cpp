@@ -199,8 +199,7 @@ int run_patch(const PatchArgs& a) {
 
 void add_patch_command(CLI::App& app) {
     CLI::App* sub = app.add_subcommand(
-        "patch", "Activation patching on a GPT model: how much of a clean prompt's answer each layer's residual\n"
-                 "stream and each head restores in a corrupted prompt");
+        "patch", "Activation patching on a GPT model: which layers and heads bring a clean prompt's answer back");
     sub->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     sub->add_option("--model", args.model, "a GPT-2 directory or nanoGPT .safetensors file, or a Hub id attnviz get downloaded")
         ->type_name("PATH|NAME")

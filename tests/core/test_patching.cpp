@@ -1,10 +1,11 @@
 // The logit lens and activation patching against torch's forward pre-hooks
 // (scripts/gen_patch_reference.py, tests/data/patch/reference.json) on the tiny GPTs of
-// tests/data/gpt_tiny, both layouts, their weights scaled as the script scales them; and
-// patching's exact zeros and ones.
+// tests/data/gpt_tiny, both layouts, their weights scaled as the script scales them, and on
+// the trained toy induction model of tests/data/generate; and patching's exact zeros and ones.
 #include "core_test_util.h"
 #include "gpt_test_util.h"
 #include "logit_lens.h"
+#include "model_io.h"
 #include "patching.h"
 #include <cmath>
 #include <cstring>
@@ -137,6 +138,45 @@ TEST_P(PatchExact, HeadPatchedWithItselfChangesNothing) {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, PatchExact, ::testing::Values(KernelKind::reference, KernelKind::fast));
 
+class ToyPatch : public ::testing::TestWithParam<KernelKind> {};
+
+Model toy_induction() {
+    Model m;
+    std::string error;
+    if (!load_model(std::string(ATTNVIZ_TEST_DATA) + "/generate/induction_c32_s3.safetensors", m, error))
+        throw std::runtime_error(error);
+    return m;
+}
+
+// The trained induction model: the segment's last token comes back through the induction
+// heads of layer 1 (torch's tables, within 1e-4), and a patch with itself changes nothing.
+TEST_P(ToyPatch, InductionModelMatchesTorchAndKeepsItsExactZero) {
+    const KernelKind kernel = GetParam();
+    const json& c = reference()["toy"];
+    const Model m = toy_induction();
+    PatchRuns runs;
+    prepare_patch_runs(m, ids(c["clean"]), ids(c["corrupt"]), c["answer"], c["wrong"], kernel, runs);
+    EXPECT_NEAR(runs.clean_ld, c["clean_ld"].get<double>(), 1e-4 * std::abs(c["clean_ld"].get<double>()));
+    EXPECT_NEAR(runs.corrupt_ld, c["corrupt_ld"].get<double>(), 1e-4 * std::abs(c["corrupt_ld"].get<double>()));
+    const PatchTables tables = patch_tables(runs, true, true);
+    for (size_t l = 0; l < tables.resid.size(); ++l) {
+        for (size_t t = 0; t < tables.resid[l].size(); ++t)
+            EXPECT_NEAR(tables.resid[l][t], c["resid"][l][t].get<double>(), 1e-4) << "resid layer " << l << " pos " << t;
+        for (size_t h = 0; h < tables.heads[l].size(); ++h)
+            EXPECT_NEAR(tables.heads[l][h], c["heads"][l][h].get<double>(), 1e-4) << "head " << l << "." << h;
+    }
+    PatchRuns same;
+    prepare_patch_runs(m, ids(c["corrupt"]), ids(c["corrupt"]), c["answer"], c["wrong"], kernel, same);
+    for (int l = 0; l < m.config.n_layer; ++l) {
+        for (int h = 0; h < m.config.n_head; ++h)
+            EXPECT_TRUE(same_bits(patched_ld_head(same, l, h), same.corrupt_ld)) << "head " << l << "." << h;
+        EXPECT_TRUE(same_bits(patched_ld_resid(same, l, 4), same.corrupt_ld)) << "layer " << l;
+        EXPECT_TRUE(same_bits(patched_ld_resid(runs, l, 2), runs.corrupt_ld)) << "layer " << l; // before the change
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, ToyPatch, ::testing::Values(KernelKind::reference, KernelKind::fast));
+
 TEST(Patching, RefusesBadInput) {
     const Model m = sharpened("gpt2");
     PatchRuns runs;
@@ -156,9 +196,12 @@ TEST(Patching, RefusesBadInput) {
     EXPECT_NE(message([&] { prepare_patch_runs(m, a, a, 1000, 5, KernelKind::reference, runs); }).find("1000"),
               std::string::npos);
     ModelTrace tr;
-    Model toy = m;
-    toy.config.arch = Arch::toy;
+    const Model toy = toy_induction();
     EXPECT_THROW(logit_lens(toy, tr, KernelKind::reference), std::invalid_argument);
+    Model prev = toy;
+    prev.config.task = Task::prev;
+    EXPECT_NE(message([&] { prepare_patch_runs(prev, a, a, 1, 2, KernelKind::reference, runs); }).find("(prev)"),
+              std::string::npos);
 }
 
 } // namespace

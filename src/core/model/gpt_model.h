@@ -9,7 +9,6 @@
 // gpt_resid_mid its resid_mid) when a view needs it.
 #pragma once
 #include "model.h"
-#include <functional>
 
 namespace attnviz {
 
@@ -59,7 +58,6 @@ void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTr
 // changes what it patches first (a row of gpt_resid_pre(tr, l0)). On the reference kernel
 // rows before r0 are as gpt_forward's; on the fast kernel r0 = 0 repeats the lean forward's
 // calls, so an unchanged trace comes back bit for bit.
-using LayerEdit = std::function<void(int layer, Trace& attention)>;
 void gpt_rerun_rows(const Model& m, int l0, int r0, KernelKind kernel, ModelTrace& tr, const LayerEdit& edit = {});
 
 // Layer l's whole shape walk (qkv, raw scores, ... y), recomputed from its input in `tr`:

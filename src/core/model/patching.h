@@ -20,7 +20,9 @@
 // agree; patched_ld_resid reruns it).
 // The logits at the last row are ln_f of that row, then a dot with wte[answer] and wte[wrong]
 // summed in order (the reference kernel's linear layer: torch's logits bit for bit there).
-// GPT models only (Arch::gpt).
+// GPT models, and toy models with a next-token head (the induction task): their block input
+// x is resid_pre, z the same concat columns, the logits lm_head's; every run of a toy model
+// projects each block's y again with linear_forward_rows, so the runs sum alike there too.
 #pragma once
 #include "gpt_model.h"
 #include <atomic>
