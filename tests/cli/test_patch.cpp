@@ -198,3 +198,11 @@ TEST(LogitLens, TextWithATokenizerAndRefusals) {
                        "--logit-lens reads a GPT model");
     expect_usage_error({"trace", "--logit-lens"}, "the lesson's module");
 }
+
+TEST(LogitLens, BenchTimesItBesideTheForward) {
+    const json j = run_json({"bench", "--model", gpt2_dir, "--seq-len", "8", "--repeat", "2", "--logit-lens"});
+    EXPECT_GT(j["logit_lens_ms"].get<double>(), 0.0);
+    EXPECT_GT(j["logit_lens_over_forward"].get<double>(), 0.0);
+    EXPECT_FALSE(run_json({"bench", "--model", gpt2_dir, "--seq-len", "8", "--repeat", "1"}).contains("logit_lens_ms"));
+    expect_usage_error({"bench", "--logit-lens"}, "--logit-lens times a GPT model's logit lens");
+}
