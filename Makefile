@@ -46,8 +46,9 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE soak
 
 # attnviz against the lesson's PyTorch module (Debian's python3-torch, run by /usr/bin/python3),
-# interleaved, as a table of medians. BENCH_ARGS is passed to scripts/bench.py: --quick,
-# --rounds N, --json FILE, --gui-frames N.
+# interleaved, as a table of medians, then GPT-2 small's shapes (scripts/bench_gpt.py) and
+# generate with and without the KV cache (scripts/bench_generate.py). BENCH_ARGS is passed to
+# scripts/bench.py: --quick, --rounds N, --json FILE, --gui-frames N.
 BENCH_ARGS ?=
 bench: build
 	@ATTNVIZ_EXTRA_PACKAGES="python3-torch" scripts/install-deps

@@ -344,6 +344,8 @@ def main():
     train_rows = bench_train.run(args.bin, quick=args.quick, blas_core=TorchWorker.core)
     import bench_gpt  # a whole GPT-2 small against nanoGPT in torch (scripts/bench_gpt.py)
     gpt_row = bench_gpt.run(args.bin, quick=args.quick, blas_core=TorchWorker.core)
+    import bench_generate  # generate with and without the KV cache, beside nanoGPT's generate (scripts/bench_generate.py)
+    generate_row = bench_generate.run(args.bin, quick=args.quick, blas_core=TorchWorker.core)
 
     print(f"\ntorch's peak RSS includes about {fmt(info['import_rss_mb'])} MB for importing torch. "
           f"Total time {time.time() - started:.0f} s. "
@@ -354,7 +356,7 @@ def main():
                        "blas_core": {"attnviz": probe.get("blas_core"), "torch": core_info["blas_core"]},
                        "load_average_end": os.getloadavg(),
                        "sizes": results, "gui_frames": frames, "train_view_frames": train_frames,
-                       "train": train_rows, "gpt": gpt_row}, f, indent=1)
+                       "train": train_rows, "gpt": gpt_row, "generate": generate_row}, f, indent=1)
     return 0
 
 

@@ -1,6 +1,7 @@
 // main.cpp: attnviz's entry point. The commands (lesson, trace, ...) live in commands.cpp,
 // the window in gui_main.cpp; this file only parses and dispatches.
 #include "commands.h"
+#include "generate_command.h"
 #include "get_command.h"
 #include "gui_main.h"
 #include "options.h"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
     add_commands(app, commands);
     add_tokenize_command(app); // GPT-2's tokenizer on a text (tokenize_command.h)
     add_get_command(app);      // a model from the Hugging Face Hub (get_command.h)
+    add_generate_command(app); // a model writing on, with a KV cache (generate_command.h)
     add_patch_command(app);    // activation patching on a GPT model (patch_command.h)
     GuiOptions gui;
     add_gui_options(app, gui);
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
     for (CLI::App* sub : app.get_subcommands()) {
         if (int status = run_tokenize_command(*sub); status >= 0) return status;
         if (int status = run_get_command(*sub); status >= 0) return status;
+        if (int status = run_generate_command(*sub); status >= 0) return status;
         if (int status = run_patch_command(*sub); status >= 0) return status;
         return run_command(*sub, commands);
     }

@@ -42,6 +42,12 @@ struct GptRun {
 
 } // namespace
 
+KernelKind default_gpt_kernel(const ModelConfig& c, int T) {
+    // The reference loops where they take well under a second.
+    const double work = double(T) * c.n_embd * c.n_embd * 12.0 * c.n_layer + double(T) * c.n_embd * c.vocab;
+    return work < 2e8 ? KernelKind::reference : KernelKind::fast;
+}
+
 // The one place that turns --text into GPT token ids: GPT-2's tokenizer from the files saved
 // beside the model (vocab.json + merges.txt, or encoder.json + vocab.bpe), in the model's
 // directory or the folder of a single-file checkpoint, checked against wte's rows.
@@ -154,10 +160,7 @@ bool to_gpt_run(const ConfigOptions& o, bool need_tokens, GptRun& run, std::stri
         error = "--kernel " + quote(o.kernel, 40) + " is not a kernel; use reference or fast";
         return false;
     } else {
-        // The reference loops where they take well under a second.
-        const double work = double(run.tokens.size()) * c.n_embd * c.n_embd * 12.0 * c.n_layer +
-                            double(run.tokens.size()) * c.n_embd * c.vocab;
-        run.kernel = work < 2e8 ? KernelKind::reference : KernelKind::fast;
+        run.kernel = default_gpt_kernel(c, int(run.tokens.size()));
     }
     return true;
 }
@@ -189,7 +192,6 @@ std::optional<BpeTokenizer> tokenizer_beside(const Model& m, const std::string& 
         return std::nullopt;
     return tok;
 }
-
 
 int run_model_trace(const TraceArgs& a) {
     const ConfigOptions& o = *&a.config;

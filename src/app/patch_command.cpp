@@ -145,12 +145,8 @@ int run_patch(const PatchArgs& a) {
                            "; give two different tokens, whose logit difference is the metric");
     KernelKind kernel = KernelKind::fast;
     if (a.kernel == "reference") kernel = KernelKind::reference;
-    else if (a.kernel.empty()) {
-        // The reference loops where a forward takes well under a second, as trace chooses.
-        const ModelConfig& c = m.config;
-        const double work = double(clean.size()) * c.n_embd * c.n_embd * 12.0 * c.n_layer + double(c.n_embd) * c.vocab;
-        kernel = work < 2e8 ? KernelKind::reference : KernelKind::fast;
-    } else if (a.kernel != "fast") {
+    else if (a.kernel.empty()) kernel = default_gpt_kernel(m.config, int(clean.size())); // as trace chooses
+    else if (a.kernel != "fast") {
         return usage_error("--kernel " + quote(a.kernel, 40) + " is not a kernel; use reference or fast");
     }
 

@@ -130,6 +130,30 @@ TEST(KvCache, PrefillAloneEqualsFullLastRow) {
     EXPECT_EQ(cache.bytes(), int64_t(2) * 2 * 10 * 32 * 4);
 }
 
+// full_last_row (and the prefill) run gpt_forward_last, whose head makes the last row alone:
+// that row must be the whole forward's, so that "the full forward" above is gpt_forward's.
+TEST(KvCache, LastRowForwardIsTheWholeForwardsLastRow) {
+    const Model m = random_gpt(gpt_config(2, 4, 64, 97, 128, true, Gelu::erf), 8);
+    std::vector<int> tokens;
+    for (int t = 0; t < 37; ++t) tokens.push_back((t * 13 + 5) % 97);
+    for (KernelKind kernel : {KernelKind::reference, KernelKind::fast}) {
+        ModelTrace whole, last;
+        gpt_forward(m, tokens, kernel, true, whole);
+        gpt_forward_last(m, tokens, kernel, last);
+        const Vec a = whole.logits.row(36), b = last.logits.row(36);
+        if (kernel == KernelKind::reference) {
+            EXPECT_TRUE(same_bits(a.data(), b.data(), m.config.vocab));
+        }
+        EXPECT_LE((a - b).cwiseAbs().maxCoeff(), 1e-5f) << to_string(kernel);
+        for (size_t l = 0; l < whole.layers.size(); ++l) {
+            for (int h = 0; h < 4; ++h) {
+                EXPECT_TRUE(same_bits(whole.layers[l].att[size_t(h)].data(), last.layers[l].att[size_t(h)].data(),
+                                      37 * 37));
+            }
+        }
+    }
+}
+
 TEST(KvCache, TruncateThenTheSameStepGivesTheSameRow) {
     const Model m = random_gpt(gpt_config(2, 2, 32, 40, 200, true, Gelu::tanh), 2);
     for (KernelKind kernel : {KernelKind::reference, KernelKind::fast}) {

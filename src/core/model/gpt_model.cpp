@@ -332,7 +332,7 @@ namespace {
 // then h_out, ln_f and the logits; with attention_only, the last layer's attention and
 // nothing after it (no MLP, no ln_f, no logits).
 void run_layers(const Model& m, int l0, KernelKind kernel, bool lean, const Ablation* ablation, ModelTrace& out,
-                bool attention_only = false) {
+                bool attention_only = false, bool last_logits = false) {
     const ModelConfig& c = m.config;
     const int T = int(out.h0.rows()), C = c.n_embd;
     const Config ac = attention_config(c, T);
@@ -374,11 +374,11 @@ void run_layers(const Model& m, int l0, KernelKind kernel, bool lean, const Abla
     }
     out.h_out = out.blocks.back().resid_post;
     if (out.compact) compact_head(m, out);
-    else head_rows(m, 0, kernel, out);
+    else head_rows(m, last_logits ? T - 1 : 0, kernel, out);
 }
 
 void forward_tokens(const Model& m, const std::vector<int>& tokens, KernelKind kernel, bool lean, ModelTrace& out,
-                    const Ablation* ablation, bool attention_only, bool compact = false) {
+                    const Ablation* ablation, bool attention_only, bool compact = false, bool last_logits = false) {
     const ModelConfig& c = m.config;
     const int T = int(tokens.size()), C = c.n_embd;
     if (T < 1 || T > c.seq_len)
@@ -399,7 +399,7 @@ void forward_tokens(const Model& m, const std::vector<int>& tokens, KernelKind k
     for (int t = 0; t < T; ++t) out.h0.row(t) = m.wte.row(tokens[size_t(t)]) + m.wpe.row(t);
     out.layers.resize(m.h.size());
     out.blocks.resize(m.h.size());
-    run_layers(m, 0, kernel, lean, ablation, out, attention_only);
+    run_layers(m, 0, kernel, lean, ablation, out, attention_only, last_logits);
 }
 
 } // namespace
@@ -411,6 +411,10 @@ void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kern
 
 void gpt_forward_compact(const Model& m, const std::vector<int>& tokens, ModelTrace& out, const Ablation* ablation) {
     forward_tokens(m, tokens, KernelKind::fast, true, out, ablation, false, true);
+}
+
+void gpt_forward_last(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out) {
+    forward_tokens(m, tokens, kernel, true, out, nullptr, false, false, true);
 }
 
 void gpt_attention_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out,

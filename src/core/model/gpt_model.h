@@ -35,6 +35,13 @@ void gpt_forward(const Model& m, const std::vector<int>& tokens, KernelKind kern
 void gpt_attention_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out,
                            const Ablation* ablation = nullptr);
 
+// gpt_forward (lean) whose head makes the last position's logits alone: row T-1 of `logits`
+// (the other rows are allocated, not computed), as nanoGPT's forward does when it generates.
+// Generating without a cache (kv_cache.h) needs nothing more, and the other rows' logits are
+// a third of the work at GPT-2 small's sizes. Row T-1 is gpt_forward's bit for bit on the
+// reference kernel, within 1e-5 on the fast one (one row's product instead of T rows').
+void gpt_forward_last(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& out);
+
 // Layers l0 .. L-1, ln_f and the logits of a trace gpt_forward made, recomputed in place
 // with `ablation` (lean as the trace is); layers before l0 are kept as they are. When those
 // layers' ablation did not change (first_difference in ablation.h), the result is

@@ -134,11 +134,12 @@ void check_support(const Model& m) {
     if (!error.empty()) throw std::invalid_argument(error);
 }
 
-// The model's own forward over the tokens: GPT lean (att, k, v kept), toy model_forward.
+// The model's own forward over the tokens: GPT lean (att, k, v kept) with the last position's
+// logits alone (only that row is read here), toy model_forward.
 void forward_for(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& tr) {
     check_support(m);
     if (m.config.arch == Arch::gpt)
-        gpt_forward(m, tokens, kernel, true, tr);
+        gpt_forward_last(m, tokens, kernel, tr);
     else
         model_forward(m, tokens, kernel, tr);
 }
