@@ -8,6 +8,7 @@
 #include "formats.h"
 #include "text_util.h"
 #include "model_commands.h"
+#include "model_io.h" // is_trained_model_file
 #include "train_commands.h"
 #include <algorithm>
 #include <cctype>
@@ -39,6 +40,9 @@ void add_commands(CLI::App& app, Commands& cmds) {
                     "also print intermediates_for_x: qkv, q, k, v, raw/scaled/masked scores, softmax\n"
                     "probs, head outputs and the concatenation before proj");
     add_ablation_options(*trace, cmds.trace.ablation, true); // with --model or a toy --weights
+    trace->add_flag("--logit-lens", cmds.trace.logit_lens,
+                    "with a GPT --model: add \"logit_lens\", every layer's residual read through ln_f and\n"
+                    "the unembedding (the top 5 tokens and the next token's probability at each position)");
 
     trace->footer("Fields as in the reference files; with --perturb also x2, y2 and max |y1 - y2| per\n"
                   "position; with --text also text and tokens; with --weights a weights object.\n"
@@ -53,6 +57,8 @@ void add_commands(CLI::App& app, Commands& cmds) {
                       "timed runs of each (default: enough for about 1 s, 3 to 200)")
         ->type_name("N");
     add_ablation_options(*bench, cmds.bench.ablation, false); // with --model: the ablation's rerun timed
+    bench->add_flag("--logit-lens", cmds.bench.logit_lens,
+                    "with a GPT --model: also time the logit lens on each forward's trace (logit_lens_ms)");
 
     bench->footer("forward_ms and update_ms are medians (forward computes every intermediate);\n"
                   "update_first_ms: median of the first update at P after each forward (the fast\n"
@@ -109,6 +115,10 @@ static int run_lesson() {
 // [SECTION] trace
 
 static int run_trace(const TraceArgs& a) {
+    if (a.logit_lens && (!a.config.model || is_trained_model_file(*a.config.model)))
+        return usage_error(std::string("--logit-lens reads a GPT model's residual stream through its ln_f, which ") +
+                           (a.config.model ? quote_path(*a.config.model) + " (a toy model)" : "the lesson's module") +
+                           " does not have; give a GPT-2 directory or nanoGPT file with --model");
     if (a.config.model) return run_model_trace(a);
     if (wants_trained_trace(a)) return run_trained_trace(a);
     Inputs in;
@@ -156,6 +166,8 @@ static double process_cpu_ms() {
 }
 
 static int run_bench(const BenchArgs& a) {
+    if (a.logit_lens && !a.config.model)
+        return usage_error("--logit-lens times a GPT model's logit lens; give --model with a GPT-2 directory or nanoGPT file");
     if (a.config.model) return run_model_bench(a);
     Inputs in;
     std::optional<int> perturb;

@@ -22,12 +22,14 @@ struct TraceArgs {
     ConfigOptions config;
     bool intermediates = false;
     AblationOptions ablation; // --ablate, --ablate-mode, --dla-pos: whole models only
+    bool logit_lens = false;  // --logit-lens: GPT --model only
 };
 
 struct BenchArgs {
     ConfigOptions config;
     std::string repeat; // empty: enough runs for about a second, at least 3
     AblationOptions ablation; // --ablate, --ablate-mode: GPT --model only
+    bool logit_lens = false;  // --logit-lens: GPT --model only, the lens timed after each forward
 };
 
 struct ExportArgs {

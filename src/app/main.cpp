@@ -5,6 +5,7 @@
 #include "get_command.h"
 #include "gui_main.h"
 #include "options.h"
+#include "patch_command.h"
 #include "tokenize_command.h"
 #include <CLI/CLI.hpp>
 #include <string>
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
     add_tokenize_command(app); // GPT-2's tokenizer on a text (tokenize_command.h)
     add_get_command(app);      // a model from the Hugging Face Hub (get_command.h)
     add_generate_command(app); // a model writing on, with a KV cache (generate_command.h)
+    add_patch_command(app);    // activation patching on a GPT model (patch_command.h)
     GuiOptions gui;
     add_gui_options(app, gui);
 
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
         if (int status = run_tokenize_command(*sub); status >= 0) return status;
         if (int status = run_get_command(*sub); status >= 0) return status;
         if (int status = run_generate_command(*sub); status >= 0) return status;
+        if (int status = run_patch_command(*sub); status >= 0) return status;
         return run_command(*sub, commands);
     }
     return run_gui(gui);

@@ -12,6 +12,7 @@
 #include "gpt_model.h"
 #include "head_detector.h"
 #include "json_writer.h"
+#include "logit_lens.h"
 #include "model_io.h"
 #include "model_json.h"
 #include "tensor_files.h"
@@ -228,8 +229,10 @@ int run_model_trace(const TraceArgs& a) {
     r.ablation = &ab;
     if (a.ablation.dla_pos) r.dla_pos = dla_pos;
     // Only a DLA (with or without an ablation) names tokens: the tokenizer is read for it.
-    const std::optional<BpeTokenizer> tok =
-        !ab.empty() || a.ablation.dla_pos ? tokenizer_beside(run.model, *o.model) : std::nullopt;
+    r.logit_lens = a.logit_lens;
+    const std::optional<BpeTokenizer> tok = !ab.empty() || a.ablation.dla_pos || a.logit_lens
+                                                ? tokenizer_beside(run.model, *o.model)
+                                                : std::nullopt;
     r.tokenizer = tok ? &*tok : nullptr;
     std::ios::sync_with_stdio(false);
     write_gpt_trace_json(std::cout, run.model, run.info, r);
@@ -368,11 +371,16 @@ int run_model_bench(const BenchArgs& a) {
 
     ModelTrace tr;
     gpt_forward(run.model, run.tokens, run.kernel, true, tr); // warm-up: buffers, pages, threads
-    std::vector<double> forward_ms, update_ms;
+    std::vector<double> forward_ms, update_ms, lens_ms;
     for (int64_t i = 0; i < repeat; ++i) {
         const Clock::time_point t0 = Clock::now();
         gpt_forward(run.model, run.tokens, run.kernel, true, tr);
         forward_ms.push_back(ms_since(t0));
+        if (a.logit_lens) {
+            const Clock::time_point t1 = Clock::now();
+            const LogitLens lens = logit_lens(run.model, tr, run.kernel);
+            lens_ms.push_back(ms_since(t1));
+        }
     }
     // Token p alternates between a replacement and the original: every update is a change.
     const int ids[2] = {(run.tokens[size_t(p)] + 1) % c.vocab, run.tokens[size_t(p)]};
@@ -396,6 +404,7 @@ int run_model_bench(const BenchArgs& a) {
     t.load_ms = load_ms;
     t.forward_ms = std::move(forward_ms);
     t.update_ms = std::move(update_ms);
+    t.logit_lens_ms = std::move(lens_ms);
     t.peak_rss_mb = double(usage.ru_maxrss) / 1024.0; // ru_maxrss is in KiB
     t.threads = detail::work_team_threads();
     t.blas_core = detail::blas_core_name();

@@ -14,10 +14,11 @@
 namespace attnviz {
 
 int run_model_trace(const TraceArgs& a);
+
 int run_model_export(const ExportArgs& a);
 int run_model_bench(const BenchArgs& a);
 
-// The pieces generate shares (generate_command.h):
+// The pieces generate and patch share (generate_command.h, patch_command.h):
 // --text as GPT token ids, with the tokenizer saved beside the model (`path`); one sentence
 // when there is none, the text is empty, or it is longer than the block size.
 bool text_to_gpt_tokens(const Model& m, const std::string& text, const std::string& path, std::vector<int>& out,

@@ -97,7 +97,7 @@ TEST(BadInput, MessagesPointAtTheCommandsHelp) {
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("attnviz bench --help"), std::string::npos) << r.err;
     r = run_attnviz({"tarce"});
-    EXPECT_NE(r.err.find("lesson, trace, bench, export, save-weights, train, heads, tokenize, get or generate"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("lesson, trace, bench, export, save-weights, train, heads, tokenize, get, generate or patch"), std::string::npos) << r.err;
     r = run_attnviz({"save-weights"});
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("save-weights needs FILE; see attnviz save-weights --help"), std::string::npos) << r.err;
@@ -192,7 +192,7 @@ TEST(Help, TopLevelListsEachCommandOnOneLine) {
         if (end > begin) lines.push_back(r.out.substr(begin, end - begin));
         begin = end + 1;
     }
-    const std::vector<std::string> commands = {"lesson", "trace", "bench", "export", "save-weights", "train", "heads", "tokenize", "get", "generate"};
+    const std::vector<std::string> commands = {"lesson", "trace", "bench", "export", "save-weights", "train", "heads", "tokenize", "get", "generate", "patch"};
     ASSERT_EQ(lines.size(), commands.size()) << r.out; // no continuation lines
     for (size_t i = 0; i < commands.size(); ++i) {
         EXPECT_EQ(lines[i].rfind("  " + commands[i] + " ", 0), 0u) << lines[i];

@@ -78,6 +78,10 @@ void write_gpt_bench_json(std::ostream& out, const GptBenchTimes& t) {
     w.key("peak_rss_mb"); w.value(float(t.peak_rss_mb));
     w.key("threads"); w.value_int(t.threads);
     w.key("blas_core"); w.value_string(t.blas_core);
+    if (!t.logit_lens_ms.empty()) { // logit_lens.h on the forward's trace, after each timed forward
+        w.key("logit_lens_ms"); w.value(float(median_ms(t.logit_lens_ms)));
+        w.key("logit_lens_over_forward"); w.value(float(median_ms(t.logit_lens_ms) / fwd));
+    }
     if (t.ablation && !t.ablation->empty()) {
         const Ablation& ab = *t.ablation;
         const AblationBenchTimes& abt = t.ablation_times;

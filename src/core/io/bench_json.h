@@ -64,6 +64,7 @@ struct GptBenchTimes {
     std::string blas_core;
     const Ablation* ablation = nullptr; // nullptr or empty: no "ablation" object
     AblationBenchTimes ablation_times;
+    std::vector<double> logit_lens_ms; // --logit-lens: the lens on each timed forward's trace; empty: none
 };
 void write_gpt_bench_json(std::ostream& out, const GptBenchTimes& t);
 

@@ -1,5 +1,6 @@
 // model_json.cpp: see model_json.h.
 #include "model_json.h"
+#include "patch_json.h"
 #include "ablation_json.h"
 #include "bpe_tokenizer.h"
 #include "gpt_causality.h"
@@ -169,6 +170,10 @@ void write_gpt_trace_json(std::ostream& out, const Model& m, const GptFileInfo& 
     if (with_dla) {
         w.key("dla");
         write_dla(w, logit_attribution(m, tr, dla_pos, dla_token, ablated), r.tokenizer);
+    }
+    if (r.logit_lens) {
+        w.key("logit_lens");
+        write_logit_lens(w, logit_lens(m, tr, r.kernel), r.tokenizer);
     }
     w.end_object();
     w.flush();

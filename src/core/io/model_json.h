@@ -53,6 +53,7 @@ struct GptTraceRequest {
                                         // adds "ablation", and "dla" at the last position
     std::optional<int> dla_pos;      // adds "dla" at this position (onto the clean top token)
     const BpeTokenizer* tokenizer = nullptr; // the top tokens' and the DLA's token as text
+    bool logit_lens = false;         // adds "logit_lens" (patch_json.h) of the traced run
 };
 
 // Streams {model, kernel, T, tokens, [layers], logits, [perturbed_position, replacement,

@@ -435,20 +435,16 @@ void gpt_rerun_from(const Model& m, int l0, KernelKind kernel, const Ablation* a
     run_layers(m, l0, kernel, tr.lean, ablation, tr, attention_only);
 }
 
-void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTrace& tr, const Ablation* ablation) {
+namespace {
+
+// Layers l0 .. L-1 recomputed from row p on (rows before p cannot change: causality), then
+// h_out's rows from p: gpt_update's loop, which gpt_rerun_rows shares. `edit` runs on each
+// layer's attention trace after its attention (and ablation) and before the residual add.
+void update_layers(const Model& m, int l0, int p, KernelKind kernel, const Ablation* ablation, const LayerEdit* edit,
+                   ModelTrace& tr) {
     const ModelConfig& c = m.config;
     const int T = int(tr.tokens.size()), C = c.n_embd;
-    if (p < 0 || p >= T)
-        throw std::invalid_argument("position " + std::to_string(p) + " is outside the " + std::to_string(T) +
-                                    " tokens; give 0 to " + std::to_string(T - 1) + ".");
-    check_token(c, new_token);
-    if (tr.layers.size() != m.h.size() || tr.h0.rows() != T)
-        throw std::invalid_argument("the trace was not made by this model's forward; run gpt_forward first.");
-    if (tr.compact)
-        throw std::invalid_argument("a compact trace keeps no logits to update; use gpt_update_compact.");
-    tr.tokens[size_t(p)] = new_token;
-    tr.h0.row(p) = m.wte.row(new_token) + m.wpe.row(p);
-    for (size_t l = 0; l < m.h.size(); ++l) {
+    for (size_t l = size_t(l0); l < m.h.size(); ++l) {
         const Block& b = m.h[l];
         const Mat& in = gpt_resid_pre(tr, int(l));
         Trace& a = tr.layers[l];
@@ -460,13 +456,44 @@ void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTr
         else
             fast_attention_from(b.attn, p, !tr.lean, a);
         if (ablation) apply_ablation(*ablation, int(l), b.attn, p, kernel, a);
+        if (edit) (*edit)(int(l), a);
         if (bt.resid_mid.rows() != T) bt.resid_mid.resize(T, C); // rows before p are not read
         residual_forward_rows(bt.resid_mid.data(), in.data(), a.y.data(), p, T, C);
         mlp_rows(b, c.gelu, p, kernel, bt);
         if (tr.lean) drop_lean(a, bt);
     }
+    if (tr.h_out.rows() != T) tr.h_out.resize(T, C);
     tr.h_out.bottomRows(T - p) = tr.blocks.back().resid_post.bottomRows(T - p);
+}
+
+} // namespace
+
+void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTrace& tr, const Ablation* ablation) {
+    const ModelConfig& c = m.config;
+    const int T = int(tr.tokens.size());
+    if (p < 0 || p >= T)
+        throw std::invalid_argument("position " + std::to_string(p) + " is outside the " + std::to_string(T) +
+                                    " tokens; give 0 to " + std::to_string(T - 1) + ".");
+    check_token(c, new_token);
+    if (tr.layers.size() != m.h.size() || tr.h0.rows() != T)
+        throw std::invalid_argument("the trace was not made by this model's forward; run gpt_forward first.");
+    if (tr.compact)
+        throw std::invalid_argument("a compact trace keeps no logits to update; use gpt_update_compact.");
+    tr.tokens[size_t(p)] = new_token;
+    tr.h0.row(p) = m.wte.row(new_token) + m.wpe.row(p);
+    update_layers(m, 0, p, kernel, ablation, nullptr, tr);
     head_rows(m, p, kernel, tr);
+}
+
+void gpt_rerun_rows(const Model& m, int l0, int r0, KernelKind kernel, ModelTrace& tr, const LayerEdit& edit) {
+    const int T = int(tr.tokens.size());
+    if (tr.layers.size() != m.h.size() || tr.blocks.size() != m.h.size() || tr.h0.rows() != T || T < 1 || tr.compact)
+        throw std::invalid_argument("the trace was not made by this model's gpt_forward; run gpt_forward first.");
+    if (l0 < 0 || l0 >= int(m.h.size()) || r0 < 0 || r0 >= T)
+        throw std::invalid_argument("layer " + std::to_string(l0) + " from row " + std::to_string(r0) +
+                                    " is not in the trace's " + std::to_string(m.h.size()) + " layers of " +
+                                    std::to_string(T) + " rows.");
+    update_layers(m, l0, r0, kernel, nullptr, edit ? &edit : nullptr, tr);
 }
 
 void gpt_update_compact(const Model& m, const ModelTrace& base, int p, int new_token, ModelTrace& out,

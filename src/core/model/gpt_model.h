@@ -57,6 +57,16 @@ void gpt_rerun_from(const Model& m, int l0, KernelKind kernel, const Ablation* a
 void gpt_update(const Model& m, int p, int new_token, KernelKind kernel, ModelTrace& tr,
                 const Ablation* ablation = nullptr);
 
+// Activation patching's rerun (patching.h): layers l0 .. L-1 of a trace gpt_forward made
+// (not compact) recomputed from row r0 on with gpt_update's loop, then h_out's rows from r0;
+// ln_f and the logits are left as they were. `edit`, when set, is called with each layer's
+// attention trace after its attention has run and before the residual add: it may change
+// concat on rows r0.. and must then recompute y there (as apply_ablation does). The caller
+// changes what it patches first (a row of gpt_resid_pre(tr, l0)). On the reference kernel
+// rows before r0 are as gpt_forward's; on the fast kernel r0 = 0 repeats the lean forward's
+// calls, so an unchanged trace comes back bit for bit.
+void gpt_rerun_rows(const Model& m, int l0, int r0, KernelKind kernel, ModelTrace& tr, const LayerEdit& edit = {});
+
 // Layer l's whole shape walk (qkv, raw scores, ... y), recomputed from its input in `tr`:
 // what a lean trace dropped. The same kernel gives the same numbers as the forward did.
 void gpt_layer_trace(const Model& m, const ModelTrace& tr, int l, KernelKind kernel, Trace& out,

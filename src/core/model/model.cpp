@@ -176,13 +176,15 @@ Config block_config(const ModelConfig& c, int N) {
 namespace {
 
 // Blocks l0 .. L-1 from h, block l0's input, then h_out.
-void blocks_from(const Model& m, int l0, Mat h, KernelKind kernel, ModelTrace& out, const Ablation* ablation) {
+void blocks_from(const Model& m, int l0, Mat h, KernelKind kernel, ModelTrace& out, const Ablation* ablation,
+                 const LayerEdit* edit = nullptr) {
     const Config ac = block_config(m.config, int(h.rows()));
     out.layers.resize(m.h.size());
     for (size_t l = size_t(l0); l < m.h.size(); ++l) {
         // The block sees h; its output joins the residual stream in float32, as x + attn(x).
         forward(ac, m.h[l].attn, h, kernel, out.layers[l]);
         if (ablation) apply_ablation(*ablation, int(l), m.h[l].attn, 0, kernel, out.layers[l]);
+        if (edit) (*edit)(int(l), out.layers[l]);
         h += out.layers[l].y;
     }
     out.h_out = std::move(h);
@@ -218,6 +220,15 @@ void model_rerun_from(const Model& m, int l0, KernelKind kernel, ModelTrace& tr,
     l0 = std::clamp(l0, 0, int(m.h.size()));
     if (l0 == int(m.h.size())) return; // nothing changed in any block
     blocks_from(m, l0, tr.layers[size_t(l0)].x, kernel, tr, ablation);
+    task_heads(m, kernel, tr);
+}
+
+void model_rerun_edit(const Model& m, int l0, KernelKind kernel, ModelTrace& tr, const LayerEdit& edit) {
+    if (tr.layers.size() != m.h.size() || tr.h0.rows() < 1 || tr.h0.cols() != m.config.n_embd || l0 < 0 ||
+        l0 >= int(m.h.size()))
+        throw std::invalid_argument("the trace was not made by this model's forward, or block " + std::to_string(l0) +
+                                    " is not in it; run model_forward first.");
+    blocks_from(m, l0, tr.layers[size_t(l0)].x, kernel, tr, nullptr, edit ? &edit : nullptr);
     task_heads(m, kernel, tr);
 }
 

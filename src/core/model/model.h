@@ -20,6 +20,7 @@
 // residual (attention.h's forward on a given x). It does not go through this file.
 #pragma once
 #include "attention.h"
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -189,5 +190,13 @@ void model_blocks(const Model& m, const Mat& h0, KernelKind kernel, ModelTrace& 
 // are kept. With their ablation unchanged, the result is model_forward with `ablation` bit
 // for bit.
 void model_rerun_from(const Model& m, int l0, KernelKind kernel, ModelTrace& tr, const Ablation* ablation = nullptr);
+
+// What activation patching (patching.h) changes in a rerun: called with each layer's attention
+// trace after its attention has run and before the residual add; it may change concat and must
+// then recompute y (as apply_ablation does).
+using LayerEdit = std::function<void(int layer, Trace& attention)>;
+// model_rerun_from with `edit` instead of an ablation: blocks l0 .. L-1 from block l0's input
+// (its trace's x, which the caller may have changed) and the task heads.
+void model_rerun_edit(const Model& m, int l0, KernelKind kernel, ModelTrace& tr, const LayerEdit& edit);
 
 } // namespace attnviz

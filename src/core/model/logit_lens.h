@@ -1,0 +1,36 @@
+// logit_lens.h: the logit lens (nostalgebraist's): the residual stream after every layer read as
+// if it were the last. For the embedding (resid_pre of layer 0, h0) and each layer's
+// resid_post, at every position:
+//
+//   logits = ln_f(row) wte^T    ln_f with the row's own mean and variance (not the last
+//                               layer's scale, as TransformerLens's accumulated_resid keeps)
+//   probs  = softmax(logits)    the top k tokens and the probability of the next token
+//
+// The last row's lens is the model's own prediction (the trace's logits when it keeps them,
+// made again in a compact trace). The logits are made in blocks of
+// lens_block positions (one residual's (T, V) logits are never all held) with the trace's
+// kernel's linear layer (the reference kernel: torch's logits bit for bit); the softmax takes
+// the largest logit out, sums float exp in double and divides in double. GPT models only: a
+// toy model has no ln_f, and its heads read its last block alone.
+#pragma once
+#include "head_detector.h" // TokenProb
+#include "model.h"
+#include <vector>
+
+namespace attnviz {
+
+constexpr int lens_top_k = 5;
+constexpr int lens_block = 64;
+
+struct LogitLens {
+    // Row 0 the embedding, row 1 + l layer l's resid_post.
+    std::vector<std::vector<std::vector<TokenProb>>> top; // [row][pos] the top k, highest first
+    std::vector<std::vector<float>> next_prob;            // [row][pos] p(tokens[pos + 1]); NaN at T - 1
+    int rows() const { return int(top.size()); }
+};
+
+// From a lean or full (not compact) GPT trace of m. Throws std::invalid_argument with one
+// sentence for a toy model or a trace without every layer's resid_post.
+LogitLens logit_lens(const Model& m, const ModelTrace& tr, KernelKind kernel, int k = lens_top_k);
+
+} // namespace attnviz
