@@ -355,94 +355,87 @@ void back(AppState& s) {
     g.status.clear();
 }
 
-void compute_demo(AppState& s) {
-    GenerateDemo& d = s.generate.demo;
-    const bool asked = d.asked, scroll = d.scroll;
-    d = GenerateDemo{};
-    d.asked = asked;
-    d.scroll = scroll;
-    d.computed = true;
-    d.lesson = mode(s) == Mode::lesson;
-    const KernelKind kernel = s.kernel;
-    try {
-        if (d.lesson) {
-            const Config& c = s.config;
-            if (c.mask != MaskMode::causal) {
-                d.why_not = "The lesson's module keeps its keys and values only under the causal mask; press M until it is causal.";
-                return;
-            }
-            d.steps = std::min(8, std::max(0, lesson_generate_rows - c.seq_len));
-            Trace tr;
-            forward(c, s.experiment.weights, s.experiment.x, kernel, tr);
-            LayerKv kv;
-            int T = 0;
-            attention_cache_from(tr, kv, T);
-            TorchGenerator gen = lesson_generator(c);
-            Mat x = s.experiment.x;
-            for (int k = 0; k < d.steps; ++k) {
-                std::vector<float> row(size_t(c.n_embd));
-                gen.randn(row.data(), c.n_embd);
-                x.conservativeResize(x.rows() + 1, c.n_embd);
-                for (int i = 0; i < c.n_embd; ++i) x(x.rows() - 1, i) = row[size_t(i)];
-                AttentionStepRow out;
-                Clock::time_point t0 = Clock::now();
-                attention_step(c, s.experiment.weights, row.data(), kernel, kv, T, out);
-                d.cached_ms += ms_since(t0);
-                Config all = c;
-                all.seq_len = int(x.rows());
-                Trace full;
-                t0 = Clock::now();
-                forward(all, s.experiment.weights, x, kernel, full);
-                d.full_ms += ms_since(t0);
-                const int t = int(x.rows()) - 1;
-                d.max_abs_logits = std::max(d.max_abs_logits, max_abs(out.y.data(), Vec(full.y.row(t)).data(), c.n_embd));
-                Mat r = head_rows(full, t);
-                d.max_abs_logits = std::max(d.max_abs_logits, max_abs(out.att.data(), r.data(), r.size()));
-            }
-        } else {
-            const TrainedInput& in = *s.shown.input;
-            if (in.received) {
-                d.why_not = "The teacher's model has no weights on this page: it writes on in the teacher's window.";
-                return;
-            }
-            const Model& m = *in.model;
-            if (std::string why = generation_support(m); !why.empty()) {
-                d.why_not = why;
-                return;
-            }
-            const int block = generation_block_size(m);
-            d.steps = std::min(8, block - int(in.tokens.size()));
-            if (d.steps < 1) {
-                d.why_not = "The prompt already fills the model's block size of " + std::to_string(block) + "; shorten it.";
-                return;
-            }
-            KvCache cache;
-            KvStepRow row;
-            Clock::time_point t0 = Clock::now();
-            kv_prefill(m, in.tokens, kernel, cache, row);
-            d.cached_ms += ms_since(t0);
-            std::vector<int> tokens = in.tokens;
-            for (int k = 0; k < d.steps; ++k) {
-                KvStepRow full;
-                t0 = Clock::now();
-                full_last_row(m, tokens, kernel, full);
-                d.full_ms += ms_since(t0);
-                const int V = int(row.logits.size());
-                d.max_abs_logits = std::max(d.max_abs_logits, max_abs(row.logits.data(), full.logits.data(), V));
-                const int a = argmax_token(row.logits.data(), V), b = argmax_token(full.logits.data(), V);
-                d.cached_tokens.push_back(a);
-                d.full_tokens.push_back(b);
-                tokens.push_back(a);
-                if (k + 1 == d.steps) break;
-                t0 = Clock::now();
-                kv_step(m, a, kernel, cache, row);
-                d.cached_ms += ms_since(t0);
-            }
-        }
-    } catch (const std::exception& e) {
-        d.why_not = e.what();
+// The demonstration on the lesson's module: new rows of x with the cache and by a full forward.
+void demo_lesson(const AppState& s, KernelKind kernel, GenerateDemo& d) {
+    const Config& c = s.config;
+    if (c.mask != MaskMode::causal) {
+        d.why_not = "The lesson's module keeps its keys and values only under the causal mask; press M until it is causal.";
         return;
     }
+    d.steps = std::min(8, std::max(0, lesson_generate_rows - c.seq_len));
+    Trace tr;
+    forward(c, s.experiment.weights, s.experiment.x, kernel, tr);
+    LayerKv kv;
+    int T = 0;
+    attention_cache_from(tr, kv, T);
+    TorchGenerator gen = lesson_generator(c);
+    Mat x = s.experiment.x;
+    for (int k = 0; k < d.steps; ++k) {
+        std::vector<float> row(size_t(c.n_embd));
+        gen.randn(row.data(), c.n_embd);
+        x.conservativeResize(x.rows() + 1, c.n_embd);
+        for (int i = 0; i < c.n_embd; ++i) x(x.rows() - 1, i) = row[size_t(i)];
+        AttentionStepRow out;
+        Clock::time_point t0 = Clock::now();
+        attention_step(c, s.experiment.weights, row.data(), kernel, kv, T, out);
+        d.cached_ms += ms_since(t0);
+        Config all = c;
+        all.seq_len = int(x.rows());
+        Trace full;
+        t0 = Clock::now();
+        forward(all, s.experiment.weights, x, kernel, full);
+        d.full_ms += ms_since(t0);
+        const int t = int(x.rows()) - 1;
+        d.max_abs_logits = std::max(d.max_abs_logits, max_abs(out.y.data(), Vec(full.y.row(t)).data(), c.n_embd));
+        Mat r = head_rows(full, t);
+        d.max_abs_logits = std::max(d.max_abs_logits, max_abs(out.att.data(), r.data(), r.size()));
+    }
+}
+
+// The demonstration on a model: greedy tokens with the cache and by a full forward each step.
+void demo_model(const AppState& s, KernelKind kernel, GenerateDemo& d) {
+    const TrainedInput& in = *s.shown.input;
+    if (in.received) {
+        d.why_not = "The teacher's model has no weights on this page: it writes on in the teacher's window.";
+        return;
+    }
+    const Model& m = *in.model;
+    if (std::string why = generation_support(m); !why.empty()) {
+        d.why_not = why;
+        return;
+    }
+    const int block = generation_block_size(m);
+    d.steps = std::min(8, block - int(in.tokens.size()));
+    if (d.steps < 1) {
+        d.why_not = "The prompt already fills the model's block size of " + std::to_string(block) + "; shorten it.";
+        return;
+    }
+    KvCache cache;
+    KvStepRow row;
+    Clock::time_point t0 = Clock::now();
+    kv_prefill(m, in.tokens, kernel, cache, row);
+    d.cached_ms += ms_since(t0);
+    std::vector<int> tokens = in.tokens;
+    for (int k = 0; k < d.steps; ++k) {
+        KvStepRow full;
+        t0 = Clock::now();
+        full_last_row(m, tokens, kernel, full);
+        d.full_ms += ms_since(t0);
+        const int V = int(row.logits.size());
+        d.max_abs_logits = std::max(d.max_abs_logits, max_abs(row.logits.data(), full.logits.data(), V));
+        const int a = argmax_token(row.logits.data(), V), b = argmax_token(full.logits.data(), V);
+        d.cached_tokens.push_back(a);
+        d.full_tokens.push_back(b);
+        tokens.push_back(a);
+        if (k + 1 == d.steps) break;
+        t0 = Clock::now();
+        kv_step(m, a, kernel, cache, row);
+        d.cached_ms += ms_since(t0);
+    }
+}
+
+// What the demonstration's numbers say, in one sentence.
+std::string demo_sentence(const GenerateDemo& d, KernelKind kernel) {
     const bool same = d.cached_tokens == d.full_tokens;
     char diff[64];
     if (d.max_abs_logits == 0) std::snprintf(diff, sizeof diff, "are equal, bit for bit");
@@ -458,7 +451,25 @@ void compute_demo(AppState& s) {
                       "%d tokens, greedy, with the cache and by a full forward each step: %s tokens, and the logits "
                       "%s (%s kernel); %.3f ms with the cache (prompt included) against %.3f ms recomputing.",
                       d.steps, same ? "the same" : "DIFFERENT", diff, to_string(kernel), d.cached_ms, d.full_ms);
-    d.sentence = buf;
+    return buf;
+}
+
+void compute_demo(AppState& s) {
+    GenerateDemo& d = s.generate.demo;
+    const bool asked = d.asked, scroll = d.scroll;
+    d = GenerateDemo{};
+    d.asked = asked;
+    d.scroll = scroll;
+    d.computed = true;
+    d.lesson = mode(s) == Mode::lesson;
+    try {
+        if (d.lesson) demo_lesson(s, s.kernel, d);
+        else demo_model(s, s.kernel, d);
+    } catch (const std::exception& e) {
+        d.why_not = e.what();
+    }
+    if (!d.why_not.empty()) return;
+    d.sentence = demo_sentence(d, s.kernel);
 }
 
 } // namespace
