@@ -77,7 +77,8 @@ void kv_step(const Model& m, int token, KernelKind kernel, KvCache& cache, KvSte
 void kv_truncate(KvCache& cache, int T);
 
 // The slow way, and the check: the full forward over `tokens` and its last position's row.
-// For GPT-2 small this is gpt_forward (lean); the result is what kv_step would give.
+// For a GPT model this is gpt_forward_last (lean, the head on the last row alone, as nanoGPT's
+// forward when it generates); the result is what kv_step would give.
 void full_last_row(const Model& m, const std::vector<int>& tokens, KernelKind kernel, KvStepRow& out);
 
 // ---- The lesson's module: one attention layer on rows of x, no embeddings, causal mask.
