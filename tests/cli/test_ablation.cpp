@@ -11,6 +11,7 @@
 #include "gpt_model.h"
 #include "head_detector.h"
 #include "model_io.h"
+#include "cut_tokenizer.h"
 #include "run_attnviz.h"
 #include <cmath>
 #include <filesystem>
@@ -20,6 +21,7 @@
 using attnviz_test::expect_usage_error;
 using attnviz_test::run_json;
 using attnviz_test::TempDir;
+using attnviz_test::write_cut_tokenizer;
 using nlohmann::json;
 
 namespace {
@@ -252,26 +254,6 @@ TEST(AblationCli, GptTraceKeepsItsKeysAndDlaPosAlone) {
     ASSERT_EQ(p["max_abs_diff_per_position"].size(), seq.size());
     EXPECT_EQ(p["max_abs_diff_per_position"][8].get<float>(), 0.f);
 }
-
-namespace {
-
-// GPT-2's tokenizer cut to the tiny model's 1000 entries (as test_gpt_trace.cpp writes it).
-void write_cut_tokenizer(const std::string& dir) {
-    const std::string src = ATTNVIZ_TEST_DATA "/gpt2_tokenizer/";
-    const json full = attnviz_test::load_json(src + "encoder.json");
-    json cut = json::object();
-    for (auto it = full.begin(); it != full.end(); ++it)
-        if (it.value().get<int>() < 1000) cut[it.key()] = it.value();
-    std::ofstream(dir + "/vocab.json") << cut.dump();
-    std::ifstream in(src + "vocab.bpe");
-    std::ofstream out(dir + "/merges.txt");
-    std::string line;
-    std::getline(in, line);
-    out << line << "\n";
-    for (int i = 0; i < 744 && std::getline(in, line); ++i) out << line << "\n";
-}
-
-} // namespace
 
 TEST(AblationCli, GptTraceNamesTheTopTokensWithATokenizer) {
     TempDir t;

@@ -5,6 +5,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include "cut_tokenizer.h"
 #include "run_attnviz.h"
 #include "safetensors.h"
 #include <cmath>
@@ -17,6 +18,7 @@ using attnviz_test::expect_usage_error;
 using attnviz_test::run_attnviz;
 using attnviz_test::run_json;
 using attnviz_test::TempDir;
+using attnviz_test::write_cut_tokenizer;
 using nlohmann::json;
 
 namespace {
@@ -159,24 +161,6 @@ namespace {
 void copy_tiny_model(const std::string& dir) {
     namespace fs = std::filesystem;
     for (const char* f : {"model.safetensors", "config.json"}) fs::copy_file(gpt2_dir + "/" + f, dir + "/" + f);
-}
-
-// GPT-2's tokenizer cut to the tiny model's 1000 entries, in Hugging Face's file names:
-// the 256 byte tokens and the first 744 merges, whose results are ids 256..999 in GPT-2's
-// own vocabulary (its merges come in rank order, each from bytes or earlier merges).
-void write_cut_tokenizer(const std::string& dir) {
-    const std::string src = ATTNVIZ_TEST_DATA "/gpt2_tokenizer/";
-    const json full = attnviz_test::load_json(src + "encoder.json");
-    json cut = json::object();
-    for (auto it = full.begin(); it != full.end(); ++it)
-        if (it.value().get<int>() < 1000) cut[it.key()] = it.value();
-    std::ofstream(dir + "/vocab.json") << cut.dump();
-    std::ifstream in(src + "vocab.bpe");
-    std::ofstream out(dir + "/merges.txt");
-    std::string line;
-    std::getline(in, line); // "#version: 0.2"
-    out << line << "\n";
-    for (int i = 0; i < 744 && std::getline(in, line); ++i) out << line << "\n";
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // attnviz patch and trace --logit-lens on the tiny GPT of tests/data/gpt_tiny: the JSON's
 // shape, the text output, --text through a tokenizer beside the model, the warning on a small
 // gap, and every bad input.
+#include "cut_tokenizer.h"
 #include "run_attnviz.h"
 #include <filesystem>
 #include <fstream>
@@ -24,21 +25,11 @@ std::vector<std::string> patch_args(std::vector<std::string> more) {
     return a;
 }
 
-// The tiny model's files and GPT-2's tokenizer cut to its 1000 entries (the 256 bytes and the
-// first 744 merges, ids 256..999 in GPT-2's own vocabulary), as tests/cli/test_gpt_trace.cpp.
+// The tiny model's files and GPT-2's tokenizer cut to its 1000 entries (cut_tokenizer.h).
 void tiny_model_with_tokenizer(const std::string& dir) {
     for (const char* f : {"model.safetensors", "config.json"})
         std::filesystem::copy_file(gpt2_dir + "/" + f, dir + "/" + f);
-    const std::string src = ATTNVIZ_TEST_DATA "/gpt2_tokenizer/";
-    const json full = attnviz_test::load_json(src + "encoder.json");
-    json cut = json::object();
-    for (auto it = full.begin(); it != full.end(); ++it)
-        if (it.value().get<int>() < 1000) cut[it.key()] = it.value();
-    std::ofstream(dir + "/vocab.json") << cut.dump();
-    std::ifstream in(src + "vocab.bpe");
-    std::ofstream out(dir + "/merges.txt");
-    std::string line;
-    for (int i = 0; i < 745 && std::getline(in, line); ++i) out << line << "\n"; // "#version" and 744 merges
+    attnviz_test::write_cut_tokenizer(dir);
 }
 
 void expect_table(const json& t, size_t rows, size_t cols) {
