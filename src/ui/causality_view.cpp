@@ -7,6 +7,7 @@
 #include "model_io.h"
 #include "specs.h"
 #include "views.h"
+#include "widgets.h"
 #include <algorithm>
 #include <cmath>
 
@@ -21,9 +22,9 @@ void draw_toward(AppState& s, UiContext& ui, float rest, float& a) {
     const ModelConfig& c = s.shown.input->model->config;
     const int now = replacement_token(s, s.p);
     const std::string preview = token_name(c, now) + (s.shown.replace_token < 0 ? " (next)" : "");
-    const float combo_w = text_size(ui.fonts->body, "m (next)").x + ImGui::GetFrameHeight() + 12 * ui.scale;
+    const float combo_w = text_size(ui.fonts->body, "m (next)").x + ImGui::GetFrameHeight() + ui.scaled(12);
     const float label_w = text_size(ui.fonts->body, "toward").x + 2 * ImGui::GetStyle().ItemSpacing.x;
-    ImGui::SetNextItemWidth(std::max(80 * ui.scale, rest - combo_w - label_w - 8 * ui.scale));
+    ImGui::SetNextItemWidth(std::max(ui.scaled(80), rest - combo_w - label_w - ui.scaled(8)));
     ImGui::SliderFloat("##strength", &a, 0.f, 1.f, "%.2f");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("0: the embedding of the letter at p. 1: the chosen letter's, wte[letter] + wpe[p]; between, "
@@ -71,7 +72,7 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
             total += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::GetStyle().ItemSpacing.x +
                      ImGui::CalcTextSize(worded ? position_label(words, t, 8).c_str() : std::to_string(t).c_str()).x;
         const float rest = text_size(ui.fonts->body, "position p strength toward m (next)").x + ImGui::GetFrameHeight() +
-                           (120 + 60) * ui.scale;
+                           ui.scaled(120 + 60);
         radios = total + rest <= width;
     }
     if (radios) {
@@ -83,7 +84,7 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
             ImGui::SameLine();
         }
     } else {
-        ImGui::SetNextItemWidth(std::round(150 * ui.scale));
+        ImGui::SetNextItemWidth(ui.px(150));
         // The slider shows "2 saw" with words (a % in a word is doubled for the format).
         std::string format = "%d";
         if (!words.empty() && p >= 0 && p < T)
@@ -91,7 +92,7 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
         ImGui::SliderInt("##p", &p, first, T - 1, format.c_str());
         ImGui::SameLine();
     }
-    ImGui::SameLine(0, std::round(18 * ui.scale));
+    ImGui::SameLine(0, ui.px(18));
     ImGui::TextUnformatted("strength");
     ImGui::SameLine();
     const float rest = pos.x + width - ImGui::GetCursorScreenPos().x;
@@ -102,9 +103,9 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     }
     // The lesson's button says its values when there is room beside a usable slider.
     const char* lesson_label = "The lesson: p = 2, strength 1";
-    if (rest - text_size(ui.fonts->body, lesson_label).x - 32 * ui.scale < 120 * ui.scale) lesson_label = "Lesson";
-    const float lesson_w = text_size(ui.fonts->body, lesson_label).x + 16 * ui.scale;
-    ImGui::SetNextItemWidth(std::max(80 * ui.scale, rest - lesson_w - 16 * ui.scale));
+    if (rest - text_size(ui.fonts->body, lesson_label).x - ui.scaled(32) < ui.scaled(120)) lesson_label = "Lesson";
+    const float lesson_w = text_size(ui.fonts->body, lesson_label).x + ui.scaled(16);
+    ImGui::SetNextItemWidth(std::max(ui.scaled(80), rest - lesson_w - ui.scaled(16)));
     ImGui::SliderFloat("##strength", &a, 0.f, 1.f, "%.2f");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("0: the original input row. 1: the lesson's replacement, x2[0, p] = torch.randn(C).");
@@ -131,17 +132,17 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n,
     n = std::clamp(n, 1, T - t0);
     const float top_value = sum.top;
 
-    const float title_h = body->FontSize + std::round(4 * ui.scale);
+    const float title_h = body->FontSize + ui.px(4);
     dl->AddText(body, body->FontSize, p0, pal.text, fit_text(body, title, p1.x - p0.x).c_str());
     const float label_h = small->FontSize + 2;
-    const float base_y = p1.y - label_h - std::round(4 * ui.scale); // baseline of the bars
-    const float top_y = p0.y + title_h + label_h + std::round(4 * ui.scale);
+    const float base_y = p1.y - label_h - ui.px(4); // baseline of the bars
+    const float top_y = p0.y + title_h + label_h + ui.px(4);
     const float plot_h = std::max(base_y - top_y, 4.f);
-    const float left = p0.x + std::round(8 * ui.scale);
+    const float left = p0.x + ui.px(8);
     const std::string axis = "position t";
     // The axis name goes after the last bar, inside the chart's room.
     const float axis_w = text_size(small, axis).x + 12;
-    const float slot = std::min(std::max(1.f, p1.x - left - axis_w) / float(n), 150 * ui.scale);
+    const float slot = std::min(std::max(1.f, p1.x - left - axis_w) / float(n), ui.scaled(150));
     const float bar_w = std::max(1.f, std::floor(slot * 0.62f));
     dl->AddLine(ImVec2(left, base_y), ImVec2(left + slot * float(n), base_y), pal.frame, 1.f);
     // Labels for every bar or for none, so a missing label never hides a value.
@@ -263,7 +264,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ViewWindow& win = s.screen.windows[int(View::causality)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
-    const float gap = std::round(8 * ui.scale);
+    const float gap = ui.gap();
     float y = p0.y;
 
     ImFont* hf = ui.fonts->heading;
@@ -290,14 +291,14 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         y = ImGui::GetCursorScreenPos().y + gap * 0.5f;
     }
 
-    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
-    const float bars_h = std::round(std::clamp((p1.y - y) * 0.3f, 110 * ui.scale, 190 * ui.scale));
+    const float legend_h = legend_height(ui);
+    const float bars_h = std::round(std::clamp((p1.y - y) * 0.3f, ui.scaled(110), ui.scaled(190)));
     // When p changes, a window of positions scrolls to show a few rows before p and the rows from p on.
     if (win.centred_p != s.p) {
         win.row0 = std::max(0, s.p - 4);
         win.centred_p = s.p;
     }
-    const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
+    const float bar_h = window_bar_height(ui);
 
     // Input -> weights -> output, with the changed cells outlined. The weights show why
     // (row p and column p change); they are left out when they would make cells unreadable.
@@ -337,22 +338,22 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float rows_bottom = p1.y - legend_h - bars_h;
     std::vector<Row> rows = make_row(true);
     const bool with_weights =
-        fit_cell(ui, rows, ImVec2(width, rows_bottom - y - bar_h), 56 * ui.scale) >= 26 * ui.scale;
+        fit_cell(ui, rows, ImVec2(width, rows_bottom - y - bar_h), ui.scaled(56)) >= ui.scaled(26);
     if (!with_weights) rows = make_row(false);
     // With large text in a small window the matrices' labels alone would fill the room: the
     // chart, which answers the question, gets it all, and a line says how to see x and y.
     // Matrices too big for readable cells are drawn as a window of readable ones
     // (draw_rows); for them what must fit is the labels and a few such cells, say 8 x 8.
     const ImVec2 room(width, rows_bottom - y - bar_h);
-    const float fit = fit_cell(ui, rows, room, 56 * ui.scale);
+    const float fit = fit_cell(ui, rows, room, ui.scaled(56));
     const std::vector<Row> window_rows = windowed_rows(rows, 8);
-    const bool windowed = fit < std::round(7 * ui.scale);
+    const bool windowed = fit < ui.px(7);
     const bool with_matrices =
-        fit >= 12 * ui.scale || (windowed && fit_cell(ui, window_rows, room, 56 * ui.scale) >= 12 * ui.scale);
+        fit >= ui.scaled(12) || (windowed && fit_cell(ui, window_rows, room, ui.scaled(56)) >= ui.scaled(12));
     RowsResult rr;
     rr.bottom = y;
     if (with_matrices) {
-        rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, rows_bottom), 56 * ui.scale);
+        rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, rows_bottom), ui.scaled(56));
         draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
         if (with_weights && H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
     } else {
@@ -375,7 +376,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (yl) t0 = yl->row0, n = yl->nrows;
     }
     const float bars_top = with_matrices ? std::min(rr.bottom, rows_bottom) : rr.bottom;
-    const float bars_bottom = std::min(p1.y - legend_h, bars_top + 300 * ui.scale);
+    const float bars_bottom = std::min(p1.y - legend_h, bars_top + ui.scaled(300));
     float chart_end = p1.x;
     if (s.shown.input) {
         // A trained model: the block shown, and the model's output after its last block.
@@ -392,9 +393,9 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
 
     // Beside the chart, when there is room: the lesson's question and what to try next.
     const float side = p1.x - chart_end;
-    if (side >= 220 * ui.scale) {
-        const float x0 = chart_end + 8 * ui.scale;
-        const float ty = bars_top + ui.fonts->body->FontSize + 10 * ui.scale;
+    if (side >= ui.scaled(220)) {
+        const float x0 = chart_end + ui.scaled(8);
+        const float ty = bars_top + ui.fonts->body->FontSize + ui.scaled(10);
         ImGui::SetCursorScreenPos(ImVec2(x0, ty));
         ImGui::BeginGroup(); // new lines start at x0
         ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
@@ -413,7 +414,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::PopTextWrapPos();
         ImGui::EndGroup();
     }
-    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, false);
+    draw_legend(s, ui, legend_origin(ui, p0, p1), width, false);
 }
 
 } // namespace attnviz

@@ -8,20 +8,13 @@
 #include <imgui_stdlib.h>
 #include "views.h"
 #include "window_layout.h"
+#include "widgets.h"
 #include <algorithm>
 #include <cmath>
 
 namespace attnviz {
 
 namespace {
-
-void section(UiContext& ui, const char* title) {
-    ImGui::Spacing();
-    ImGui::PushFont(ui.fonts->body);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", title);
-    ImGui::PopFont();
-    ImGui::Separator();
-}
 
 // An integer field applied on Enter (or by its - / + buttons).
 bool int_field(const char* label, const char* id, int& v, int step, int step_fast, float label_w) {
@@ -49,7 +42,7 @@ void draw_controls(AppState& s, UiContext& ui) {
     Config e = s.edit;
     KernelChoice k = s.edit_kernel_choice;
     bool changed = false;
-    const float label_w = std::round(86 * ui.scale);
+    const float label_w = ui.px(86);
 
     ImGui::PushFont(ui.fonts->heading);
     ImGui::TextUnformatted("attnviz");
@@ -61,7 +54,7 @@ void draw_controls(AppState& s, UiContext& ui) {
     if (s.shown.input) {
         draw_trained_section(s, ui);
     } else {
-        section(ui, "Model");
+        section_heading(ui, "Model");
         int C = e.n_embd;
         if (s.screen.focus_panel) { // F6: the keyboard starts in the first field; Tab moves on
             ImGui::SetKeyboardFocusHere(0);
@@ -112,9 +105,7 @@ void draw_controls(AppState& s, UiContext& ui) {
         {
             // 3C² for qkv plus C² for proj.
             const std::string params = "parameters 4C² = " + format_count(s.config.param_count());
-            ImGui::PushTextWrapPos(0.f);
-            ImGui::TextUnformatted(params.c_str());
-            ImGui::PopTextWrapPos();
+            wrapped_text(params);
         }
 
         draw_words_section(s, ui);
@@ -122,12 +113,11 @@ void draw_controls(AppState& s, UiContext& ui) {
     draw_weights_section(s, ui);
     draw_get_gpt2_section(s, ui);
 
-    section(ui, "Teaching switches");
+    section_heading(ui, "Teaching switches");
     if (s.shown.input) {
-        ImGui::PushTextWrapPos(0.f);
-        ImGui::TextDisabled("The trained model was trained with the causal mask and ÷ √head_dim; Back to the lesson "
-                            "to try others.");
-        ImGui::PopTextWrapPos();
+        wrapped_text("The trained model was trained with the causal mask and ÷ √head_dim; Back to the lesson "
+                     "to try others.",
+                     true);
     }
     ImGui::BeginDisabled(s.shown.input != nullptr);
     {
@@ -163,7 +153,7 @@ void draw_controls(AppState& s, UiContext& ui) {
     }
     ImGui::EndDisabled();
 
-    section(ui, "Kernel");
+    section_heading(ui, "Kernel");
     {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("kernel");
@@ -191,26 +181,22 @@ void draw_controls(AppState& s, UiContext& ui) {
 
     // A refused edit says why, right under the settings it refused.
     if (!s.error.empty()) {
-        ImGui::PushTextWrapPos(0.f);
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.warning));
-        ImGui::TextUnformatted(s.error.c_str());
-        ImGui::PopStyleColor();
-        ImGui::PopTextWrapPos();
+        wrapped_text(s.error, ui.pal.warning);
     }
 
     // The overview of a matrix that shows only a window of its cells.
     if (s.screen.minimap.active && s.screen.minimap.view == int(s.screen.view)) {
-        section(ui, "Overview");
+        section_heading(ui, "Overview");
         const Minimap& m = s.screen.minimap;
         ImGui::TextDisabled("%d × %d, showing rows %d–%d", m.rows, m.cols, m.row0, m.row0 + m.nrows - 1);
         const float w = ImGui::GetContentRegionAvail().x;
-        const float h = std::min(w * float(m.rows) / float(m.cols), 120 * ui.scale);
+        const float h = std::min(w * float(m.rows) / float(m.cols), ui.scaled(120));
         const float mw = h * float(m.cols) / float(m.rows);
         const ImVec2 a = ImGui::GetCursorScreenPos();
         draw_minimap(ui, m, s.screen.windows[m.view], a, ImVec2(a.x + mw, a.y + h));
     }
 
-    section(ui, "Display");
+    section_heading(ui, "Display");
     {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("theme");
@@ -248,7 +234,7 @@ void draw_controls(AppState& s, UiContext& ui) {
     }
 
     draw_serve_section(s, ui); // serving the class (follow_panel.cpp)
-    section(ui, "Session");
+    section_heading(ui, "Session");
     {
         ImGui::SetNextItemWidth(-1);
         ImGui::InputText("##session_path", &s.fields.session_path);

@@ -36,7 +36,7 @@ void draw_app(AppState& s, UiContext& ui) {
     // Controls: a fixed child on the left (it scrolls if the window is short), unless hidden (F2).
     if (s.screen.panel_visible) {
         ImGui::SetCursorPos(ImVec2(0, 0));
-        ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(std::round(10 * ui.scale), std::round(8 * ui.scale)));
+        ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(ui.px(10), ui.px(8)));
         ImGui::BeginChild("controls", ImVec2(panel_w, Hh), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
         draw_controls(s, ui);
         ImGui::EndChild();
@@ -44,14 +44,14 @@ void draw_app(AppState& s, UiContext& ui) {
     }
 
     // The view: tabs on top, then the view in a child that clips it.
-    const float margin = std::round(12 * ui.scale);
-    const ImVec2 v0(vp->Pos.x + panel_w + margin, vp->Pos.y + std::round(8 * ui.scale));
+    const float margin = ui.px(12);
+    const ImVec2 v0(vp->Pos.x + panel_w + margin, vp->Pos.y + ui.px(8));
     const float tabs_bottom = draw_view_tabs(s, ui, v0, vp->Pos.x + W - margin);
-    float top = tabs_bottom + std::round(10 * ui.scale);
+    float top = tabs_bottom + ui.px(10);
     top += draw_layer_strip(s, ui, ImVec2(v0.x, top), vp->Pos.x + W - margin - v0.x);
-    const ImVec2 area0(v0.x, top), area1(vp->Pos.x + W - margin, vp->Pos.y + Hh - std::round(6 * ui.scale));
+    const ImVec2 area0(v0.x, top), area1(vp->Pos.x + W - margin, vp->Pos.y + Hh - ui.px(6));
     // What Ctrl+P saves: the view with its margins, without the side panel and the tabs.
-    s.screen.view_rect[0] = area0.x - margin, s.screen.view_rect[1] = area0.y - std::round(6 * ui.scale);
+    s.screen.view_rect[0] = area0.x - margin, s.screen.view_rect[1] = area0.y - ui.px(6);
     s.screen.view_rect[2] = vp->Pos.x + W, s.screen.view_rect[3] = vp->Pos.y + Hh;
     ImGui::SetCursorScreenPos(area0);
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));

@@ -8,6 +8,7 @@
 #include "text_fit.h"
 #include "matrix_panel.h"
 #include "views.h"
+#include "widgets.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -43,19 +44,19 @@ void draw_controls_row(AppState& s, UiContext& ui, ImVec2 pos, float width) {
     int p = s.p;
     std::string format = "%d";
     for (char ch : " " + position_word(words, p, 10)) format += ch == '%' ? std::string("%%") : std::string(1, ch);
-    ImGui::SetNextItemWidth(std::round(std::min(200 * ui.scale, width * 0.22f)));
+    ImGui::SetNextItemWidth(std::round(std::min(ui.scaled(200), width * 0.22f)));
     if (ImGui::SliderInt("##p", &p, 0, std::max(T - 1, 0), format.c_str()) && p != s.p) request_perturbation(s, p, 1.f);
-    ImGui::SameLine(0, std::round(12 * ui.scale));
+    ImGui::SameLine(0, ui.px(12));
     bool on = s.strength > 0;
     if (ImGui::Checkbox("replaced", &on)) request_perturbation(s, s.p, on ? 1.f : 0.f);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Off: the text as typed. On: token p replaced, every layer run again from p.");
-    ImGui::SameLine(0, std::round(12 * ui.scale));
+    ImGui::SameLine(0, ui.px(12));
     ImGui::TextUnformatted("by");
     ImGui::SameLine();
     // The field takes what the row has left, beside its button.
     const float apply_w = ImGui::CalcTextSize("Apply").x + 2 * ImGui::GetStyle().FramePadding.x;
     const float rest = pos.x + width - ImGui::GetCursorScreenPos().x - apply_w - ImGui::GetStyle().ItemSpacing.x;
-    ImGui::SetNextItemWidth(std::round(std::clamp(rest, 60 * ui.scale, 200 * ui.scale)));
+    ImGui::SetNextItemWidth(std::round(std::clamp(rest, ui.scaled(60), ui.scaled(200))));
     const bool tok = s.shown.input->tokenizer != nullptr;
     const bool enter = ImGui::InputTextWithHint("##replace", tok ? "a word or an id" : "an id", &s.fields.replace_field,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
@@ -102,7 +103,7 @@ float draw_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int& t0, int&
     const GptCausality& c = s.causality;
     const int L = int(c.resid_max_abs.size()), T = int(c.logits_max_abs.size());
     const std::vector<std::string>& words = position_words(s);
-    const float pad = std::round(4 * ui.scale);
+    const float pad = ui.px(4);
     const float label_w = text_size(f, "resid_post 11").x + 2 * pad;
     const float cell_w = std::max(text_size(f, "0.000123").x, text_size(f, "·WWWW").x) + 2 * pad;
     const float head_h = 2 * (f->FontSize + 2) + pad;
@@ -184,7 +185,7 @@ void draw_gpt_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ViewWindow& win = s.screen.windows[int(View::causality)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
-    const float gap = std::round(8 * ui.scale);
+    const float gap = ui.gap();
     float y = p0.y;
     ImFont* hf = ui.fonts->heading;
     const std::vector<std::string>& words = position_words(s);
@@ -200,7 +201,7 @@ void draw_gpt_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::TextUnformatted(gpt_verdict(s).c_str());
     ImGui::PopTextWrapPos();
     y = ImGui::GetCursorScreenPos().y + gap;
-    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
+    const float legend_h = legend_height(ui);
     if (s.causality.resid_max_abs.empty()) {
         ImFont* sf = ui.fonts->small;
         dl->AddText(sf, sf->FontSize, ImVec2(p0.x, y), ui.pal.text_dim,
@@ -251,7 +252,7 @@ void draw_gpt_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
             ImGui::PopTextWrapPos();
         }
     }
-    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, false);
+    draw_legend(s, ui, legend_origin(ui, p0, p1), width, false);
 }
 
 } // namespace attnviz

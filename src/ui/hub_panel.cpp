@@ -4,6 +4,7 @@
 #include "hub_get_state.h"
 #include "text_fit.h"
 #include "views.h"
+#include "widgets.h"
 #include <cstdio>
 
 namespace attnviz {
@@ -15,13 +16,6 @@ std::string size_text(int64_t bytes) {
     if (bytes >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.1f GB", double(bytes) / 1e9);
     else std::snprintf(buf, sizeof buf, "%.0f MB", double(bytes) / 1e6);
     return buf;
-}
-
-void wrapped(const std::string& text, bool dim) {
-    ImGui::PushTextWrapPos(0.f);
-    if (dim) ImGui::TextDisabled("%s", text.c_str());
-    else ImGui::TextUnformatted(text.c_str());
-    ImGui::PopTextWrapPos();
 }
 
 // One row: the button (download, or open when cached) and what the cache holds.
@@ -39,7 +33,7 @@ void draw_choice(AppState& s, int i) {
         ImGui::SetTooltip("%s from the Hugging Face Hub into its shared cache (the folder Python's transformers "
                           "uses too), then opened in every view; attnviz get %s does the same from a terminal.",
                           c.label, c.id);
-    wrapped(std::string(c.label) + ", " + size_text(c.bytes) + (cached ? ": in the cache" : ": to download"), true);
+    wrapped_text(std::string(c.label) + ", " + size_text(c.bytes) + (cached ? ": in the cache" : ": to download"), true);
 }
 
 } // namespace
@@ -51,7 +45,7 @@ void draw_get_gpt2_section(AppState& s, UiContext& ui) {
     ImGui::PopFont();
     ImGui::Separator();
     if (!s.hub.get) {
-        wrapped("Getting GPT-2 needs the attnviz app on a computer: a page in the browser cannot download a model.", true);
+        wrapped_text("Getting GPT-2 needs the attnviz app on a computer: a page in the browser cannot download a model.", true);
         return;
     }
     if (!s.hub.looked) refresh_hub_cached(s);
@@ -62,17 +56,17 @@ void draw_get_gpt2_section(AppState& s, UiContext& ui) {
         char overlay[32];
         std::snprintf(overlay, sizeof overlay, "%.0f %%", 100.0 * done);
         ImGui::ProgressBar(done, ImVec2(-1, 0), overlay);
-        wrapped(std::string("Getting ") + hub_choices()[size_t(s.hub.choice)].id + ": " + hub_progress_text(p), false);
+        wrapped_text(std::string("Getting ") + hub_choices()[size_t(s.hub.choice)].id + ": " + hub_progress_text(p), false);
         if (ImGui::Button("Cancel##hub", ImVec2(-1, 0))) cancel_hub_get(s);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Stops the download; what has arrived stays in the cache and the next Get goes on from it.");
     } else if (!s.hub.message.empty()) {
         if (s.hub.failed) {
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.warning));
-            wrapped(s.hub.message, false);
+            wrapped_text(s.hub.message, false);
             ImGui::PopStyleColor();
         } else {
-            wrapped(s.hub.message, true);
+            wrapped_text(s.hub.message, true);
         }
     }
     for (int i = 0; i < int(hub_choices().size()); ++i) draw_choice(s, i);

@@ -4,6 +4,7 @@
 #include "inputs.h"
 #include "text_fit.h"
 #include "views.h"
+#include "widgets.h"
 #include <algorithm>
 #include <cmath>
 #include <imgui_stdlib.h>
@@ -12,24 +13,12 @@ namespace attnviz {
 
 namespace {
 
-void input_section(UiContext& ui, const char* title) {
-    ImGui::Spacing();
-    ImGui::PushFont(ui.fonts->body);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", title);
-    ImGui::PopFont();
-    ImGui::Separator();
-}
-
-void wrapped_dim(const std::string& text) {
-    ImGui::PushTextWrapPos(0.f);
-    ImGui::TextDisabled("%s", text.c_str());
-    ImGui::PopTextWrapPos();
-}
+void wrapped_dim(const std::string& text) { wrapped_text(text, true); }
 
 } // namespace
 
 void draw_words_section(AppState& s, UiContext& ui) {
-    input_section(ui, "Words");
+    section_heading(ui, "Words");
     const float apply_w = ImGui::CalcTextSize("Apply").x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SetNextItemWidth(-(apply_w + ImGui::GetStyle().ItemSpacing.x));
     const bool enter = ImGui::InputTextWithHint("##text", "e.g. the cat saw the cat", &s.fields.text_field,
@@ -50,7 +39,7 @@ void draw_words_section(AppState& s, UiContext& ui) {
 }
 
 void draw_weights_section(AppState& s, UiContext& ui) {
-    input_section(ui, "Weights");
+    section_heading(ui, "Weights");
     if (s.shown.input) {
         wrapped_dim(std::string(mode(s) == Mode::gpt_model ? "the GPT model's own (above)" : "the trained model's own (above)") +
                     "; a file here replaces it: the lesson's layout, a model attnviz train wrote, or with Open "
@@ -59,9 +48,7 @@ void draw_weights_section(AppState& s, UiContext& ui) {
         // The file's name (the whole path on hover), then its scheme, layer, sizes and names.
         const std::string& path = s.weights->path;
         const size_t slash = path.find_last_of('/');
-        ImGui::PushTextWrapPos(0.f);
-        ImGui::TextUnformatted(slash == std::string::npos ? path.c_str() : path.c_str() + slash + 1);
-        ImGui::PopTextWrapPos();
+        wrapped_text(slash == std::string::npos ? path : path.substr(slash + 1));
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", path.c_str());
         wrapped_dim(weights_details(*s.weights));
     } else
@@ -102,7 +89,7 @@ void draw_weights_section(AppState& s, UiContext& ui) {
 }
 
 void draw_export_section(AppState& s, UiContext& ui) {
-    input_section(ui, "Export");
+    section_heading(ui, "Export");
     // The default names follow the view and the tensor until the user types a name.
     if (is_default_png_name(s.fields.png_path)) s.fields.png_path = default_png_name(s.screen.view);
     const float save_w = ImGui::CalcTextSize("PNG  Ctrl+P").x + 2 * ImGui::GetStyle().FramePadding.x;

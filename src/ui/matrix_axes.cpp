@@ -113,7 +113,7 @@ float draw_captions(UiContext& ui, const MatrixSpec& m, const Grid& g) {
 void draw_colorbar(UiContext& ui, const MatrixSpec& m, const Grid& g, float yb) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* small = ui.fonts->small;
-    const float bar_h = std::round(10 * ui.scale);
+    const float bar_h = ui.px(10);
     HeatmapDraw d;
     d.data = m.parts.front().tex;
     d.colorbar = true;
@@ -121,7 +121,7 @@ void draw_colorbar(UiContext& ui, const MatrixSpec& m, const Grid& g, float yb) 
     d.lo = m.lo;
     d.hi = m.hi;
     const float bar_x1 = std::max(g.p1.x, g.p0.x + text_size(small, format_value(m.lo, 2)).x +
-                                              text_size(small, format_value(m.hi, 2)).x + std::round(12 * ui.scale));
+                                              text_size(small, format_value(m.hi, 2)).x + ui.px(12));
     d.x0 = g.p0.x, d.x1 = bar_x1, d.y0 = yb, d.y1 = yb + bar_h;
     if (d.data && d.data->id) add_heatmap(dl, *ui.renderer, d);
     dl->AddRect(ImVec2(g.p0.x - 1, yb - 1), ImVec2(bar_x1 + 1, yb + bar_h + 1), ui.pal.frame);
@@ -132,7 +132,7 @@ void draw_colorbar(UiContext& ui, const MatrixSpec& m, const Grid& g, float yb) 
     dl->AddText(small, small->FontSize, ImVec2(bar_x1 - hi_s.x, ty), ui.pal.text_dim, hi.c_str());
     const std::string mid = format_value(0.5f * (m.lo + m.hi), 2);
     const ImVec2 mid_s = text_size(small, mid);
-    if (bar_x1 - g.p0.x > lo_s.x + hi_s.x + mid_s.x + 16 * ui.scale)
+    if (bar_x1 - g.p0.x > lo_s.x + hi_s.x + mid_s.x + ui.scaled(16))
         dl->AddText(small, small->FontSize, ImVec2(std::round((g.p0.x + bar_x1 - mid_s.x) * 0.5f), ty), ui.pal.text_dim, mid.c_str());
     if (ui.layout)
         ui.layout->push_back(LayoutItem{"colorbar", m.name, m.head, g.p0.x, yb, bar_x1 - g.p0.x, bar_h, 0, 0, 0, 0, 0, 0, -1, 0});

@@ -110,7 +110,7 @@ void draw_swatch(UiContext& ui, ImDrawList* dl, ImVec2 p0, ImVec2 p1, int kind) 
 Chrome matrix_chrome(const UiContext& ui, const MatrixSpec& m) {
     ImFont* small = ui.fonts->small;
     ImFont* body = ui.fonts->body;
-    const float pad = std::round(3 * ui.scale);
+    const float pad = ui.px(3);
     Chrome c;
     if (!m.title.empty()) c.top += line_h(body) + pad;
     c.top += float(m.band_levels) * (line_h(small) + pad);
@@ -119,7 +119,7 @@ Chrome matrix_chrome(const UiContext& ui, const MatrixSpec& m) {
     c.left += (worded(ui, m.row_axis) ? ui.row_label_w : text_size(small, std::to_string(std::max(m.rows - 1, 0))).x) +
               2 * pad;
     if (!m.col_caption.empty()) c.bottom += line_h(small) + pad;
-    if (m.colorbar) c.bottom += std::round(10 * ui.scale) + line_h(small) + 2 * pad;
+    if (m.colorbar) c.bottom += ui.px(10) + line_h(small) + 2 * pad;
     c.right = pad;
     c.bottom += pad;
     return c;
@@ -140,7 +140,7 @@ float matrix_min_width(const UiContext& ui, const MatrixSpec& m) {
     if (m.colorbar) {
         // lo and hi apart by a gap, as the colour bar prints them.
         w = std::max(w, text_size(small, format_value(m.lo, 2)).x + text_size(small, format_value(m.hi, 2)).x +
-                            std::round(12 * ui.scale));
+                            ui.px(12));
     }
     return w;
 }
@@ -152,7 +152,7 @@ Grid place(UiContext& ui, const MatrixSpec& m, const ViewWindow& win, ImVec2 pos
     const Chrome ch = matrix_chrome(ui, m);
     Grid g;
     g.pos = pos;
-    g.pad = std::round(3 * ui.scale);
+    g.pad = ui.px(3);
     g.nr = std::clamp(max_rows, 1, m.rows), g.nc = std::clamp(max_cols, 1, m.cols);
     g.r0 = std::clamp(axis_start(m.row_axis, win), 0, m.rows - g.nr);
     g.c0 = std::clamp(axis_start(m.col_axis, win), 0, m.cols - g.nc);
@@ -222,7 +222,7 @@ void draw_cells(UiContext& ui, const MatrixSpec& m, const Grid& g) {
             d.hi = m.hi;
             d.scale = m.scale;
             d.mask = m.mask;
-            d.grid_min_px = 10 * ui.scale;
+            d.grid_min_px = ui.scaled(10);
             std::copy(ui.pal.grid_rgb, ui.pal.grid_rgb + 3, d.grid_rgb);
             d.x0 = g.p0.x + float(a - g.c0) * g.cw;
             d.x1 = g.p0.x + float(b - g.c0) * g.cw;
@@ -240,8 +240,8 @@ void draw_cells(UiContext& ui, const MatrixSpec& m, const Grid& g) {
 // panel (the most that fits every visible cell), so that no cell is silently left blank.
 void draw_values(UiContext& ui, const MatrixSpec& m, const Grid& g) {
     ImFont* body = ui.fonts->body;
-    ImFont* value_font = g.cw >= 58 * ui.scale && g.chh >= 2.2f * body->FontSize ? body : ui.fonts->small;
-    if (!m.print_values || !m.value || g.chh < value_font->FontSize + 2 || g.cw < 16 * ui.scale || g.nr * g.nc > 4096)
+    ImFont* value_font = g.cw >= ui.scaled(58) && g.chh >= 2.2f * body->FontSize ? body : ui.fonts->small;
+    if (!m.print_values || !m.value || g.chh < value_font->FontSize + 2 || g.cw < ui.scaled(16) || g.nr * g.nc > 4096)
         return;
     int decimals = -1;
     for (int d = 3; d >= 1 && decimals < 0; --d) {
@@ -283,7 +283,7 @@ void draw_marks(UiContext& ui, const MatrixSpec& m, const Grid& g) {
         if (s > g.c0 && s < g.c0 + g.nc) {
             const float x = std::round(g.p0.x + float(s - g.c0) * g.cw);
             dl->AddLine(ImVec2(x, g.p0.y - 1), ImVec2(x, g.p1.y + 1), m.separator_color ? m.separator_color : ui.pal.background,
-                        std::max(2.f, std::round(2 * ui.scale)));
+                        std::max(2.f, ui.px(2)));
         }
     if (m.highlight_row >= g.r0 && m.highlight_row < g.r0 + g.nr) {
         const float y = g.p0.y + float(m.highlight_row - g.r0) * g.chh;

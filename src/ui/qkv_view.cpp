@@ -6,6 +6,7 @@
 #include "format.h"
 #include "specs.h"
 #include "views.h"
+#include "widgets.h"
 #include <algorithm>
 #include <cmath>
 
@@ -42,25 +43,17 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const Config& c = s.config;
     const int T = c.seq_len, C = c.n_embd, H = c.n_head, hd = c.head_dim();
     const float width = p1.x - p0.x;
-    const float gap = std::round(8 * ui.scale);
+    const float gap = ui.gap();
     float y = p0.y;
 
-    ImFont* hf = ui.fonts->heading;
-    dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, "One projection, three views:  qkv = x · W_qkvᵀ");
-    y += hf->FontSize + std::round(4 * ui.scale);
+    y = view_heading(ui, ImVec2(p0.x, y), "One projection, three views:  qkv = x · W_qkvᵀ");
     {
         const std::string shapes = "(T, C) · (C, 3C) → (T, 3C) = (" + std::to_string(T) + ", " + std::to_string(C) + ") · (" +
                                    std::to_string(C) + ", " + std::to_string(3 * C) + ") → (" + std::to_string(T) + ", " +
                                    std::to_string(3 * C) + "):  one matmul instead of three.";
-        ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
-        ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
-        ImGui::TextUnformatted(shapes.c_str());
-        ImGui::PopStyleColor();
-        ImGui::PopTextWrapPos();
-        y = ImGui::GetCursorScreenPos().y + gap - ImGui::GetStyle().ItemSpacing.y;
+        y = shape_label(ui, ImVec2(p0.x, y), p1.x, shapes) + gap - ImGui::GetStyle().ItemSpacing.y;
     }
-    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
+    const float legend_h = legend_height(ui);
     // What to take away, in the lesson's words (drawn last, under the matrices).
     const std::string takeaway =
         "Multi-head splits channels, not compute: head h takes columns h·head_dim … (h+1)·head_dim − 1 of each of Q, K "
@@ -80,15 +73,15 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     for (int h = 0; h < nh; ++h)
         for (int p = 0; p < 3; ++p) blocks.push_back(small_head_block(s, ui, Part(p), std::min(h + win.head0, H - 1), false));
     const Chrome cb = blocks.empty() ? Chrome{} : matrix_chrome(ui, blocks.front());
-    const float block_gap = std::round(4 * ui.scale), group_gap = std::round(18 * ui.scale);
-    const float connector_h = std::round(64 * ui.scale);
+    const float block_gap = ui.px(4), group_gap = ui.px(18);
+    const float connector_h = ui.px(64);
 
     // One cell size for the product layout: widths x + qkv, and the head blocks; heights W
     // over qkv over the blocks.
     const float fixed_w_top = cx.left + cx.right + cq.left + cq.right + 3 * gap;
     const float fixed_w_blocks = float(3 * nh) * (cb.left + cb.right + block_gap) + float(nh - 1) * group_gap;
     const float fixed_h = cw.top + cw.bottom + cq.top + cq.bottom + connector_h + cb.top + cb.bottom + gap;
-    float cell = 64 * ui.scale;
+    float cell = ui.scaled(64);
     cell = std::min(cell, (width - fixed_w_top) / float(4 * C));
     cell = std::min(cell, (width - fixed_w_blocks) / float(3 * nh * hd));
     cell = std::min(cell, (bottom - y - fixed_h) / float(C + 2 * T));
@@ -157,11 +150,11 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
             bx += group_gap;
         }
         y = blocks_top + cb.top + T * cell + cb.bottom + ui.fonts->small->FontSize + gap;
-        draw_window_bar(s, ui, win, ImVec2(p1.x - 190 * ui.scale, p0.y), 190 * ui.scale, false);
-        if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p1.x - 190 * ui.scale, p0.y + ImGui::GetFrameHeight() + 4));
+        draw_window_bar(s, ui, win, ImVec2(p1.x - ui.scaled(190), p0.y), ui.scaled(190), false);
+        if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p1.x - ui.scaled(190), p0.y + ImGui::GetFrameHeight() + 4));
     } else {
         // Too big for the product layout: x → qkv, then a window of heads' blocks.
-        const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
+        const float bar_h = window_bar_height(ui);
         std::vector<Row> rows;
         Row top;
         RowItem ix, iop, iq;
@@ -186,16 +179,16 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         // Short of room (large text in a small window), x → qkv alone: the walk's steps 2 to 4
         // show the heads' blocks.
         const ImVec2 area(width, bottom - y);
-        if (fit_cell(ui, rows, area, 48 * ui.scale) < 12 * ui.scale) {
+        if (fit_cell(ui, rows, area, ui.scaled(48)) < ui.scaled(12)) {
             rows.pop_back();
             rows.back().items.back().spec.colorbar = true;
         }
         const bool heads_shown = rows.size() == 2;
         // The zoom bar costs a row: shown when there is room or it is needed.
-        const float fit_no_bar = fit_cell(ui, rows, area, 48 * ui.scale);
-        const bool show_bar = (heads_shown && H > shown) || win.zoom != 1 || fit_no_bar < std::round(7 * ui.scale) ||
-                              fit_no_bar >= 30 * ui.scale;
-        RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, show_bar ? y + bar_h : y), ImVec2(p1.x, bottom), 48 * ui.scale);
+        const float fit_no_bar = fit_cell(ui, rows, area, ui.scaled(48));
+        const bool show_bar = (heads_shown && H > shown) || win.zoom != 1 || fit_no_bar < ui.px(7) ||
+                              fit_no_bar >= ui.scaled(30);
+        RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, show_bar ? y + bar_h : y), ImVec2(p1.x, bottom), ui.scaled(48));
         if (show_bar) {
             draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
             if (heads_shown && H > shown) draw_head_pager(s, ui, win, shown, ImVec2(p0.x + width * 0.64f, y));
@@ -207,7 +200,7 @@ void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
     ImGui::TextUnformatted(takeaway.c_str());
     ImGui::PopTextWrapPos();
-    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, false);
+    draw_legend(s, ui, legend_origin(ui, p0, p1), width, false);
 }
 
 } // namespace attnviz

@@ -7,6 +7,7 @@
 #include "model_view.h"
 #include "specs.h"
 #include "views.h"
+#include "widgets.h"
 #include <algorithm>
 #include <cmath>
 
@@ -52,18 +53,15 @@ std::vector<Row> score_rows(AppState& s, UiContext& ui, int h0, int nh, bool bef
 
 void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ViewWindow& win = s.screen.windows[int(View::scores)];
-    ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
     float y = p0.y;
     const Config& c = s.config;
 
     {
-        ImFont* hf = ui.fonts->heading;
         const std::string scale = c.scale == ScaleMode::head_dim ? "q·kᵀ × head_dim^−½ = q·kᵀ × " + format_value(s.trace.scale, 4)
                                   : c.scale == ScaleMode::n_embd ? "q·kᵀ × C^−½ = q·kᵀ × " + format_value(s.trace.scale, 4)
                                                                  : "q·kᵀ, not scaled";
-        dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, ("Scores: " + scale).c_str());
-        y += hf->FontSize + std::round(4 * ui.scale);
+        y = view_heading(ui, ImVec2(p0.x, y), "Scores: " + scale);
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
         ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
         const char* what = c.mask == MaskMode::causal
@@ -73,23 +71,23 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
                                : "Off-by-one mask, tril(diagonal=−1): the diagonal is hidden too, so row 0 has no visible key and its softmax is 0 / 0 = NaN.";
         ImGui::TextUnformatted(what);
         ImGui::PopTextWrapPos();
-        y = ImGui::GetCursorScreenPos().y + std::round(2 * ui.scale);
+        y = ImGui::GetCursorScreenPos().y + ui.px(2);
     }
 
-    float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
+    float legend_h = legend_height(ui);
     // A model with an LM head: its next-token predictions at the hovered query row, one line.
-    const float predict_h = prediction_line(s).empty() ? 0 : ui.fonts->small->FontSize + std::round(6 * ui.scale);
+    const float predict_h = prediction_line(s).empty() ? 0 : ui.fonts->small->FontSize + ui.px(6);
     legend_h += predict_h;
-    const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
+    const float bar_h = window_bar_height(ui);
     const int H = s.trace.H;
     const ImVec2 area(width, p1.y - y - bar_h - legend_h);
     int nh = std::min(H, 4);
-    while (nh > 1 && fit_cell(ui, score_rows(s, ui, 0, nh), area, 72 * ui.scale) < 30 * ui.scale) --nh;
+    while (nh > 1 && fit_cell(ui, score_rows(s, ui, 0, nh), area, ui.scaled(72)) < ui.scaled(30)) --nh;
     // A long sequence is drawn as a window of readable cells: two heads, when a window of 8 x 8
     // cells of both fits (large text in a short window leaves room for one).
     if (c.seq_len > 16) {
         nh = std::min(H, 2);
-        if (nh > 1 && fit_cell(ui, windowed_rows(score_rows(s, ui, 0, nh), 8), area, 72 * ui.scale) < 12 * ui.scale) nh = 1;
+        if (nh > 1 && fit_cell(ui, windowed_rows(score_rows(s, ui, 0, nh), 8), area, ui.scaled(72)) < ui.scaled(12)) nh = 1;
     }
     // One head of a long sequence in large text: its three panels, each a window of 8 readable
     // cells with its labels and title, may not fit across; then the scores after the mask
@@ -101,13 +99,13 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         for (const RowItem& it : one[0].items)
             need += it.op.empty() ? std::max(matrix_min_width(ui, it.spec), 8 * readable_cell(ui)) + ui.row_label_w +
                                         3 * ui.fonts->small->FontSize
-                                  : text_size(ui.fonts->small, it.note).x + std::round(16 * ui.scale);
+                                  : text_size(ui.fonts->small, it.note).x + ui.px(16);
         before_mask = need <= width;
     }
     win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
     // Keys follow queries unless the user moved them apart: the diagonal stays in view.
     std::vector<Row> rows = score_rows(s, ui, win.head0, nh, before_mask);
-    RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, p1.y - legend_h), 72 * ui.scale);
+    RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, y + bar_h), ImVec2(p1.x, p1.y - legend_h), ui.scaled(72));
     draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * 0.62f, rr.windowed);
     if (H > nh) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.64f, y));
     if (predict_h > 0) {
@@ -117,10 +115,10 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
                 if (m.hovered && m.row >= 0) s.model_view.predict_hover = m.row;
         ImFont* f = ui.fonts->small;
         const std::string line = fit_text(f, prediction_line(s), width);
-        ImGui::GetWindowDrawList()->AddText(f, f->FontSize, ImVec2(p0.x, p1.y - legend_h + std::round(4 * ui.scale)), ui.pal.text_dim,
+        ImGui::GetWindowDrawList()->AddText(f, f->FontSize, ImVec2(p0.x, p1.y - legend_h + ui.px(4)), ui.pal.text_dim,
                                             line.c_str());
     }
-    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + predict_h + std::round(6 * ui.scale)), width, true);
+    draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + predict_h + ui.px(6)), width, true);
 }
 
 } // namespace attnviz

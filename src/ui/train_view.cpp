@@ -33,7 +33,7 @@ std::vector<int> head_choices(int C) {
 // Train / Pause, Step, Reset, the speed and what the run is doing.
 void draw_run_controls(TrainViewState& t, UiContext& ui, float x_end) {
     const TrainStatus& st = t.shown_status;
-    const float bw = std::round(86 * ui.scale);
+    const float bw = ui.px(86);
     if (st.running) {
         if (ImGui::Button("Pause", ImVec2(bw, 0))) train_pause(t);
     } else if (ImGui::Button("Train", ImVec2(bw, 0))) {
@@ -46,15 +46,15 @@ void draw_run_controls(TrainViewState& t, UiContext& ui, float x_end) {
     ImGui::SameLine();
     if (ImGui::Button("Reset")) request_train_settings(t, t.settings);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back to step 0 with the same settings");
-    ImGui::SameLine(0, std::round(16 * ui.scale));
+    ImGui::SameLine(0, ui.px(16));
     label("speed");
     const std::vector<double>& speeds = train_speeds();
     int idx = t.speed_index;
     const std::string shown = speeds[size_t(idx)] > 0 ? std::to_string(int(speeds[size_t(idx)])) + " steps/s" : "as fast as it goes";
-    ImGui::SetNextItemWidth(std::round(170 * ui.scale));
+    ImGui::SetNextItemWidth(ui.px(170));
     if (ImGui::SliderInt("##speed", &idx, 0, int(speeds.size()) - 1, shown.c_str(), ImGuiSliderFlags_NoInput))
         train_set_speed(t, idx);
-    ImGui::SameLine(0, std::round(16 * ui.scale));
+    ImGui::SameLine(0, ui.px(16));
     char line[96];
     if (st.running && st.measured > 0)
         std::snprintf(line, sizeof line, "step %lld · %.0f steps/s", (long long)st.step, st.measured);
@@ -81,7 +81,7 @@ void flow(float w, float x0, float x_end) {
 // Seed, C, H, L, lr and batch; each applies on Enter (or choice). Returns true on an edit.
 bool settings_fields(TrainViewState& t, TrainSettings& e, UiContext& ui, float x0, float x_end) {
     bool changed = false;
-    const float gap = std::round(14 * ui.scale), field = std::round(92 * ui.scale);
+    const float gap = ui.px(14), field = ui.px(92);
     const float group = field + ImGui::CalcTextSize("batch").x + gap + 2 * ImGui::GetFrameHeight();
     ImGui::SetCursorScreenPos(ImVec2(x0, ImGui::GetCursorScreenPos().y));
     label("seed");
@@ -113,7 +113,7 @@ bool settings_fields(TrainViewState& t, TrainSettings& e, UiContext& ui, float x
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("C = n_embd, the embedding width (at most %d)", max_train_n_embd);
     flow(group, x0, x_end);
     label("H");
-    ImGui::SetNextItemWidth(std::round(60 * ui.scale));
+    ImGui::SetNextItemWidth(ui.px(60));
     if (ImGui::BeginCombo("##H", std::to_string(e.model.n_head).c_str())) {
         for (int h : head_choices(std::max(1, e.model.n_embd)))
             if (ImGui::Selectable(std::to_string(h).c_str(), h == e.model.n_head) && h != e.model.n_head) {
@@ -166,7 +166,7 @@ void file_fields(AppState& s, TrainViewState& t, UiContext& ui, float x0, float 
     label("model file");
     char path[512];
     std::snprintf(path, sizeof path, "%s", t.model_path.c_str());
-    ImGui::SetNextItemWidth(std::round(240 * ui.scale));
+    ImGui::SetNextItemWidth(ui.px(240));
     if (ImGui::InputText("##model_path", path, sizeof path)) t.model_path = path;
     ImGui::SameLine();
     if (ImGui::Button("Save")) save_train_model(t, t.model_path);
@@ -185,7 +185,7 @@ void file_fields(AppState& s, TrainViewState& t, UiContext& ui, float x0, float 
 float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 p0, float width, bool compact) {
     TrainSettings e = t.settings;
     bool changed = false;
-    const float gap = std::round(14 * ui.scale), x_end = p0.x + width;
+    const float gap = ui.px(14), x_end = p0.x + width;
     ImGui::SetCursorScreenPos(p0);
 
     // Task: four choices (a list when room is short), the chosen one's sentence beside them.
@@ -197,7 +197,7 @@ float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 
         changed = true;
     };
     if (compact) {
-        ImGui::SetNextItemWidth(std::round(130 * ui.scale));
+        ImGui::SetNextItemWidth(ui.px(130));
         if (ImGui::BeginCombo("##task", to_string(e.model.task))) {
             for (Task k : {Task::prev, Task::dup, Task::both, Task::induction})
                 if (ImGui::Selectable(to_string(k), e.model.task == k) && e.model.task != k) choose(k);
@@ -230,7 +230,7 @@ float draw_train_settings(AppState& s, TrainViewState& t, UiContext& ui, ImVec2 
         ImGui::AlignTextToFramePadding();
         ImGui::TextDisabled("%s", line);
         if (ImGui::BeginPopup("train_settings")) {
-            const float pw = std::min(width, std::round(760 * ui.scale));
+            const float pw = std::min(width, ui.px(760));
             const float px0 = ImGui::GetCursorScreenPos().x;
             changed = settings_fields(t, e, ui, px0, px0 + pw) || changed;
             file_fields(s, t, ui, px0, px0 + pw);
@@ -267,27 +267,27 @@ void draw_train_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float width = p1.x - p0.x;
     ImFont* hf = ui.fonts->heading;
     // Short of height (text size 2 at 720 pixels), the settings fold into one line and a popup.
-    const bool compact = p1.y - p0.y < 560 * ui.scale;
+    const bool compact = p1.y - p0.y < ui.scaled(560);
     const std::string sub = "the lesson's attention in a small model (embeddings, L blocks, a task head), trained as PyTorch would";
-    if (!compact && text_size(hf, "Train: heads that learn").x + text_size(ui.fonts->small, sub).x + 30 * ui.scale < width)
+    if (!compact && text_size(hf, "Train: heads that learn").x + text_size(ui.fonts->small, sub).x + ui.scaled(30) < width)
         dl->AddText(ui.fonts->small, ui.fonts->small->FontSize,
-                    ImVec2(p0.x + text_size(hf, "Train: heads that learn").x + std::round(16 * ui.scale),
+                    ImVec2(p0.x + text_size(hf, "Train: heads that learn").x + ui.px(16),
                            p0.y + hf->FontSize - ui.fonts->small->FontSize - 1),
                     ui.pal.text_dim, sub.c_str());
-    float y = compact ? p0.y : p0.y + hf->FontSize + std::round(6 * ui.scale);
+    float y = compact ? p0.y : p0.y + hf->FontSize + ui.px(6);
     if (!compact) dl->AddText(hf, hf->FontSize, p0, ui.pal.text, "Train: heads that learn");
-    y = draw_train_settings(s, t, ui, ImVec2(p0.x, y), width, compact) + std::round(6 * ui.scale);
+    y = draw_train_settings(s, t, ui, ImVec2(p0.x, y), width, compact) + ui.px(6);
     if (!t.picture.model) {
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
         ImGui::TextDisabled("Scoring step 0 ...");
         return;
     }
     // The curves and the scrubber on the left, the heads on the right.
-    const float left_w = std::round(std::clamp(width * (compact ? 0.32f : 0.36f), (compact ? 200 : 300) * ui.scale, 520 * ui.scale));
-    const float gap = std::round(18 * ui.scale);
+    const float left_w = std::round(std::clamp(width * (compact ? 0.32f : 0.36f), ui.scaled(compact ? 200 : 300), ui.scaled(520)));
+    const float gap = ui.px(18);
     const float scrub_h = ImGui::GetFrameHeightWithSpacing() * 2 + ui.fonts->small->FontSize * (compact ? 1 : 2);
     draw_train_curves(t, ui, ImVec2(p0.x, y), ImVec2(p0.x + left_w, p1.y - scrub_h), !compact);
-    draw_train_scrubber(t, ui, ImVec2(p0.x, p1.y - scrub_h + std::round(4 * ui.scale)), left_w);
+    draw_train_scrubber(t, ui, ImVec2(p0.x, p1.y - scrub_h + ui.px(4)), left_w);
     draw_train_heads(t, ui, ImVec2(p0.x + left_w + gap, y), p1, compact);
 }
 

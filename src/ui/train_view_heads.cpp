@@ -44,7 +44,7 @@ void draw_probe_row(TrainViewState& t, UiContext& ui, ImVec2 p0, float width) {
 // One score: "prev 0.98" and a bar from 0 to 1 with the threshold marked.
 void score_bar(UiContext& ui, ImDrawList* dl, ImVec2 p, float w, const char* name, float v, float threshold, bool compact) {
     ImFont* f = ui.fonts->small;
-    const float name_w = text_size(f, compact ? "prev 0.00" : "induction 0.00").x + std::round(6 * ui.scale);
+    const float name_w = text_size(f, compact ? "prev 0.00" : "induction 0.00").x + ui.px(6);
     char text[32];
     std::snprintf(text, sizeof text, "%s %.2f", name, double(v));
     const bool on = v >= threshold;
@@ -119,13 +119,13 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
     if (pic.scores_step >= 0)
         legend += "; scores of step " + std::to_string(pic.scores_step) + ", the bar's tick is the threshold";
     const float legend_h =
-        f->CalcTextSizeA(f->FontSize, FLT_MAX, p1.x - p0.x, legend.c_str()).y + std::round(6 * ui.scale);
-    const float gap = std::round(14 * ui.scale);
+        f->CalcTextSizeA(f->FontSize, FLT_MAX, p1.x - p0.x, legend.c_str()).y + ui.px(6);
+    const float gap = ui.px(14);
     const int n = int(pic.heads.size()), N = int(pic.probe.size());
     if (n == 0 || N == 0) return;
-    const float tick_w = text_size(f, "^ ").x + std::round(4 * ui.scale);
+    const float tick_w = text_size(f, "^ ").x + ui.px(4);
     // Caption, label, 3 bars; and a line of key letters when the cells are big enough for them.
-    float chrome_h = body->FontSize + f->FontSize * 4 + std::round(22 * ui.scale);
+    float chrome_h = body->FontSize + f->FontSize * 4 + ui.px(22);
     const float area_w = width, area_h = p1.y - y - legend_h;
     Grid best;
     best.cell = 0;
@@ -136,7 +136,7 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
         const float cell = std::floor(std::min(bw, bh) / float(N));
         if (cell > best.cell) best = Grid{cols, rows, cell};
     }
-    const float cell = std::max(2.f, std::min(best.cell, std::round(22 * ui.scale)));
+    const float cell = std::max(2.f, std::min(best.cell, ui.px(22)));
     const float side = cell * float(N);
     const float box_w = std::max(side + tick_w, (area_w - gap * float(best.cols - 1)) / float(best.cols));
     const bool letters = cell >= f->FontSize * 0.62f && cell * float(N) + f->FontSize + chrome_h <= area_h;
@@ -148,7 +148,7 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
         const HeadView& hv = pic.heads[size_t(i)];
         const int gc = i % best.cols, gr = i / best.cols;
         const float bx = p0.x + float(gc) * (box_w + gap);
-        const float by = y + std::round(4 * ui.scale) + float(gr) * (side + chrome_h + gap);
+        const float by = y + ui.px(4) + float(gr) * (side + chrome_h + gap);
         // Caption and what the head has become.
         std::string cap = (c.n_layer > 1 ? "layer " + std::to_string(hv.layer) + " · " : std::string()) +
                           "head " + std::to_string(hv.head);
@@ -175,7 +175,7 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
         else
             dl->AddText(f, f->FontSize, ImVec2(bx, ly), pal.text_dim, pic.scored || pic.scores_step >= 0 ? "no role yet" : "",
                         nullptr, 0.f, &clip);
-        const float gx = bx + tick_w, gy = ly + f->FontSize * (letters ? 2 : 1) + std::round(6 * ui.scale);
+        const float gx = bx + tick_w, gy = ly + f->FontSize * (letters ? 2 : 1) + ui.px(6);
         draw_head_pattern(ui, dl, hv, pic, ImVec2(gx, gy), cell, letters);
         if (mouse.x >= gx && mouse.x < gx + side && mouse.y >= gy && mouse.y < gy + side && ImGui::IsWindowHovered()) {
             const int r = int((mouse.y - gy) / cell), k = int((mouse.x - gx) / cell);
@@ -197,8 +197,8 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
             ui.layout->push_back(it);
         }
         // The three scores.
-        float sy = gy + side + std::round(6 * ui.scale);
-        const float bar_w = std::max(side + tick_w, std::min(box_w, side + tick_w + 40 * ui.scale));
+        float sy = gy + side + ui.px(6);
+        const float bar_w = std::max(side + tick_w, std::min(box_w, side + tick_w + ui.scaled(40)));
         score_bar(ui, dl, ImVec2(bx, sy), bar_w, "prev", hv.prev_token, prev_token_threshold, compact);
         sy += f->FontSize + 2;
         score_bar(ui, dl, ImVec2(bx, sy), bar_w, "dup", hv.duplicate, duplicate_threshold, compact);

@@ -49,11 +49,11 @@ struct Plot {
 // Axes with step ticks along the bottom (labels only when `labels`); returns the rectangle.
 Plot frame(UiContext& ui, ImDrawList* dl, ImVec2 a, ImVec2 b, double xmax, float left_w, bool labels) {
     ImFont* f = ui.fonts->small;
-    Plot p{a.x + left_w, a.y, b.x - std::round(8 * ui.scale), b.y - (labels ? f->FontSize * 2 + 6 : 4), xmax};
+    Plot p{a.x + left_w, a.y, b.x - ui.px(8), b.y - (labels ? f->FontSize * 2 + 6 : 4), xmax};
     dl->AddRectFilled(ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1), ui.pal.panel);
     dl->AddLine(ImVec2(p.x0, p.y1), ImVec2(p.x1, p.y1), ui.pal.frame);
     dl->AddLine(ImVec2(p.x0, p.y0), ImVec2(p.x0, p.y1), ui.pal.frame);
-    const int want = std::max(2, int((p.x1 - p.x0) / (70 * ui.scale)));
+    const int want = std::max(2, int((p.x1 - p.x0) / ui.scaled(70)));
     const double st = nice_step(xmax, want);
     for (double s = 0; s <= xmax + 1e-9; s += st) {
         const float x = std::round(p.x_of(s));
@@ -73,7 +73,7 @@ Plot frame(UiContext& ui, ImDrawList* dl, ImVec2 a, ImVec2 b, double xmax, float
 // The shown step as a vertical line across the plot.
 void marker(UiContext& ui, ImDrawList* dl, const Plot& p, int64_t step) {
     const float x = std::round(p.x_of(double(step)));
-    dl->AddLine(ImVec2(x, p.y0), ImVec2(x, p.y1), ui.pal.accent, std::max(1.f, std::round(1.5f * ui.scale)));
+    dl->AddLine(ImVec2(x, p.y0), ImVec2(x, p.y1), ui.pal.accent, std::max(1.f, ui.px(1.5f)));
 }
 
 } // namespace
@@ -85,7 +85,7 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     const std::vector<float>& loss = t.history.losses;
     const int64_t now = int64_t(loss.size()), shown = shown_step(t);
     const double xmax = std::max<double>(10, double(now));
-    const float left_w = text_size(f, "0.001").x + std::round(10 * ui.scale);
+    const float left_w = text_size(f, "0.001").x + ui.px(10);
     const float total = p1.y - p0.y;
     const float acc_h = with_accuracy ? std::round(total * 0.4f) : 0.f;
 
@@ -103,7 +103,7 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, b
         }
     const ImVec4 clip(p0.x, p0.y, p1.x, p1.y);
     dl->AddText(body, body->FontSize, p0, ui.pal.text, title.c_str(), nullptr, 0.f, &clip);
-    float top = p0.y + body->FontSize + std::round(6 * ui.scale);
+    float top = p0.y + body->FontSize + ui.px(6);
     if (!acc_line.empty()) {
         dl->AddText(f, f->FontSize, ImVec2(p0.x, top - 2), ui.pal.text, acc_line.c_str(), nullptr, 0.f, &clip);
         top += f->FontSize + 4;
@@ -142,14 +142,14 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, b
         (b <= shown ? before : after).push_back(pt);
     }
     if (!before.empty() && !after.empty()) after.insert(after.begin(), before.back());
-    const float lw = std::max(1.5f, std::round(2 * ui.scale));
+    const float lw = std::max(1.5f, ui.px(2));
     if (before.size() > 1) dl->AddPolyline(before.data(), int(before.size()), ui.pal.text, 0, lw);
     if (after.size() > 1) dl->AddPolyline(after.data(), int(after.size()), dimmed(ui.pal.text), 0, lw);
     marker(ui, dl, lp, shown);
     if (!with_accuracy) return;
 
     // The accuracy at each snapshot, 0 .. 1.
-    const float ay0 = p1.y - acc_h + std::round(6 * ui.scale);
+    const float ay0 = p1.y - acc_h + ui.px(6);
     std::string acc_title = "accuracy";
     for (const auto& [k, v] : t.picture.accuracy) {
         char num[16];
@@ -185,11 +185,11 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, b
         float lx = ap.x0 + 6;
         for (const auto& kv : t.history.snapshots.front().accuracy) {
             const std::string name = kv.first == "next" ? "next letter" : kv.first == "prev" ? "previous letter" : "appeared before";
-            dl->AddLine(ImVec2(lx, ap.y0 + f->FontSize * 0.6f), ImVec2(lx + 14 * ui.scale, ap.y0 + f->FontSize * 0.6f),
+            dl->AddLine(ImVec2(lx, ap.y0 + f->FontSize * 0.6f), ImVec2(lx + ui.scaled(14), ap.y0 + f->FontSize * 0.6f),
                         accuracy_color(kv.first), lw);
-            lx += 18 * ui.scale;
+            lx += ui.scaled(18);
             dl->AddText(f, f->FontSize, ImVec2(lx, ap.y0 + 2), ui.pal.text_dim, name.c_str());
-            lx += text_size(f, name).x + 12 * ui.scale;
+            lx += text_size(f, name).x + ui.scaled(12);
         }
     }
     marker(ui, dl, ap, shown);
@@ -228,7 +228,7 @@ float draw_train_scrubber(TrainViewState& t, UiContext& ui, ImVec2 p0, float wid
         std::snprintf(line, sizeof line, "Showing step %lld of %lld. Train or Step goes on from here and drops steps %lld to %lld.",
                       (long long)t.scrub, (long long)st.step, (long long)t.scrub + 1, (long long)st.step);
     else
-        std::snprintf(line, sizeof line, width < 500 * ui.scale ? "Every %d steps: %.1f / %.0f MB" : "A snapshot every %d steps: %.1f of %.0f MB.", st.every,
+        std::snprintf(line, sizeof line, width < ui.scaled(500) ? "Every %d steps: %.1f / %.0f MB" : "A snapshot every %d steps: %.1f of %.0f MB.", st.every,
                       double(st.history_bytes) / 1048576.0, double(st.budget) / 1048576.0);
     ImGui::TextDisabled("%s", line);
     ImGui::PopTextWrapPos();

@@ -7,6 +7,7 @@
 #include "text_fit.h"
 #include "model_io.h"
 #include "views.h"
+#include "widgets.h"
 #include <algorithm>
 #include <cmath>
 #include <imgui_stdlib.h>
@@ -15,17 +16,8 @@ namespace attnviz {
 
 namespace {
 
-void dim_wrapped(const std::string& text) {
-    ImGui::PushTextWrapPos(0.f);
-    ImGui::TextDisabled("%s", text.c_str());
-    ImGui::PopTextWrapPos();
-}
-
-void wrapped(const std::string& text) {
-    ImGui::PushTextWrapPos(0.f);
-    ImGui::TextUnformatted(text.c_str());
-    ImGui::PopTextWrapPos();
-}
+void dim_wrapped(const std::string& text) { wrapped_text(text, true); }
+void wrapped(const std::string& text) { wrapped_text(text); }
 
 int64_t param_count(const ModelConfig& c) {
     int64_t n = 0;
@@ -127,11 +119,7 @@ void draw_gpt_header(AppState& s) {
 void draw_trained_section(AppState& s, UiContext& ui) {
     const TrainedInput& in = *s.shown.input;
     const ModelConfig& c = in.model->config;
-    ImGui::Spacing();
-    ImGui::PushFont(ui.fonts->body);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "%s", in.gpt() ? "GPT model" : "Trained model");
-    ImGui::PopFont();
-    ImGui::Separator();
+    section_heading(ui, in.gpt() ? "GPT model" : "Trained model");
     if (in.gpt()) {
         draw_gpt_header(s);
     } else {
@@ -202,7 +190,7 @@ float draw_layer_strip(AppState& s, UiContext& ui, ImVec2 p0, float width) {
     const std::string line = fit_text(ui.fonts->body, block_sentence(s), p0.x + width - x);
     ImGui::TextDisabled("%s", line.c_str());
     ImGui::PopID();
-    return ImGui::GetFrameHeight() + std::round(6 * ui.scale);
+    return ImGui::GetFrameHeight() + ui.px(6);
 }
 
 void handle_layer_keys(AppState& s) {

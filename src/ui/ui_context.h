@@ -5,6 +5,7 @@
 #include "heatmap_renderer.h"
 #include "theme.h"
 #include "trace_textures.h"
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,15 @@ struct UiContext {
     float row_label_w = 0;                   // widest position_label in the small font
     bool word_ticks = true;                  // false: ticks show numbers (no room), tooltips the words
     bool short_row_labels = false;           // rows show the word alone ("c", not "3 c"): no room for both
+
+    // Spacings and sizes at the font scale. px() rounds to whole pixels, for positions and
+    // gaps, so edges stay on the pixel grid; scaled() does not, for widths and thresholds
+    // that are only compared or clamped. The named ones are the gaps every view shares.
+    float px(float n) const { return std::round(n * scale); }
+    float scaled(float n) const { return n * scale; }
+    float gap() const { return px(8); }         // between a view's blocks: heading, text, matrices
+    float heading_gap() const { return px(4); } // under a view's heading
+    float tight_gap() const { return px(4); }   // around a bar of buttons
 };
 
 } // namespace attnviz

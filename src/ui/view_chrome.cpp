@@ -32,7 +32,7 @@ float draw_legend(AppState& s, UiContext& ui, ImVec2 p0, float width, bool with_
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
     const float h = f->FontSize;
-    const float sw = std::round(34 * ui.scale), gap = std::round(6 * ui.scale), big_gap = std::round(16 * ui.scale);
+    const float sw = ui.px(34), gap = ui.px(6), big_gap = ui.px(16);
     float x = p0.x;
     const float y = p0.y;
     const ImVec4 clip(p0.x, p0.y - 2, p0.x + width, p0.y + h + 4);
@@ -116,9 +116,9 @@ void draw_window_bar(AppState& s, UiContext& ui, ViewWindow& win, ImVec2 pos, fl
         // Three labelled fields, or none when they do not fit in `width`.
         const float labels = ImGui::CalcTextSize("from row").x + ImGui::CalcTextSize("key").x +
                              ImGui::CalcTextSize("channel").x + 6 * ImGui::GetStyle().ItemSpacing.x;
-        const float field = std::round(std::min(70 * ui.scale, (left - labels) / 3));
+        const float field = std::round(std::min(ui.scaled(70), (left - labels) / 3));
         const int T = s.config.seq_len, C = 3 * s.config.n_embd;
-        if (field > 30 * ui.scale) {
+        if (field > ui.scaled(30)) {
             ImGui::TextDisabled("from row");
             ImGui::SameLine();
             ImGui::SetNextItemWidth(field);

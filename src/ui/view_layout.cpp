@@ -9,14 +9,14 @@ namespace attnviz {
 namespace {
 
 float op_width(const UiContext& ui, const RowItem& it) {
-    const float gap = std::round(10 * ui.scale);
+    const float gap = ui.px(10);
     float w = text_size(ui.fonts->heading, it.op).x;
     if (!it.note.empty()) w = std::max(w, text_size(ui.fonts->small, it.note).x);
     return w + 2 * gap;
 }
 
-float row_gap(const UiContext& ui) { return std::round(10 * ui.scale); }
-float item_gap(const UiContext& ui) { return std::round(6 * ui.scale); }
+float row_gap(const UiContext& ui) { return ui.px(10); }
+float item_gap(const UiContext& ui) { return ui.px(6); }
 
 // Fixed pixels and cell counts of one row: width = fixed_w + cells_w * cell; the height is
 // the largest of the panels' chrome + rows * cell.
@@ -34,7 +34,7 @@ struct RowNeeds {
 };
 
 float caption_h(const UiContext& ui, const Row& row) {
-    return row.caption.empty() ? 0.f : ui.fonts->body->FontSize + std::round(4 * ui.scale);
+    return row.caption.empty() ? 0.f : ui.fonts->body->FontSize + ui.px(4);
 }
 
 RowNeeds needs(const UiContext& ui, const Row& row) {
@@ -69,7 +69,7 @@ float stack_height(const UiContext& ui, const std::vector<Row>& rows, float c) {
 
 } // namespace
 
-float readable_cell(const UiContext& ui) { return std::round(12 * ui.scale); }
+float readable_cell(const UiContext& ui) { return ui.px(12); }
 
 float fit_cell(const UiContext& ui, const std::vector<Row>& rows, ImVec2 size, float max_cell) {
     float cell = max_cell;
@@ -107,8 +107,8 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
     // shows a window of readable cells either way keeps its words.
     UiContext numbers = ui;
     numbers.word_ticks = false;
-    if (ui.tokens && !ui.tokens->empty() && ui.word_ticks && fit_cell(ui, rows, size, max_cell) < std::round(7 * ui.scale) &&
-        fit_cell(numbers, rows, size, max_cell) >= std::round(7 * ui.scale)) {
+    if (ui.tokens && !ui.tokens->empty() && ui.word_ticks && fit_cell(ui, rows, size, max_cell) < ui.px(7) &&
+        fit_cell(numbers, rows, size, max_cell) >= ui.px(7)) {
         // First the words alone on the rows (a trained model's letters keep their axes so),
         // then numbers.
         if (!ui.short_row_labels) {
@@ -118,7 +118,7 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
             for (size_t t = 0; t < ui.tokens->size(); ++t)
                 words.row_label_w = std::max(words.row_label_w, text_size(ui.fonts->small, position_word(*ui.tokens, int(t))).x);
             words.row_label_w = std::min(words.row_label_w, std::round(4.5f * ui.fonts->small->FontSize));
-            if (fit_cell(words, rows, size, max_cell) >= std::round(7 * ui.scale))
+            if (fit_cell(words, rows, size, max_cell) >= ui.px(7))
                 return draw_rows(words, win, rows, p0, p1, max_cell);
         }
         return draw_rows(numbers, win, rows, p0, p1, max_cell);
@@ -128,7 +128,7 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
     // Cells smaller than this are switched to a window of readable ones (a few pixels are
     // still fine for a whole small matrix; a window of a 4 x 8 matrix would only confuse).
     const float readable = readable_cell(ui);
-    if (fit < std::round(7 * ui.scale)) cell = readable * win.zoom;
+    if (fit < ui.px(7)) cell = readable * win.zoom;
     if (cell >= 4) cell = std::floor(cell);
     out.cell = cell;
 

@@ -5,6 +5,7 @@
 #include "specs.h"
 #include "views.h"
 #include "walk_steps.h"
+#include "widgets.h"
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -17,7 +18,7 @@ namespace {
 ImFont* code_font(const UiContext& ui, const std::vector<std::string>& lines, float width) {
     size_t longest = 0;
     for (const std::string& l : lines) longest = std::max(longest, l.size());
-    const float pad = std::round(8 * ui.scale);
+    const float pad = ui.px(8);
     for (ImFont* f : ui.fonts->mono)
         if (text_size(f, std::string(longest, 'm')).x + 2 * pad <= width) return f;
     return ui.fonts->mono[2];
@@ -41,7 +42,7 @@ std::pair<int, int> code_range(const WalkStep& st, int n_lines, CodeExtent exten
 float code_size(const UiContext& ui, ImFont* font, const std::vector<std::string>& lines, int first, int last, float width) {
     size_t longest = 0;
     for (int i = first; i <= last; ++i) longest = std::max(longest, lines[size_t(i)].size());
-    const float pad = std::round(8 * ui.scale);
+    const float pad = ui.px(8);
     const float w = text_size(font, std::string(longest, 'm')).x;
     if (w + 2 * pad <= width) return font->FontSize;
     return std::max(font->FontSize * 0.7f, std::floor(font->FontSize * (width - 2 * pad) / w));
@@ -52,18 +53,18 @@ float code_height(const UiContext& ui, const WalkStep& st, const std::vector<std
     ImFont* font = code_font(ui, lines, width);
     auto [first, last] = code_range(st, int(lines.size()), extent);
     const float size = code_size(ui, font, lines, first, last, width);
-    return float(last - first + 1) * (size + std::round(3 * ui.scale)) + 2 * std::round(8 * ui.scale);
+    return float(last - first + 1) * (size + ui.px(3)) + 2 * ui.px(8);
 }
 
 // The code box: the lesson's code in the largest mono font that fits, this step's spans
 // highlighted, as much of it as `extent` says. Returns its height.
 float draw_code(AppState& s, UiContext& ui, const WalkStep& st, ImVec2 p0, float width, CodeExtent extent) {
     std::vector<std::string> lines = code_lines(s);
-    const float pad = std::round(8 * ui.scale);
+    const float pad = ui.px(8);
     ImFont* font = code_font(ui, lines, width);
     auto [first, last] = code_range(st, int(lines.size()), extent);
     const float size = code_size(ui, font, lines, first, last, width);
-    const float lh = size + std::round(3 * ui.scale);
+    const float lh = size + ui.px(3);
     const float h = float(last - first + 1) * lh + 2 * pad;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + h), ui.pal.panel, 4.f);
@@ -212,7 +213,7 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ViewWindow& win = s.screen.windows[int(View::walk)];
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = p1.x - p0.x;
-    const float gap = std::round(8 * ui.scale);
+    const float gap = ui.gap();
     float y = p0.y;
 
     // Header: "Step 4 of 11: transpose"; its buttons are placed once the heads shown are known.
@@ -229,8 +230,8 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     }
     // The code, the shapes, the why. As much code as leaves the tensors cells of 28 px
     // (times the text size); at least the highlighted lines.
-    const float legend_h = ui.fonts->body->FontSize + std::round(10 * ui.scale);
-    const float bar_h = ImGui::GetFrameHeight() + std::round(4 * ui.scale);
+    const float legend_h = legend_height(ui);
+    const float bar_h = window_bar_height(ui);
     const std::string shapes = st.before == st.after ? st.after + "   (shape unchanged)" : st.before + "  →  " + st.after;
     const std::string why = "Why: " + st.why;
     {
@@ -241,7 +242,7 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         CodeExtent extent = CodeExtent::lit;
         for (CodeExtent e : {CodeExtent::all, CodeExtent::context}) {
             const float rest = p1.y - y - code_height(ui, st, lines, width, e) - gap - text_h - legend_h;
-            if (fit_cell(ui, one_head, ImVec2(width, rest), 64 * ui.scale) >= 28 * ui.scale) {
+            if (fit_cell(ui, one_head, ImVec2(width, rest), ui.scaled(64)) >= ui.scaled(28)) {
                 extent = e;
                 break;
             }
@@ -251,14 +252,7 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float shapes_y = y;
     const float shapes_end = p0.x + ImGui::CalcTextSize(shapes.c_str()).x;
     {
-        ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
-        ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
-        ImGui::TextUnformatted(shapes.c_str());
-        ImGui::PopStyleColor();
-        ImGui::TextUnformatted(why.c_str());
-        ImGui::PopTextWrapPos();
-        y = ImGui::GetCursorScreenPos().y + gap;
+        y = shape_label(ui, ImVec2(p0.x, y), p1.x, shapes, why.c_str()) + gap;
     }
 
     // The tensors, above the legend.
@@ -270,8 +264,8 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
             std::vector<Row> trial = walk_rows(s, ui, step, 0, nh);
             // Values need about 36 px cells to print with their decimals; laying the heads side
             // by side (step 10) is the point of the step, so there colours will do.
-            const float want = (step == 10 ? 16 : 36) * ui.scale;
-            if (fit_cell(ui, trial, ImVec2(width, p1.y - y - legend_h - bar_h), 64 * ui.scale) >= want) break;
+            const float want = ui.scaled(step == 10 ? 16 : 36);
+            if (fit_cell(ui, trial, ImVec2(width, p1.y - y - legend_h - bar_h), ui.scaled(64)) >= want) break;
             --nh;
         }
         win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
@@ -289,7 +283,7 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         for (const RowItem& it : rows[1].items) side.items.push_back(it);
         const ImVec2 area(width, p1.y - y - legend_h - bar_h);
         const std::vector<Row> one{side};
-        if (fit_cell(ui, one, area, 64 * ui.scale) > fit_cell(ui, rows, area, 64 * ui.scale)) rows = one;
+        if (fit_cell(ui, one, area, ui.scaled(64)) > fit_cell(ui, rows, area, ui.scaled(64))) rows = one;
     }
     // The step's result (the last matrix) gets the overview when it shows only a window.
     for (auto it = rows.back().items.rbegin(); it != rows.back().items.rend(); ++it)
@@ -306,7 +300,7 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         const ImGuiStyle& sty = ImGui::GetStyle();
         const std::string heads_text = "head 00 of " + std::to_string(H) + "0";
         const float pager_w = 2 * ImGui::GetFrameHeight() + 2 * sty.ItemSpacing.x + ImGui::CalcTextSize(heads_text.c_str()).x;
-        float bw = std::round(92 * ui.scale);
+        float bw = ui.px(92);
         auto buttons_w = [&](float b) { return 2 * b + gap; };
         const float free = p1.x - title_end - 2 * gap;
         const bool words = buttons_w(bw) + (pager ? pager_w + gap : 0) <= free;
@@ -335,21 +329,21 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     // cells to move, a zoom to undo, the head pager); the keys = - 0 zoom either way.
     // The colour legend gives its row to the matrices when they would not fit whole without
     // it (each matrix keeps its own colour bar).
-    const float readable_fit = std::round(7 * ui.scale);
-    const bool legend = fit_cell(ui, rows, ImVec2(width, p1.y - y - legend_h), 64 * ui.scale) >= readable_fit ||
-                        fit_cell(ui, rows, ImVec2(width, p1.y - y), 64 * ui.scale) < readable_fit;
+    const float readable_fit = ui.px(7);
+    const bool legend = fit_cell(ui, rows, ImVec2(width, p1.y - y - legend_h), ui.scaled(64)) >= readable_fit ||
+                        fit_cell(ui, rows, ImVec2(width, p1.y - y), ui.scaled(64)) < readable_fit;
     const float legend_room = legend ? legend_h : 0.f;
     const ImVec2 area_no_bar(width, p1.y - y - legend_room);
-    const float fit_no_bar = fit_cell(ui, rows, area_no_bar, 64 * ui.scale);
+    const float fit_no_bar = fit_cell(ui, rows, area_no_bar, ui.scaled(64));
     const bool show_bar = (pager && !pager_in_header) || win.zoom != 1 || fit_no_bar < readable_fit ||
-                          fit_no_bar >= 36 * ui.scale;
+                          fit_no_bar >= ui.scaled(36);
     const float top = show_bar ? y + bar_h : y;
-    RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - legend_room), 64 * ui.scale);
+    RowsResult rr = draw_rows(ui, win, rows, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - legend_room), ui.scaled(64));
     if (show_bar) {
         draw_window_bar(s, ui, win, ImVec2(p0.x, y), width * (pager && !pager_in_header ? 0.6f : 1.f), rr.windowed);
         if (pager && !pager_in_header) draw_head_pager(s, ui, win, nh, ImVec2(p0.x + width * 0.62f, y));
     }
-    if (legend) draw_legend(s, ui, ImVec2(p0.x, p1.y - legend_h + std::round(6 * ui.scale)), width, step >= 5 && step <= 8);
+    if (legend) draw_legend(s, ui, legend_origin(ui, p0, p1), width, step >= 5 && step <= 8);
 }
 
 } // namespace attnviz
