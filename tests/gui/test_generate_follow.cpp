@@ -143,9 +143,10 @@ TEST(GenerateSession, AnOlderSessionOpensAtThePrompt) {
 TEST(GenerateFollow, APageShowsTheTeachersGptGenerationAndRefusesAnEdit) {
     AppState teacher = generating(tiny_gpt());
     ASSERT_TRUE(request_sampling(teacher, sampled(3)));
-    steps(teacher, 5);
+    steps(teacher, 25); // past the picture's 32 rows: the page has the last ones
     const GenerateState& a = teacher.generate;
-    ASSERT_EQ(a.steps.size(), 5u);
+    ASSERT_EQ(a.steps.size(), 25u);
+    ASSERT_GT(int(a.rows.size()), generate_follow_rows);
     const nlohmann::json header = nlohmann::json::parse(gpt_follow_header(teacher).dump()); // as sent
     std::string layer, none, error;
     ASSERT_TRUE(gpt_part_bytes(teacher, GptPart::layer, layer, error)) << error;
@@ -160,7 +161,8 @@ TEST(GenerateFollow, APageShowsTheTeachersGptGenerationAndRefusesAnEdit) {
     ASSERT_TRUE(b.why_not.empty()) << b.why_not;
     EXPECT_EQ(b.tokens, a.tokens);
     EXPECT_EQ(b.prompt_len, a.prompt_len);
-    EXPECT_EQ(b.draws, 5);
+    EXPECT_EQ(b.draws, 25);
+    EXPECT_EQ(b.rows_from, int(a.rows.size()) - generate_follow_rows);
     EXPECT_EQ(b.options.seed, 3u);
     EXPECT_EQ(b.options.top_p, 0.95);
     EXPECT_FALSE(generate_new_text(page).empty());
