@@ -3,6 +3,7 @@
 // JSON's shortest text of its double (the header), so a hover on a page reads the teacher's
 // number bit for bit.
 #include "follow_gpt.h"
+#include "follow_generate.h"
 #include "follow_gpt_json.h"
 #include "safetensors.h"
 #include "state_internal.h"
@@ -309,7 +310,8 @@ json gpt_follow_header(const AppState& s) {
               {"ablated", run_summary(n.ablated)},
               {"pos", n.pos},
               {"token", n.token}}},
-            {"grid", grid_sent(s)}};
+            {"grid", grid_sent(s)},
+            {"generate", gpt_generate_header(s)}};
 }
 
 std::string gpt_part_key(const AppState& s, GptPart p) {

@@ -1,6 +1,7 @@
 // generate_state.cpp: see generate_state.h.
 #include "generate_state.h"
-#include "app_state.h"
+#include "follow_gpt.h"
+#include "generate_detail.h"
 #include "gpt_model.h"
 #include <algorithm>
 #include <cmath>
@@ -9,35 +10,16 @@
 
 namespace attnviz {
 
-namespace {
+using namespace generate_detail;
 
-using Clock = std::chrono::steady_clock;
+namespace {
 
 void update_cache_range(AppState& s);
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
 bool wanted(const AppState& s) {
     const GenerateState& g = s.generate;
-    return s.screen.view == View::generate || g.step_requests > 0 || g.back_requests > 0 || g.reset_request || g.playing;
-}
-
-// The generator the lesson's new rows come from, where the recipe leaves it: after the
-// weights' 4C² draws, x = torch.randn(1, T, C) and the replacement row torch.randn(C).
-TorchGenerator lesson_generator(const Config& c) {
-    TorchGenerator gen(c.seed);
-    gen.skip_draws(4 * uint64_t(c.n_embd) * uint64_t(c.n_embd));
-    std::vector<float> skip(size_t(c.seq_len) * size_t(c.n_embd));
-    gen.randn(skip.data(), int64_t(skip.size()));
-    skip.resize(size_t(c.n_embd));
-    gen.randn(skip.data(), c.n_embd);
-    return gen;
-}
-
-Mat head_rows(const Trace& tr, int t) {
-    Mat r(tr.H, t + 1);
-    for (int h = 0; h < tr.H; ++h) r.row(h) = tr.att[size_t(h)].row(t).head(t + 1);
-    return r;
+    return s.screen.view == View::generate || g.step_requests > 0 || g.back_requests > 0 || g.reset_request || g.playing ||
+           g.restore.pending;
 }
 
 void refresh_probs(GenerateState& g) {
@@ -62,14 +44,6 @@ void refresh_probs(GenerateState& g) {
     });
     for (int i = 0; i < n; ++i) g.top.push_back({ids[size_t(i)], g.probs[size_t(ids[size_t(i)])], g.logits[ids[size_t(i)]]});
 }
-
-// Every layer's softmax weights over `tokens`, as the views' forward makes them.
-void full_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& tr) {
-    if (m.config.arch == Arch::gpt) gpt_forward(m, tokens, kernel, true, tr);
-    else model_forward(m, tokens, kernel, tr);
-}
-
-bool rows_checked(const ModelConfig& c, int64_t T) { return int64_t(c.n_layer) * c.n_head * T * T <= generate_rows_check_cap; }
 
 // The model's cache (kv_prefill) and the picture's rows for `tokens`: the full forward's when
 // it is small enough to keep every layer's weights a moment, else one step at a time.
@@ -119,7 +93,6 @@ std::string start_lesson(const AppState& s, GenerateState& g) {
 
 std::string start_model(const AppState& s, GenerateState& g, const std::vector<int>& tokens) {
     const TrainedInput& in = *s.shown.input;
-    if (in.received) return "The teacher's model has no weights on this page: it writes on in the teacher's window.";
     const Model& m = *in.model;
     if (std::string why = generation_support(m); !why.empty()) return why;
     g.block = generation_block_size(m);
@@ -158,6 +131,7 @@ void start(AppState& s, bool keep) {
     g.playing = false;
     g.prompt_len = 0;
     g.block = 0;
+    ++g.epoch;
     try {
         g.why_not = mode(s) == Mode::lesson ? start_lesson(s, g) : start_model(s, g, tokens);
     } catch (const std::exception& e) {
@@ -182,45 +156,37 @@ bool same_source(const AppState& s) {
            g.lesson_x0 == s.experiment.x;
 }
 
-// max |a - b| over two equal-length float arrays.
-double max_abs(const float* a, const float* b, int64_t n) {
-    double d = 0;
-    for (int64_t i = 0; i < n; ++i) d = std::max(d, double(std::fabs(a[i] - b[i])));
-    return d;
-}
-
-// The full recompute's softmax rows 0 .. T-2 of the kept layer against the picture's, split
-// by whether a row was summed the way the recompute sums it (see GenerateStep).
-void earlier_rows_diff(const Trace& full, const GenerateState& g, int T, GenerateStep& st) {
-    const bool lanes = T >= generate_lane_sum_keys;
-    st.rows_max_abs = 0;
-    for (int t = 0; t + 1 < T; ++t) {
-        double d = 0;
-        for (int h = 0; h < full.H; ++h)
-            for (int j = 0; j <= t; ++j) d = std::max(d, double(std::fabs(full.att[size_t(h)](t, j) - g.rows[size_t(t)](h, j))));
-        if ((g.row_made_at[size_t(t)] >= generate_lane_sum_keys) == lanes) st.rows_max_abs = std::max(st.rows_max_abs, d);
-        else st.rows_max_abs_short = std::max(std::max(st.rows_max_abs_short, 0.0), d);
-    }
-}
-
-void step_model(AppState& s) {
-    GenerateState& g = s.generate;
-    const Model& m = *s.shown.input->model;
+// The next token under the options: one generator from the seed, `draws` draws in, so the
+// tokens after a Back come again (greedy: the argmax, and no draw).
+GenerateStep choose_token(const GenerateState& g) {
     const int V = int(g.logits.size());
     GenerateStep st;
-    std::vector<float> probs;
     if (g.options.greedy) {
+        std::vector<float> probs;
         st.token = argmax_token(g.logits.data(), V);
         sampling_probs(g.logits.data(), V, g.options, probs);
         st.prob = probs[size_t(st.token)];
     } else {
-        // One generator from the seed, `draws` draws in: the tokens after a Back come again.
         Sampler sampler(g.options);
         const float one = 0;
         for (int k = 0; k < g.draws; ++k) sampler.next(&one, 1);
         st.token = sampler.next(g.logits.data(), V, &st.prob);
         st.drew = true;
     }
+    return st;
+}
+
+// One token on the cache, then the full recompute it is measured and checked against: at once
+// when small, on a worker when it would take long (the view says "working" meanwhile).
+// `forced`: the token written (a session's), else the sampler's.
+void step_model(AppState& s, const GenerateStep* forced) {
+    GenerateState& g = s.generate;
+    const std::shared_ptr<const Model> model = s.shown.input->model;
+    const Model& m = *model;
+    GenerateStep st = forced ? *forced : choose_token(g);
+    if (st.token < 0 || st.token >= int(g.logits.size()))
+        throw std::invalid_argument("token " + std::to_string(st.token) + " is not an id of the model");
+    st.cached_ms = st.full_ms = -1, st.rows_max_abs = st.rows_max_abs_short = st.logits_max_abs = -1;
     KvStepRow row;
     Clock::time_point t0 = Clock::now();
     kv_step(m, st.token, g.kernel, g.cache, row);
@@ -228,27 +194,30 @@ void step_model(AppState& s) {
     g.tokens.push_back(st.token);
     g.rows.push_back(row.att[size_t(g.layer)]);
     g.row_made_at.push_back(int(g.tokens.size()));
+    if (st.drew) ++g.draws;
+    g.steps.push_back(st);
+    ++g.epoch;
+    g.logits = row.logits;
+    refresh_probs(g);
     const int T = int(g.tokens.size());
     // GPT-2 small's full forward at a thousand positions takes seconds: while playing, a
     // large sequence writes on at the cache's pace, and a single Step shows the comparison.
-    if (!g.playing || rows_checked(m.config, T)) {
-        KvStepRow full;
-        t0 = Clock::now();
-        full_last_row(m, g.tokens, g.kernel, full);
-        st.full_ms = ms_since(t0);
-        st.logits_max_abs = max_abs(row.logits.data(), full.logits.data(), row.logits.size());
-    } else {
-        st.full_ms = -1;
+    if (g.playing && !rows_checked(m.config, T)) return;
+    if (full_macs(m.config, T) >= g.worker_min_macs) {
+        start_check(s, model, row.logits);
+        return;
     }
+    GenerateStep& out = g.steps.back();
+    KvStepRow full;
+    t0 = Clock::now();
+    full_last_row(m, g.tokens, g.kernel, full);
+    out.full_ms = ms_since(t0);
+    out.logits_max_abs = max_abs(row.logits.data(), full.logits.data(), row.logits.size());
     if (rows_checked(m.config, T)) {
         ModelTrace tr;
         full_forward(m, g.tokens, g.kernel, tr);
-        earlier_rows_diff(tr.layers[size_t(g.layer)], g, T, st);
+        earlier_rows_diff(tr.layers[size_t(g.layer)], g.rows, g.row_made_at, T, out);
     }
-    if (st.drew) ++g.draws;
-    g.steps.push_back(st);
-    g.logits = row.logits;
-    refresh_probs(g);
 }
 
 void step_lesson(AppState& s) {
@@ -275,7 +244,7 @@ void step_lesson(AppState& s) {
     forward(all, s.experiment.weights, g.lesson_x, g.kernel, tr);
     st.full_ms = ms_since(t0);
     st.logits_max_abs = max_abs(out.y.data(), Vec(tr.y.row(n)).data(), C);
-    earlier_rows_diff(tr, g, tr.T, st);
+    earlier_rows_diff(tr, g.rows, g.row_made_at, tr.T, st);
     g.steps.push_back(st);
 }
 
@@ -295,8 +264,8 @@ void update_cache_range(AppState& s) {
     g.cache_range = r > 0 ? r : 1.f;
 }
 
-// One step, or why none.
-bool step(AppState& s) {
+// One step, or why none; `forced`: the token to write (a session's).
+bool step(AppState& s, const GenerateStep* forced = nullptr) {
     GenerateState& g = s.generate;
     if (!g.why_not.empty()) {
         g.status = g.why_not;
@@ -309,7 +278,7 @@ bool step(AppState& s) {
     }
     try {
         if (mode(s) == Mode::lesson) step_lesson(s);
-        else step_model(s);
+        else step_model(s, forced);
     } catch (const std::exception& e) {
         g.status = e.what();
         return false;
@@ -330,6 +299,7 @@ void back(AppState& s) {
     g.rows.pop_back();
     g.row_made_at.pop_back();
     if (st.drew) --g.draws;
+    ++g.epoch;
     if (mode(s) == Mode::lesson) {
         --g.lesson_T; // the cache's rows from lesson_T on are no longer in use
         g.lesson_x.conservativeResize(g.lesson_x.rows() - 1, g.lesson_x.cols());
@@ -355,123 +325,6 @@ void back(AppState& s) {
     g.status.clear();
 }
 
-// The demonstration on the lesson's module: new rows of x with the cache and by a full forward.
-void demo_lesson(const AppState& s, KernelKind kernel, GenerateDemo& d) {
-    const Config& c = s.config;
-    if (c.mask != MaskMode::causal) {
-        d.why_not = "The lesson's module keeps its keys and values only under the causal mask; press M until it is causal.";
-        return;
-    }
-    d.steps = std::min(8, std::max(0, lesson_generate_rows - c.seq_len));
-    Trace tr;
-    forward(c, s.experiment.weights, s.experiment.x, kernel, tr);
-    LayerKv kv;
-    int T = 0;
-    attention_cache_from(tr, kv, T);
-    TorchGenerator gen = lesson_generator(c);
-    Mat x = s.experiment.x;
-    for (int k = 0; k < d.steps; ++k) {
-        std::vector<float> row(size_t(c.n_embd));
-        gen.randn(row.data(), c.n_embd);
-        x.conservativeResize(x.rows() + 1, c.n_embd);
-        for (int i = 0; i < c.n_embd; ++i) x(x.rows() - 1, i) = row[size_t(i)];
-        AttentionStepRow out;
-        Clock::time_point t0 = Clock::now();
-        attention_step(c, s.experiment.weights, row.data(), kernel, kv, T, out);
-        d.cached_ms += ms_since(t0);
-        Config all = c;
-        all.seq_len = int(x.rows());
-        Trace full;
-        t0 = Clock::now();
-        forward(all, s.experiment.weights, x, kernel, full);
-        d.full_ms += ms_since(t0);
-        const int t = int(x.rows()) - 1;
-        d.max_abs_logits = std::max(d.max_abs_logits, max_abs(out.y.data(), Vec(full.y.row(t)).data(), c.n_embd));
-        Mat r = head_rows(full, t);
-        d.max_abs_logits = std::max(d.max_abs_logits, max_abs(out.att.data(), r.data(), r.size()));
-    }
-}
-
-// The demonstration on a model: greedy tokens with the cache and by a full forward each step.
-void demo_model(const AppState& s, KernelKind kernel, GenerateDemo& d) {
-    const TrainedInput& in = *s.shown.input;
-    if (in.received) {
-        d.why_not = "The teacher's model has no weights on this page: it writes on in the teacher's window.";
-        return;
-    }
-    const Model& m = *in.model;
-    if (std::string why = generation_support(m); !why.empty()) {
-        d.why_not = why;
-        return;
-    }
-    const int block = generation_block_size(m);
-    d.steps = std::min(8, block - int(in.tokens.size()));
-    if (d.steps < 1) {
-        d.why_not = "The prompt already fills the model's block size of " + std::to_string(block) + "; shorten it.";
-        return;
-    }
-    KvCache cache;
-    KvStepRow row;
-    Clock::time_point t0 = Clock::now();
-    kv_prefill(m, in.tokens, kernel, cache, row);
-    d.cached_ms += ms_since(t0);
-    std::vector<int> tokens = in.tokens;
-    for (int k = 0; k < d.steps; ++k) {
-        KvStepRow full;
-        t0 = Clock::now();
-        full_last_row(m, tokens, kernel, full);
-        d.full_ms += ms_since(t0);
-        const int V = int(row.logits.size());
-        d.max_abs_logits = std::max(d.max_abs_logits, max_abs(row.logits.data(), full.logits.data(), V));
-        const int a = argmax_token(row.logits.data(), V), b = argmax_token(full.logits.data(), V);
-        d.cached_tokens.push_back(a);
-        d.full_tokens.push_back(b);
-        tokens.push_back(a);
-        if (k + 1 == d.steps) break;
-        t0 = Clock::now();
-        kv_step(m, a, kernel, cache, row);
-        d.cached_ms += ms_since(t0);
-    }
-}
-
-// What the demonstration's numbers say, in one sentence.
-std::string demo_sentence(const GenerateDemo& d, KernelKind kernel) {
-    const bool same = d.cached_tokens == d.full_tokens;
-    char diff[64];
-    if (d.max_abs_logits == 0) std::snprintf(diff, sizeof diff, "are equal, bit for bit");
-    else std::snprintf(diff, sizeof diff, "differ by at most %.3g", d.max_abs_logits);
-    char buf[400];
-    if (d.lesson)
-        std::snprintf(buf, sizeof buf,
-                      "%d new rows of x, each with the cache (one row of q·kᵀ) and by a full forward over every row: their "
-                      "outputs and softmax rows %s (%s kernel); %.3f ms with the cache against %.3f ms recomputing.",
-                      d.steps, diff, to_string(kernel), d.cached_ms, d.full_ms);
-    else
-        std::snprintf(buf, sizeof buf,
-                      "%d tokens, greedy, with the cache and by a full forward each step: %s tokens, and the logits "
-                      "%s (%s kernel); %.3f ms with the cache (prompt included) against %.3f ms recomputing.",
-                      d.steps, same ? "the same" : "DIFFERENT", diff, to_string(kernel), d.cached_ms, d.full_ms);
-    return buf;
-}
-
-void compute_demo(AppState& s) {
-    GenerateDemo& d = s.generate.demo;
-    const bool asked = d.asked, scroll = d.scroll;
-    d = GenerateDemo{};
-    d.asked = asked;
-    d.scroll = scroll;
-    d.computed = true;
-    d.lesson = mode(s) == Mode::lesson;
-    try {
-        if (d.lesson) demo_lesson(s, s.kernel, d);
-        else demo_model(s, s.kernel, d);
-    } catch (const std::exception& e) {
-        d.why_not = e.what();
-    }
-    if (!d.why_not.empty()) return;
-    d.sentence = demo_sentence(d, s.kernel);
-}
-
 } // namespace
 
 void request_generate_step(AppState& s) { ++s.generate.step_requests; }
@@ -486,6 +339,10 @@ void request_generate_play(AppState& s, bool play) {
 
 bool request_sampling(AppState& s, const SamplingOptions& o) {
     GenerateState& g = s.generate;
+    if (g.received) {
+        g.error = std::string("Kept the teacher's sampling settings: ") + gpt_lives_on_teacher;
+        return false;
+    }
     if (std::string why = validate(o); !why.empty()) {
         g.error = "Kept the previous sampling settings: " + why;
         return false;
@@ -504,12 +361,62 @@ void request_generate_demo(AppState& s) {
     s.generate.demo.scroll = true;
 }
 
-void update_generate(AppState& s) {
+namespace {
+
+// A session's generation (GenerateRestore): from the prompt, the same tokens again, each
+// written on the cache and the last one measured and checked as a Step is. A token the
+// shown model does not have, or more than its block size, leaves the prompt and says why.
+void restore(AppState& s) {
     GenerateState& g = s.generate;
-    if (s.ready && g.demo.asked && !g.demo.computed) compute_demo(s);
-    if (!s.ready || !wanted(s)) return;
-    if (!same_source(s)) start(s, false);
-    else if (s.shown.input && g.layer != s.shown.layer) start(s, true);
+    GenerateRestore r = std::move(g.restore);
+    g.restore = GenerateRestore{};
+    g.options = r.options;
+    g.steps.clear();
+    start(s, false);
+    if (r.steps.empty()) return;
+    if (!g.why_not.empty()) {
+        g.status = "The session's generation was not written again: " + g.why_not;
+        return;
+    }
+    const bool lesson = mode(s) == Mode::lesson;
+    const int V = int(g.logits.size());
+    auto fits = [&](const GenerateStep& st) { return lesson ? st.token == -1 : st.token >= 0 && st.token < V; };
+    if (int(g.rows.size() + r.steps.size()) > g.block || !std::all_of(r.steps.begin(), r.steps.end(), fits)) {
+        g.status = "The session's " + std::to_string(r.steps.size()) + " generated " + (lesson ? "rows" : "tokens") +
+                   " do not fit the model shown (its ids, or its block size of " + std::to_string(g.block) +
+                   "): back at the prompt.";
+        return;
+    }
+    if (!lesson && r.steps.size() > 1) { // every token but the last at once, from one prefill
+        for (size_t i = 0; i + 1 < r.steps.size(); ++i) g.tokens.push_back(r.steps[i].token);
+        g.steps.assign(r.steps.begin(), r.steps.end() - 1);
+        for (GenerateStep& st : g.steps) st.cached_ms = st.full_ms = st.logits_max_abs = st.rows_max_abs = st.rows_max_abs_short = -1;
+        start(s, true);
+    }
+    for (size_t i = lesson ? 0 : r.steps.size() - 1; i < r.steps.size(); ++i)
+        if (!step(s, lesson ? nullptr : &r.steps[i])) return;
+    g.status = "The session's generation: " + std::to_string(r.steps.size()) + (lesson ? " rows" : " tokens") + " written again.";
+}
+
+// A page showing the teacher's GPT model computes nothing: every request is refused, and says why.
+void refuse_on_page(AppState& s) {
+    GenerateState& g = s.generate;
+    const bool asked = g.step_requests > 0 || g.back_requests > 0 || g.reset_request || g.playing != g.received_playing;
+    g.step_requests = g.back_requests = 0;
+    g.reset_request = false;
+    g.playing = g.received_playing;
+    g.restore = GenerateRestore{};
+    if (asked) s.error = std::string("Kept what is shown: ") + gpt_lives_on_teacher;
+    if (g.demo.asked && !g.demo.computed) {
+        g.demo.why_not = "The teacher's model has no weights on this page: it writes on in the teacher's window.";
+        g.demo.computed = true;
+    }
+}
+
+// The requests, in order: Reset, Back, Step, then Play's step when it is time. A step whose
+// full recompute went to a worker holds the rest until it is in.
+void do_requests(AppState& s) {
+    GenerateState& g = s.generate;
     if (g.reset_request) {
         g.reset_request = false;
         g.steps.clear();
@@ -517,49 +424,37 @@ void update_generate(AppState& s) {
         g.status = "Back to the prompt.";
     }
     for (; g.back_requests > 0; --g.back_requests) back(s);
-    for (; g.step_requests > 0; --g.step_requests) step(s);
-    if (g.playing) {
-        const Clock::time_point now = Clock::now();
-        if (g.play_interval_ms <= 0 || ms_since(g.last_play) >= g.play_interval_ms) {
-            g.last_play = now;
-            if (!step(s)) g.playing = false;
-            else if (int(g.rows.size()) >= g.block) {
-                g.playing = false;
-                g.status = "Stopped at the block size: " + std::to_string(g.block) + " positions.";
-            }
-        }
+    for (; g.step_requests > 0 && !g.work; --g.step_requests) step(s);
+    if (!g.playing || g.work) return;
+    const Clock::time_point now = Clock::now();
+    if (g.play_interval_ms > 0 && ms_since(g.last_play) < g.play_interval_ms) return;
+    g.last_play = now;
+    if (!step(s)) {
+        g.playing = false;
+    } else if (int(g.rows.size()) >= g.block) {
+        g.playing = false;
+        g.status = "Stopped at the block size: " + std::to_string(g.block) + " positions.";
     }
-}
-
-bool generate_busy(const AppState& s) { return s.generate.playing; }
-
-std::string generate_token_label(const AppState& s, int token) { return model_token_label(s, token); }
-
-namespace {
-
-std::string tokens_text(const AppState& s, int from, int to) {
-    const GenerateState& g = s.generate;
-    if (!s.shown.input || from >= to) return "";
-    const std::vector<int> ids(g.tokens.begin() + from, g.tokens.begin() + to);
-    if (s.shown.input->gpt()) {
-        if (s.shown.input->tokenizer) return s.shown.input->tokenizer->decode(ids);
-        std::string out;
-        for (int id : ids) out += (out.empty() ? "" : " ") + std::to_string(id);
-        return (from > 0 ? " " : "") + out;
-    }
-    std::string out;
-    for (int id : ids) out += (out.empty() ? "" : " ") + model_token_label(s, id);
-    return (from > 0 ? " " : "") + out;
 }
 
 } // namespace
 
-std::string generate_prompt_text(const AppState& s) {
-    return tokens_text(s, 0, std::min<int>(s.generate.prompt_len, int(s.generate.tokens.size())));
+void update_generate(AppState& s) {
+    GenerateState& g = s.generate;
+    if (poll_work(s)) return; // the worker's result first; everything else waits for it
+    if (s.ready && received_gpt(s)) {
+        refuse_on_page(s);
+        return;
+    }
+    g.received = false;
+    if (s.ready && g.demo.asked && !g.demo.computed && !g.demo.working) start_demo(s);
+    if (g.work || !s.ready || !wanted(s)) return;
+    if (g.restore.pending) restore(s);
+    else if (!same_source(s)) start(s, false);
+    else if (s.shown.input && g.layer != s.shown.layer) start(s, true);
+    if (!g.work) do_requests(s);
 }
 
-std::string generate_new_text(const AppState& s) {
-    return tokens_text(s, s.generate.prompt_len, int(s.generate.tokens.size()));
-}
+bool generate_busy(const AppState& s) { return s.generate.playing || s.generate.work; }
 
 } // namespace attnviz

@@ -16,6 +16,8 @@
 #include "sampling.h"
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +48,9 @@ struct GenerateStep {
     double rows_max_abs_short = -1;
     // The cached step's last-position logits against the full recompute's (lesson: its new y row).
     double logits_max_abs = -1;
+    // The full recompute runs on a worker (a large model: seconds at GPT-2 small's thousand
+    // positions); full_ms and the differences arrive when recompute() polls it.
+    bool checking = false;
 };
 
 // A token and its chance at the last position: `prob` under the options (0 when cut), `logit` raw.
@@ -67,7 +72,24 @@ struct GenerateDemo {
     double cached_ms = 0, full_ms = 0; // the steps' total times, each way
     int steps = 0;
     std::string sentence;             // what the numbers say
+    bool working = false;             // computing on a worker (a large model)
 };
+
+// What a page that follows the teacher's GPT model was sent of the cache (follow_generate.h):
+// its sizes only, the keys and values staying on the teacher's computer.
+struct CacheSizes {
+    int layers = 0, T = 0, C = 0;
+};
+
+// A generation read from a session (session_state.h), done by the next update_generate once
+// the session's input is shown: the same tokens written again, the options as saved.
+struct GenerateRestore {
+    bool pending = false;
+    SamplingOptions options;
+    std::vector<GenerateStep> steps; // token, prob, drew (the lesson's module: one per row of x)
+};
+
+struct GenerateWork; // a full recompute or the check question's demonstration on a worker (generate_work.cpp)
 
 // From this many positions on, the reference softmax sums a row in 8 lanes (kernels.h).
 constexpr int generate_lane_sum_keys = 8;
@@ -76,6 +98,9 @@ constexpr int lesson_generate_rows = 48;
 // Above this many softmax values (L H T^2) the full recompute's every row is not compared
 // each step (its time is still measured); GPT-2 small passes it near T = 300.
 constexpr int64_t generate_rows_check_cap = int64_t(16) << 20;
+// A full recompute of about this many multiply-adds (L T (12 C^2 + 2 T C)) or more runs on a
+// worker: tens of milliseconds; GPT-2 small passes it at any length, the toy models never.
+constexpr double generate_worker_min_macs = 2e8;
 
 struct GenerateState {
     // What is generated from; a change of any of it starts again from the new prompt.
@@ -122,6 +147,24 @@ struct GenerateState {
     std::string status;        // what the last request did, or why it did nothing
 
     GenerateDemo demo;
+
+    // Work on a worker: the last Step's full recompute, or the demonstration. While it runs
+    // the other requests wait (the view says "working").
+    std::shared_ptr<GenerateWork> work;
+    double worker_min_macs = generate_worker_min_macs;
+    std::function<void()> worker_started; // called on the worker first (tests hold it there)
+
+    GenerateRestore restore;
+    // A page showing the teacher's GPT model (follow_generate.h): everything above was received,
+    // nothing is computed here, and rows before rows_from were not sent (the picture's window).
+    bool received = false;
+    bool received_playing = false; // the teacher's Play
+    int rows_from = 0;
+    CacheSizes received_cache;
+    std::map<int, std::string> received_labels; // the tokens' labels
+    std::string received_prompt, received_new;  // the prompt's text and the written text
+    int received_short_rows = 0;                // rows kept from before 8 positions (the view's note)
+    uint64_t epoch = 0; // counts the changes a page is sent (a step, Back, a new prompt)
 };
 
 // Requests, done by the next update_generate (a Step while playing, or at the block size,
@@ -140,8 +183,12 @@ void request_generate_demo(AppState& s);
 // changed, while the Generate view is shown or something was asked), does the requests and
 // Play's steps, and the check question's demonstration.
 void update_generate(AppState& s);
-// Play is on and has steps to take: the loop must not sleep.
+// Play is on, or a worker is computing: the loop must not sleep.
 bool generate_busy(const AppState& s);
+// A worker computes the last step's full recompute or the demonstration.
+bool generate_working(const AppState& s);
+// The KV cache's sizes as the view draws them (layers, positions, C).
+CacheSizes generate_cache_sizes(const AppState& s);
 
 // The prompt's text and the generated text: a GPT model's through its tokenizer (ids when it
 // has none), a toy model's letters; the lesson's module: empty.

@@ -12,6 +12,49 @@
 
 namespace attnviz {
 
+namespace {
+
+bool default_options(const SamplingOptions& o) {
+    const SamplingOptions d;
+    return o.greedy == d.greedy && o.temperature == d.temperature && o.top_k == d.top_k && o.top_p == d.top_p && o.seed == d.seed;
+}
+
+// The Generate view's generation (or one read from a session and not yet written again);
+// none for a GPT model, which a session does not keep.
+SessionGenerate session_generate(const AppState& s) {
+    const GenerateState& g = s.generate;
+    SessionGenerate out;
+    if (mode(s) == Mode::gpt_model || g.received) return out;
+    const bool pending = g.restore.pending;
+    const std::vector<GenerateStep>& steps = pending ? g.restore.steps : g.steps;
+    out.options = pending ? g.restore.options : g.options;
+    out.present = pending || (g.synced && g.why_not.empty() && (!steps.empty() || !default_options(out.options)));
+    if (!out.present) return out;
+    for (const GenerateStep& st : steps) {
+        out.tokens.push_back(st.token);
+        out.sampled.push_back(st.drew);
+        out.probs.push_back(st.prob);
+    }
+    return out;
+}
+
+void restore_generate(AppState& s, const SessionGenerate& sg) {
+    GenerateRestore& r = s.generate.restore;
+    r = GenerateRestore{};
+    r.pending = true; // without one (an older session): at the prompt, the options' defaults
+    if (!sg.present) return;
+    r.options = sg.options;
+    for (size_t i = 0; i < sg.tokens.size(); ++i) {
+        GenerateStep st;
+        st.token = sg.tokens[i];
+        st.drew = sg.sampled[i];
+        st.prob = sg.probs[i];
+        r.steps.push_back(st);
+    }
+}
+
+} // namespace
+
 Session to_session(const AppState& s) {
     Session ss;
     ss.config = s.config;
@@ -58,6 +101,7 @@ Session to_session(const AppState& s) {
         for (const HeadRef& h : s.ablation.applied.heads) sm.ablate += (sm.ablate.empty() ? "" : ",") + to_string(h);
         sm.ablate_mode = to_string(s.ablation.applied.mode);
     }
+    ss.generate = session_generate(s);
     return ss;
 }
 
@@ -232,6 +276,7 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
     s.p = ss.perturb >= 0 ? ss.perturb : std::min(2, ss.config.seq_len - 1);
     s.strength = ss.perturb >= 0 ? float(ss.strength) : 0.f;
     s.perturb_dirty = true;
+    restore_generate(s, ss.generate);
     return true;
 }
 

@@ -4,6 +4,7 @@
 // column per step, with the cached step's time against a full recompute's. Everything drawn
 // here was computed by update_generate; the buttons only call its request functions.
 #include "format.h"
+#include "generate_view.h"
 #include "theme.h"
 #include "views.h"
 #include <algorithm>
@@ -12,13 +13,9 @@
 
 namespace attnviz {
 
-namespace {
+using namespace generate_ui;
 
-std::string fmt(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
+namespace {
 
 void heading(UiContext& ui, const char* text) {
     ImGui::PushFont(ui.fonts->heading);
@@ -26,26 +23,12 @@ void heading(UiContext& ui, const char* text) {
     ImGui::PopFont();
 }
 
-// Recorded for --layout-out when wholly in sight (the view scrolls at large text).
-void record(UiContext& ui, const char* kind, const std::string& name, int position, float value, ImVec2 a, ImVec2 b,
-            int rows = 0, int cols = 0) {
-    if (!ui.layout) return;
-    const ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImVec2 c0 = dl->GetClipRectMin(), c1 = dl->GetClipRectMax();
-    if (a.x < c0.x - 0.5f || a.y < c0.y - 0.5f || b.x > c1.x + 0.5f || b.y > c1.y + 0.5f) return;
-    LayoutItem it;
-    it.kind = kind, it.name = name, it.position = position, it.value = value;
-    it.x = a.x, it.y = a.y, it.w = b.x - a.x, it.h = b.y - a.y;
-    it.rows = rows, it.cols = cols;
-    ui.layout->push_back(it);
-}
-
 // Step, Play / Pause, Back, Reset and where the generation is.
 void buttons(AppState& s, UiContext& ui) {
     GenerateState& g = s.generate;
     ImGui::PushFont(ui.fonts->heading);
-    const bool full = int(g.rows.size()) >= g.block;
-    ImGui::BeginDisabled(!g.why_not.empty() || full || g.playing);
+    const bool full = int(g.rows.size()) >= g.block, working = generate_working(s);
+    ImGui::BeginDisabled(!g.why_not.empty() || full || g.playing || working);
     if (ImGui::Button("Step ▶")) request_generate_step(s);
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("One more token (Right arrow)");
@@ -55,12 +38,12 @@ void buttons(AppState& s, UiContext& ui) {
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Keep stepping until the block size (Space)");
     ImGui::SameLine();
-    ImGui::BeginDisabled(g.steps.empty() || g.playing);
+    ImGui::BeginDisabled(g.steps.empty() || g.playing || working);
     if (ImGui::Button("◀ Back")) request_generate_back(s);
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Take the last token back (Left arrow)");
     ImGui::SameLine();
-    ImGui::BeginDisabled(g.steps.empty());
+    ImGui::BeginDisabled(g.steps.empty() || working);
     if (ImGui::Button("Reset")) request_generate_reset(s);
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Back to the prompt (Home)");
@@ -68,7 +51,8 @@ void buttons(AppState& s, UiContext& ui) {
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
     if (g.why_not.empty())
-        ImGui::Text("position %d of %d (prompt %d, written %d)", int(g.rows.size()), g.block, g.prompt_len, int(g.steps.size()));
+        ImGui::Text("position %d of %d (prompt %d, written %d)%s", int(g.rows.size()), g.block, g.prompt_len, int(g.steps.size()),
+                    working ? " · working on the full recompute…" : g.received ? " · the teacher's window writes" : "");
 }
 
 // The prompt and what was written after it, large; the written part in the accent colour.
@@ -206,163 +190,6 @@ void sampling_controls(AppState& s, UiContext& ui, float width) {
     }
 }
 
-// The kept layer's head `h`: one row per position, the newest outlined; a window of the
-// last `n` positions when there are more than fit.
-void attention_picture(AppState& s, UiContext& ui, ImVec2 p0, float side, int h) {
-    const GenerateState& g = s.generate;
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const int T = int(g.rows.size());
-    if (T == 0) return;
-    const int n = std::min(T, std::max(4, int(side / std::max(3.f, 4 * ui.scale))));
-    const int t0 = T - n;
-    const float cell = std::floor(side / float(std::max(n, 10)));
-    const float cell_side = std::max(2.f, std::min(cell, std::round(40 * ui.scale)));
-    const float w = cell_side * float(n);
-    for (int r = 0; r < n; ++r) {
-        const Mat& row = g.rows[size_t(t0 + r)];
-        for (int k = 0; k < n; ++k) {
-            const ImVec2 a(p0.x + cell_side * float(k), p0.y + cell_side * float(r)), b(a.x + cell_side, a.y + cell_side);
-            if (k > r) {
-                dl->AddRectFilled(a, b, ui.pal.panel);
-                continue;
-            }
-            const float v = row(h, t0 + k);
-            dl->AddRectFilled(a, b, ImGui::ColorConvertFloat4ToU32(colormap_color(Colormap::viridis, v, ui.pal.colormaps)));
-        }
-    }
-    dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p0.x + w + 1, p0.y + w + 1), ui.pal.frame);
-    if (!g.steps.empty()) { // the newest row, outlined as the views outline what changed
-        const float y = p0.y + cell_side * float(n - 1);
-        dl->AddRect(ImVec2(p0.x - 1, y - 1), ImVec2(p0.x + w + 1, y + cell_side + 1), IM_COL32(0, 0, 0, 255), 0, 0, 3.f);
-        dl->AddRect(ImVec2(p0.x, y), ImVec2(p0.x + w, y + cell_side), IM_COL32(240, 228, 66, 255), 0, 0, 2.f);
-    }
-    record(ui, "generate_attention", "att", h, float(T), p0, ImVec2(p0.x + w, p0.y + w), T, T);
-    const ImVec2 m = ImGui::GetIO().MousePos;
-    if (m.x >= p0.x && m.y >= p0.y && m.x < p0.x + w && m.y < p0.y + w && ImGui::IsWindowHovered()) {
-        const int r = t0 + int((m.y - p0.y) / cell_side), k = t0 + int((m.x - p0.x) / cell_side);
-        if (k > r) ImGui::SetTooltip("query %d → key %d: masked, a later key (weight exactly 0)", r, k);
-        else ImGui::SetTooltip("query %d → key %d: weight %s", r, k, format_value(g.rows[size_t(r)](h, k), 4).c_str());
-    }
-    ImGui::Dummy(ImVec2(w, w));
-    if (t0 > 0) ImGui::TextDisabled("rows: query position i, columns: key position j; the last %d of %d", n, T);
-    else ImGui::TextDisabled("rows: query position i, columns: key position j; the new row outlined");
-}
-
-// One strip of a cache: a column per position, its rows every stride-th channel of the head
-// matrices side by side, the newest column lit.
-void cache_strip(UiContext& ui, const PerHead& m, int T, ImVec2 a, float w, float hgt, float range, bool lit) {
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const int H = int(m.size());
-    if (H == 0 || T == 0) return;
-    const int hd = int(m[0].cols()), C = H * hd;
-    const int rows = std::max(1, std::min(C, int(hgt / 2)));
-    const int cols = std::min(T, std::max(1, int(w / 3)));
-    const int t0 = T - cols;
-    const float cw = std::floor(w / float(std::max(cols, 16))), rh = hgt / float(rows);
-    for (int c = 0; c < cols; ++c)
-        for (int r = 0; r < rows; ++r) {
-            const int ch = r * C / rows, head = ch / hd;
-            const float v = m[size_t(head)](t0 + c, ch % hd);
-            const ImVec2 p(a.x + cw * float(c), a.y + rh * float(r));
-            dl->AddRectFilled(p, ImVec2(p.x + cw, p.y + rh),
-                              ImGui::ColorConvertFloat4ToU32(colormap_color(Colormap::diverging, 0.5f + 0.5f * v / range, ui.pal.colormaps)));
-        }
-    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(a.x + cw * float(cols) + 1, a.y + hgt + 1), ui.pal.frame);
-    if (lit) {
-        const float x = a.x + cw * float(cols - 1);
-        dl->AddRect(ImVec2(x - 1, a.y - 2), ImVec2(x + cw + 1, a.y + hgt + 2), IM_COL32(240, 228, 66, 255), 0, 0, 2.f);
-    }
-}
-
-constexpr int kv_layers_shown = 6;
-float kv_strip_height(const UiContext& ui) { return std::round(std::clamp(20 * ui.scale, 10.f, 40.f)); }
-
-// Every layer's K and V strips, T × C each, and their bytes.
-void kv_strips(AppState& s, UiContext& ui, float width) {
-    const GenerateState& g = s.generate;
-    const bool lesson = mode(s) == Mode::lesson;
-    const int L = lesson ? 1 : int(g.cache.layers.size());
-    const int T = lesson ? g.lesson_T : g.cache.T;
-    const int C = lesson ? g.lesson_config.n_embd : g.cache.n_embd;
-    const int64_t bytes = 2 * int64_t(L) * T * C * 4;
-    ImGui::Text("KV cache: K and V of %d positions × C = %d in %d layer%s", T, C, L, L == 1 ? "" : "s");
-    ImGui::TextDisabled("2 · L · T · C · 4 = 2 · %d · %d · %d · 4 = %s bytes", L, T, C, format_count(bytes).c_str());
-    const float label_w = text_size(ui.fonts->small, "L00 K").x + 6;
-    const int shown = std::min(L, kv_layers_shown);
-    const float strip_h = kv_strip_height(ui);
-    const float range = g.cache_range;
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    ImVec2 p = ImGui::GetCursorScreenPos();
-    for (int l = 0; l < shown; ++l) {
-        const LayerKv& kv = lesson ? g.lesson_kv : g.cache.layers[size_t(l)];
-        for (int which = 0; which < 2; ++which) {
-            const std::string name = "L" + std::to_string(l) + (which == 0 ? " K" : " V");
-            dl->AddText(ui.fonts->small, ui.fonts->small->FontSize, ImVec2(p.x, p.y), which == 0 ? ui.pal.k_text : ui.pal.v_text,
-                        name.c_str());
-            cache_strip(ui, which == 0 ? kv.k : kv.v, T, ImVec2(p.x + label_w, p.y), width - label_w, strip_h, range,
-                        !g.steps.empty());
-            record(ui, "generate_cache", name, l, float(T), ImVec2(p.x + label_w, p.y), ImVec2(p.x + width, p.y + strip_h), T, C);
-            p.y += strip_h + 4;
-        }
-    }
-    ImGui::Dummy(ImVec2(width, p.y - ImGui::GetCursorScreenPos().y));
-    if (shown < L) ImGui::TextDisabled("layers 0–%d of %d shown", shown - 1, L);
-}
-
-// On the line of the last item when `text` fits before the wrap position, else on the next.
-void same_line_if_fits(const std::string& text, float spacing = -1) {
-    const float gap = spacing >= 0 ? spacing : ImGui::GetStyle().ItemSpacing.x;
-    const float edge = ImGui::GetWindowPos().x + ImGui::GetContentRegionMax().x;
-    if (ImGui::GetItemRectMax().x + gap + ImGui::CalcTextSize(text.c_str()).x <= edge) ImGui::SameLine(0, gap);
-}
-
-// The last step's numbers: the two times and the check.
-void measurements(AppState& s, UiContext& ui) {
-    const GenerateState& g = s.generate;
-    if (g.steps.empty()) {
-        ImGui::TextDisabled("Step to see a cached step's time against a full recompute's, and the check of the earlier rows.");
-        return;
-    }
-    const GenerateStep& st = g.steps.back();
-    ImGui::PushFont(ui.fonts->heading);
-    if (st.full_ms >= 0)
-        ImGui::Text("cached step %s ms  ·  full recompute %s ms", fmt("%.3f", st.cached_ms).c_str(),
-                    fmt("%.3f", st.full_ms).c_str());
-    else
-        ImGui::Text("cached step %s ms  ·  full recompute: Step to time it", fmt("%.3f", st.cached_ms).c_str());
-    ImGui::PopFont();
-    const std::string where = "(this step, position " + std::to_string(int(g.rows.size()) - 1) + ", " + to_string(g.kernel) + " kernel)";
-    same_line_if_fits(where);
-    ImGui::TextDisabled("%s", where.c_str());
-    const ImVec2 a = ImGui::GetCursorScreenPos();
-    std::string line = "max |Δ| of earlier rows vs a full recompute: ";
-    line += st.rows_max_abs < 0 ? "not measured at this size" : format_diff(float(st.rows_max_abs));
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(st.rows_max_abs == 0 ? ui.pal.exact_zero : ui.pal.text));
-    ImGui::TextUnformatted(line.c_str());
-    ImGui::PopStyleColor();
-    record(ui, "generate_rows_diff", line, int(g.rows.size()) - 1, float(st.rows_max_abs), a,
-           ImVec2(a.x + ImGui::GetItemRectSize().x, a.y + ImGui::GetItemRectSize().y));
-    const char* what = mode(s) == Mode::lesson ? "the new output row y vs the recompute's: "
-                                                 : "the new logits vs the recompute's: ";
-    const std::string logits_line =
-        what + (st.logits_max_abs < 0 ? std::string("not compared while playing at this size")
-                                      : format_diff(float(st.logits_max_abs)));
-    same_line_if_fits(logits_line, std::round(24 * ui.scale));
-    ImGui::TextUnformatted(logits_line.c_str());
-    if (g.kernel == KernelKind::fast && (st.rows_max_abs > 0 || st.logits_max_abs > 0))
-        ImGui::TextDisabled("The fast kernel's products sum in another order than a step's: equal within 1e-5, not bit "
-                            "for bit (K: reference kernel).");
-    if (st.rows_max_abs_short >= 0) {
-        int short_rows = 0;
-        for (int t : g.row_made_at) short_rows += t < generate_lane_sum_keys ? 1 : 0;
-        const std::string d = st.rows_max_abs_short == 0 ? "0.0 (exactly)" : fmt("%.3g", st.rows_max_abs_short);
-        ImGui::TextDisabled("Rows 0–%d, kept from when the sequence was shorter than %d: %s. Torch sums a softmax row "
-                            "of fewer than %d values in order and a longer one in %d lanes, so the recompute's last bit "
-                            "differs; the kept rows never change.",
-                            short_rows - 1, generate_lane_sum_keys, d.c_str(), generate_lane_sum_keys, generate_lane_sum_keys);
-    }
-}
-
 } // namespace
 
 void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
@@ -415,7 +242,7 @@ void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         const float left_bottom = ImGui::GetItemRectMax().y;
 
         // Right: the attention picture and the cache.
-        const int H = g.rows.empty() ? 1 : int(g.rows[0].rows());
+        const int H = g.rows.empty() ? 1 : std::max(1, int(g.rows.back().rows()));
         ViewWindow& win = s.screen.windows[int(View::generate)];
         win.head0 = std::clamp(win.head0, 0, H - 1);
         ImGui::SetCursorScreenPos(ImVec2(right_x, top));
@@ -430,12 +257,12 @@ void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
                                   "head " + std::to_string(win.head0) + " of " + std::to_string(H);
         ImGui::TextUnformatted(title.c_str());
         // The picture takes what the cache's strips and the captions leave of the view's height.
-        const int layers = mode(s) == Mode::lesson ? 1 : std::min(int(g.cache.layers.size()), kv_layers_shown);
+        const int layers = std::min(generate_cache_sizes(s).layers, kv_layers_shown);
         const float line = ImGui::GetTextLineHeightWithSpacing();
-        const float below = 4 * line + float(2 * layers) * (kv_strip_height(ui) + 4);
+        const float below = 5 * line + float(2 * layers) * (kv_strip_height(ui) + 4);
         const float room = ImGui::GetWindowPos().y + view_h - ImGui::GetCursorScreenPos().y - below;
-        const float side = std::max(std::round(80 * ui.scale), std::min(right_w, std::floor(room)));
-        attention_picture(s, ui, ImGui::GetCursorScreenPos(), side, win.head0);
+        const float height = std::max(std::round(120 * ui.scale), std::floor(room));
+        attention_picture(s, ui, ImGui::GetCursorScreenPos(), right_w, height, win.head0);
         ImGui::Spacing();
         kv_strips(s, ui, right_w);
         ImGui::PopTextWrapPos();

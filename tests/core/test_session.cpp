@@ -157,3 +157,53 @@ TEST(Session, FailedWriteLeavesNoHalfFile) {
     EXPECT_FALSE(write_session(nowhere, sample(), error));
     EXPECT_NE(error.find("folder"), std::string::npos) << error;
 }
+
+// The Generate view's generation: its tokens, what each took of the sampler and the options
+// come back exactly; a session without it (saved before it) has none; bad ones are refused.
+TEST(Session, GenerationRoundTripsAndIsOptional) {
+    Session a = sample();
+    a.generate.present = true;
+    a.generate.options.greedy = false;
+    a.generate.options.temperature = 0.7;
+    a.generate.options.top_k = 5;
+    a.generate.options.top_p = 0.9;
+    a.generate.options.seed = 18446744073709551615ull;
+    a.generate.tokens = {12, 0, 49999};
+    a.generate.sampled = {true, false, true};
+    a.generate.probs = {0.25f, 1.f / 3.f, 1e-7f};
+    Session b;
+    std::string error;
+    ASSERT_TRUE(parse_session(session_to_json(a), "gen.json", b, error)) << error;
+    ASSERT_TRUE(b.generate.present);
+    EXPECT_FALSE(b.generate.options.greedy);
+    EXPECT_EQ(b.generate.options.temperature, 0.7);
+    EXPECT_EQ(b.generate.options.top_k, 5);
+    EXPECT_EQ(b.generate.options.top_p, 0.9);
+    EXPECT_EQ(b.generate.options.seed, a.generate.options.seed);
+    EXPECT_EQ(b.generate.tokens, a.generate.tokens);
+    EXPECT_EQ(b.generate.sampled, a.generate.sampled);
+    EXPECT_EQ(b.generate.probs, a.generate.probs); // floats through JSON, bit for bit
+    EXPECT_EQ(b.generate.draws(), 2);
+    EXPECT_EQ(session_to_json(a), session_to_json(b));
+
+    Session old;
+    ASSERT_TRUE(parse_session(R"({"attnviz_session": 1, "view": "generate"})", "old.json", old, error)) << error;
+    EXPECT_FALSE(old.generate.present);
+    EXPECT_EQ(session_to_json(old).find("\"generate\":"), std::string::npos);
+
+    const char* bad[][2] = {
+        {R"({"attnviz_session": 1, "generate": 3})", "\"generate\" must be an object"},
+        {R"({"attnviz_session": 1, "generate": {"greedy": false, "temperature": 0}})", "temperature"},
+        {R"({"attnviz_session": 1, "generate": {"greedy": false, "top_p": 1.5}})", "top-p"},
+        {R"({"attnviz_session": 1, "generate": {"tokens": [1, 2], "sampled": [true], "probs": [0.5, 0.5]}})", "one each"},
+        {R"({"attnviz_session": 1, "generate": {"tokens": [-2], "sampled": [true], "probs": [0.5]}})", "one each"},
+        {R"({"attnviz_session": 1, "generate": {"draws": 2, "tokens": [1], "sampled": [true], "probs": [0.5]}})",
+         "must agree"},
+    };
+    for (const auto& c : bad) {
+        Session s = sample();
+        EXPECT_FALSE(parse_session(c[0], "bad.json", s, error)) << c[0];
+        EXPECT_NE(error.find(c[1]), std::string::npos) << "for " << c[0] << " got: " << error;
+        EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+    }
+}

@@ -90,6 +90,63 @@ struct Reader {
 };
 } // namespace
 
+namespace {
+
+// "generate": {"greedy", "temperature", "top_k", "top_p", "seed", "draws", "tokens", "sampled", "probs"}.
+bool parse_generate(const json& gj, const std::string& name, SessionGenerate& g, std::string& error) {
+    if (!gj.is_object()) {
+        error = name + ": \"generate\" must be an object";
+        return false;
+    }
+    g.present = true;
+    Reader r{gj, name, error};
+    SamplingOptions& o = g.options;
+    int64_t top_k = o.top_k, draws = -1;
+    if (gj.contains("greedy")) {
+        if (!gj["greedy"].is_boolean()) return r.fail("greedy", "must be true or false");
+        o.greedy = gj["greedy"].get<bool>();
+    }
+    if (!r.get_real("temperature", -1e30, 1e30, o.temperature) || !r.get_int("top_k", 0, 1 << 30, top_k) ||
+        !r.get_real("top_p", -1e30, 1e30, o.top_p) || !r.get_seed("seed", o.seed) || !r.get_int("draws", 0, max_seq_len, draws))
+        return false;
+    o.top_k = int(top_k);
+    if (std::string why = validate(o); !why.empty()) {
+        error = name + ": the generation's options: " + why;
+        return false;
+    }
+    const json t = gj.value("tokens", json::array()), sm = gj.value("sampled", json::array()), p = gj.value("probs", json::array());
+    bool ok = t.is_array() && sm.is_array() && p.is_array() && t.size() <= size_t(max_seq_len) && sm.size() == t.size() &&
+              p.size() == t.size();
+    for (size_t i = 0; ok && i < t.size(); ++i) {
+        ok = t[i].is_number_integer() && t[i].get<int64_t>() >= -1 && t[i].get<int64_t>() < (int64_t(1) << 31) &&
+             sm[i].is_boolean() && p[i].is_number();
+        if (!ok) break;
+        g.tokens.push_back(int(t[i].get<int64_t>()));
+        g.sampled.push_back(sm[i].get<bool>());
+        g.probs.push_back(float(p[i].get<double>()));
+    }
+    if (!ok) {
+        error = name + ": \"generate\" must hold \"tokens\" (ids, -1 for a row of x), \"sampled\" (true or false) and "
+                       "\"probs\" (numbers), one each per generated token, at most " + std::to_string(max_seq_len);
+        return false;
+    }
+    if (draws >= 0 && draws != g.draws()) {
+        error = name + ": the generation's \"draws\" is " + std::to_string(draws) + " but " + std::to_string(g.draws()) +
+                " of its tokens were sampled; they must agree";
+        return false;
+    }
+    return true;
+}
+
+json generate_json(const SessionGenerate& g) {
+    const SamplingOptions& o = g.options;
+    return {{"greedy", o.greedy}, {"temperature", o.temperature}, {"top_k", o.top_k}, {"top_p", o.top_p},
+            {"seed", o.seed},     {"draws", g.draws()},           {"tokens", g.tokens}, {"sampled", g.sampled},
+            {"probs", g.probs}};
+}
+
+} // namespace
+
 bool parse_session(const std::string& text, const std::string& path, Session& out, std::string& error) {
     const std::string name = escaped(path); // the sentences below stay one line
     json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -223,6 +280,7 @@ bool parse_session(const std::string& text, const std::string& path, Session& ou
         m.replace_token = int(replace);
         m.weights_path = model_weights_path(path);
     }
+    if (j.contains("generate") && !parse_generate(j["generate"], name, s.generate, error)) return false;
     std::string bad = validate(s.config);
     if (!bad.empty()) {
         error = name + ": " + bad;
@@ -295,6 +353,7 @@ std::string session_to_json(const Session& s) {
         j["model"] = {{"letters", m.letters}, {"layer", m.layer}, {"replace_token", m.replace_token}, {"source", m.source}};
         if (!m.ablate.empty()) j["model"]["ablate"] = m.ablate, j["model"]["ablate_mode"] = m.ablate_mode;
     }
+    if (s.generate.present) j["generate"] = generate_json(s.generate);
     return j.dump(2) + "\n";
 }
 

@@ -6,6 +6,8 @@
 // rejected with one sentence, and the caller keeps its current state.
 #pragma once
 #include "config.h"
+#include "sampling.h"
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,19 @@ struct SessionModel {
 // NAME.model.safetensors for NAME.json (or NAME).
 std::string model_weights_path(const std::string& session_path);
 
+// The Generate view's generation: the tokens written after the prompt and the sampling options.
+// Reopened, the same tokens are written again on the shown input's cache (the sampler, re-made
+// from the seed and the draws taken, goes on from where it was). Optional: sessions saved
+// before it open at the prompt.
+struct SessionGenerate {
+    bool present = false;
+    SamplingOptions options;
+    std::vector<int> tokens;    // the generated ids (the lesson's module: -1, one per new row of x)
+    std::vector<bool> sampled;  // per token: it took one draw (not greedy)
+    std::vector<float> probs;   // per token: its probability when it was written
+    int draws() const { return int(std::count(sampled.begin(), sampled.end(), true)); }
+};
+
 struct Session {
     Config config;
     std::string kernel;              // "" (chosen by size), "reference" or "fast"
@@ -64,6 +79,7 @@ struct Session {
     SessionTrain train;              // the Train view, when it was used
     SessionModel model;              // a trained model in the views, when one was shown
     std::vector<int> answers_shown;  // the check view's questions (from 0) whose answer is shown
+    SessionGenerate generate;        // the Generate view's generation, when there is one
 };
 
 // Names the app accepts for the string fields.
