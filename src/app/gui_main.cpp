@@ -50,7 +50,15 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
         s.fields.layer_field = plan.layer;
         // --ablate (or the session's): applied after the model by the same recompute.
         if (!plan.ablate.empty()) request_ablation(s, plan.ablate, plan.ablate_mode);
+        // --patch-corrupt: the panel's fields (the others filled from the model) and Run.
+        if (plan.patch_corrupt) {
+            s.patch.corrupt_field = *plan.patch_corrupt;
+            s.patch.answer_field = plan.patch_answer;
+            s.patch.wrong_field = plan.patch_wrong;
+            s.patch.run_asked = true;
+        }
     }
+    s.model_view.panel = plan.model_panel;
     s.screen.view = plan.view;
     if (plan.head)
         for (ViewWindow& w : s.screen.windows) w.head0 = *plan.head; // each view keeps its page of heads on screen

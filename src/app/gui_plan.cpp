@@ -27,6 +27,13 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
                    "output is replaced by zero or its mean and the model runs again")
         ->type_name("L.H,...");
     app.add_option("--ablate-mode", o.ablate_mode, "what replaces an ablated head's output: zero (default) or mean")->type_name("MODE");
+    app.add_option("--model-panel", o.model_panel, "the Model view's main area: heads (default), lens (the logit lens) or patching")
+        ->type_name("PANEL");
+    app.add_option("--patch-corrupt", o.patch_corrupt,
+                   "with --weights or --model: the Patching panel's corrupted prompt, run once the model is shown")
+        ->type_name("TEXT");
+    app.add_option("--patch-answer", o.patch_answer, "with --patch-corrupt: the answer token (text or id)")->type_name("TOK");
+    app.add_option("--patch-wrong", o.patch_wrong, "with --patch-corrupt: the wrong token (text or id)")->type_name("TOK");
     app.add_option("--step", o.step, "shape-walk step: 0 (the input x) to 11 (proj)")->type_name("N");
     app.add_option("--strength", o.strength, "perturbation strength: 0 (original row) to 1 (the lesson's replacement)")->type_name("A");
     app.add_option("--theme", o.theme, "dark (default), light or high-contrast")->type_name("THEME");
@@ -238,6 +245,36 @@ bool make_train_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     return true;
 }
 
+namespace {
+
+// --model-panel and the Patching panel's options (checked again by the panel's Run).
+bool model_panel_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
+    if (o.model_panel == "lens") plan.model_panel = ModelPanel::lens;
+    else if (o.model_panel == "patching") plan.model_panel = ModelPanel::patching;
+    else if (!o.model_panel.empty() && o.model_panel != "heads") {
+        error = "--model-panel " + escaped(o.model_panel, 40) + " is not a panel; use heads, lens or patching";
+        return false;
+    }
+    const bool answers = !o.patch_answer.empty() || !o.patch_wrong.empty();
+    if (o.patch_corrupt.empty() && answers) {
+        error = "--patch-answer and --patch-wrong need --patch-corrupt, the corrupted prompt to patch into";
+        return false;
+    }
+    if (!o.patch_corrupt.empty()) {
+        if (!plan.trained) {
+            error = "--patch-corrupt needs a model to patch: give --model or --weights with a GPT or induction model";
+            return false;
+        }
+        plan.patch_corrupt = o.patch_corrupt;
+        plan.patch_answer = o.patch_answer;
+        plan.patch_wrong = o.patch_wrong;
+        if (o.model_panel.empty()) plan.model_panel = ModelPanel::patching;
+    }
+    return true;
+}
+
+} // namespace
+
 bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     Inputs in;
     if (!o.serve) {
@@ -382,6 +419,7 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         }
         plan.head = int(v);
     }
+    if (!model_panel_plan(o, plan, error)) return false;
     if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
     if (!o.layout_out.empty() && o.screenshot.empty()) {
         error = "--layout-out needs --screenshot: the layout is written for the screenshot's frame";

@@ -48,6 +48,8 @@ struct GuiOptions {
     std::string head;         // the first head every per-head view shows, 0 .. H-1
     std::string ablate;       // heads of the model shown to ablate, "0.1,1.0" (L.H)
     std::string ablate_mode;  // zero (default) or mean
+    std::string model_panel;  // the Model view's main area: heads (default), lens or patching
+    std::string patch_corrupt, patch_answer, patch_wrong; // the Patching panel's fields, then Run
     // Follow the teacher (serve_link.h): serve the web page and this window's state.
     bool serve = false;
     std::string port, bind, max_clients, site;
@@ -83,6 +85,10 @@ struct GuiPlan {
     // --ablate and --ablate-mode (or a session's): the Model view's ablation of the model shown.
     std::vector<HeadRef> ablate;
     AblationMode ablate_mode = AblationMode::zero;
+    // --model-panel, and --patch-corrupt with the answers (Run once the model is shown).
+    ModelPanel model_panel = ModelPanel::heads;
+    std::optional<std::string> patch_corrupt;
+    std::string patch_answer, patch_wrong;
     // The Train view's run (--task ...), and the step it trains to before the window shows.
     std::optional<TrainSettings> train;
     int64_t train_steps = 0;

@@ -17,7 +17,9 @@
 #include "gpt_causality.h"
 #include "head_detector.h"
 #include "heatmap_renderer.h"
+#include "lens_state.h"
 #include "model.h"
+#include "patch_state.h"
 #include "trace_textures.h"
 #include "view_runs.h"
 #include "weights_io.h"
@@ -269,6 +271,9 @@ struct ModelViewState {
     int weights_layer = -1, weights_head = -1;
     Mat weights;
     bool run_changed = false; // a new model_base since update_model_view last ran (not a layer switch)
+    // The main area: the grid, the logit lens table (lens_state.h) or the Patching panel.
+    ModelPanel panel = ModelPanel::heads;
+    LensTable lens;
 };
 
 // Head ablation (ablation.h, recompute_ablation.cpp). Not the Model view's alone: while a
@@ -341,6 +346,9 @@ struct AppState : LayerRun, ModelRun {
 
     // Head ablation (AblationState): the applied one, which every view shows while a model is.
     AblationState ablation;
+
+    // The Model view's Patching panel (patch_state.h): its fields, tables and worker.
+    PatchPanelState patch;
 
     // The Generate view (generate_state.h): the shown model writing on with a KV cache.
     GenerateState generate;

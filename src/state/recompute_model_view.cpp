@@ -94,8 +94,9 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
     if (s.shown.input && s.shown.input->received) {
         // A teacher's GPT layer (follow_gpt.h): every number as received, nothing computed.
     } else if (s.shown.input) {
+        const bool new_run = s.model_view.run_changed || ablation_changed;
         // The detector's numbers are recompute_ablation.cpp's, of the run shown (ablated or clean).
-        if (s.model_view.run_changed || ablation_changed) {
+        if (new_run) {
             s.model_view.run_changed = false;
             const AblationNumbers& n = s.ablation.numbers;
             s.model_view.detection = s.ablation.applied.empty() ? n.clean.detection : n.ablated.detection;
@@ -108,6 +109,7 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
         }
         compute_hovered_weights(s);
         update_ablation_position(s);
+        update_lens(s, new_run, s.screen.screenshot_mode); // the lens table's cells (lens_state.cpp)
     } else if (config_changed || perturb_changed || s.model_view.detected_model || s.model_view.detection.text.prev_token.empty()) {
         const std::vector<int> tok = lesson_tokens(s);
         SequenceAttention a;

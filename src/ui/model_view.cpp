@@ -373,6 +373,19 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
                             double(detector_threshold));
     }
     ImGui::PopTextWrapPos();
+    if (s.shown.input && lens_available(s)) {
+        // The main area: the heads, the logit lens or the Patching panel.
+        int panel = int(s.model_view.panel);
+        ImGui::RadioButton("Heads", &panel, 0);
+        ImGui::SameLine();
+        ImGui::RadioButton("Logit lens", &panel, 1);
+        ImGui::SameLine();
+        ImGui::RadioButton("Patching", &panel, 2);
+        s.model_view.panel = ModelPanel(panel);
+        const ImVec2 a(p0.x, ImGui::GetCursorScreenPos().y + std::round(4 * ui.scale));
+        if (s.model_view.panel == ModelPanel::lens) return draw_lens_table(s, ui, a, p1);
+        if (s.model_view.panel == ModelPanel::patching) return draw_patch_panel(s, ui, a, p1);
+    }
     y = ImGui::GetCursorScreenPos().y + std::round(6 * ui.scale);
 
     const float legend_h = f->FontSize + std::round(10 * ui.scale);

@@ -72,4 +72,14 @@ const char* role_words(int kind); // "previous-token", "duplicate-token", "induc
 // Opens head `head` of layer `layer` in the scores view (a click on the grid or the table).
 void open_in_scores(AppState& s, int layer, int head);
 
+// The main area's other panels (chosen above the grid): the logit lens table
+// (model_view_lens.cpp) and the Patching panel (patch_panel.cpp).
+void draw_lens_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+void draw_patch_panel(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
+// One table of patch_tables as a heat map in the diverging palette, -range .. range around 0,
+// rows L0.., columns labelled `cols`, with its title; recorded as a "heatmap" named `name`.
+// Returns the cell clicked (row * columns + column), or -1.
+int draw_patch_heatmap(AppState& s, UiContext& ui, const std::vector<std::vector<float>>& t, const std::vector<std::string>& cols,
+                       const std::string& title, const std::string& name, ImVec2 p0, ImVec2 p1, float range);
+
 } // namespace attnviz

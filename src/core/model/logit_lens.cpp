@@ -40,44 +40,85 @@ void read_row(const float* row, int V, int k, int next, std::vector<TokenProb>& 
 
 } // namespace
 
+namespace {
+
+bool is_gpt(const Model& m) { return m.config.arch == Arch::gpt; }
+
+// Row r's residual: r = 0 the embedding, else layer r - 1's output. A toy trace keeps each
+// block's input as its layer's x and the last block's output as h_out.
+const Mat& lens_resid(const Model& m, const ModelTrace& tr, int r) {
+    if (is_gpt(m)) return gpt_resid_pre(tr, r);
+    const int L = m.config.n_layer;
+    return r == L ? tr.h_out : tr.layers[size_t(r)].x;
+}
+
+// The model's own logits of the last row, when the trace keeps them whole.
+const Mat* own_logits(const Model& m, const ModelTrace& tr, int T) {
+    const Mat& l = is_gpt(m) ? tr.logits : tr.logits_next;
+    return l.rows() == T && l.cols() == m.config.vocab ? &l : nullptr;
+}
+
+void check_lens_input(const Model& m, const ModelTrace& tr) {
+    if (!is_gpt(m) && !m.config.has_lm_head())
+        throw std::invalid_argument("the logit lens reads the residual stream through the next-token head, which this toy model's task (" +
+                                    std::string(to_string(m.config.task)) + ") does not have; give a GPT model or an induction model.");
+    const int T = int(tr.tokens.size()), L = m.config.n_layer;
+    bool whole = int(tr.layers.size()) == L && (is_gpt(m) ? int(tr.blocks.size()) == L && tr.h0.rows() == T : tr.h_out.rows() == T);
+    for (int r = 0; whole && r <= L; ++r) whole = lens_resid(m, tr, r).rows() == T;
+    if (T == 0 || !whole)
+        throw std::invalid_argument("the trace has no residual stream of every layer; run the model's forward first.");
+}
+
+} // namespace
+
 LogitLens logit_lens(const Model& m, const ModelTrace& tr, KernelKind kernel, int k) {
-    if (m.config.arch != Arch::gpt)
-        throw std::invalid_argument("the logit lens reads a GPT model's residual stream through ln_f; a toy model has no ln_f.");
+    return logit_lens_range(m, tr, kernel, 0, int(tr.tokens.size()), k);
+}
+
+LogitLens logit_lens_range(const Model& m, const ModelTrace& tr, KernelKind kernel, int p0, int p1, int k) {
+    check_lens_input(m, tr);
     const int T = int(tr.tokens.size()), C = m.config.n_embd, V = m.config.vocab, L = m.config.n_layer;
-    if (tr.h0.rows() != T || int(tr.blocks.size()) != L)
-        throw std::invalid_argument("the trace has no residual stream of every layer; run gpt_forward first.");
-    for (const BlockTrace& b : tr.blocks)
-        if (b.resid_post.rows() != T)
-            throw std::invalid_argument("the trace has no residual stream of every layer; run gpt_forward first.");
+    p0 = std::clamp(p0, 0, T);
+    p1 = std::clamp(p1, p0, T);
+    const int n_pos = p1 - p0;
     k = std::clamp(k, 1, V);
+    const Mat& unembed = is_gpt(m) ? m.wte : m.lm_head;
+    const Mat* own = own_logits(m, tr, T);
     LogitLens out;
-    out.top.assign(size_t(L + 1), std::vector<std::vector<TokenProb>>(size_t(T)));
-    out.next_prob.assign(size_t(L + 1), std::vector<float>(size_t(T), NAN));
+    out.top.assign(size_t(L + 1), std::vector<std::vector<TokenProb>>(size_t(n_pos)));
+    out.next_prob.assign(size_t(L + 1), std::vector<float>(size_t(n_pos), NAN));
     Mat ln(lens_block, C), logits(lens_block, V);
     const int threads = work_team_threads();
-    for (int r = 0; r <= L; ++r) {
-        const Mat& resid = gpt_resid_pre(tr, r); // r = 0: h0; else layer r - 1's resid_post
-        for (int b0 = 0; b0 < T; b0 += lens_block) {
+    for (int r = 0; r <= L && n_pos > 0; ++r) {
+        const Mat& resid = lens_resid(m, tr, r);
+        for (int b0 = p0 / lens_block * lens_block; b0 < p1; b0 += lens_block) {
             const int n = std::min(T, b0 + lens_block) - b0;
+            // The rows of this block the range asks for: on the reference kernel only those
+            // are made (row by row: the same bits), on the fast kernel the whole block.
+            const int i0 = std::max(p0, b0) - b0, i1 = std::min(p1, b0 + n) - b0;
             const float* in = resid.data() + int64_t(b0) * C;
-            const bool own = r == L && tr.logits.rows() == T && tr.logits.cols() == V;
-            if (!own) layernorm_forward(ln.data(), in, m.ln_f, 0, n, C);
-            if (own) {
-                // The last layer's lens is ln_f(h_out) wte^T: the forward's own logits.
-                logits.topRows(n) = tr.logits.middleRows(b0, n);
+            const float* x = in; // a toy model's lens reads the residual as it stands
+            if (is_gpt(m) && !(r == L && own)) {
+                layernorm_forward(ln.data(), in, m.ln_f, 0, n, C);
+                x = ln.data();
+            }
+            if (r == L && own) {
+                // The last layer's lens is the forward's own logits.
+                logits.topRows(n) = own->middleRows(b0, n);
             } else if (kernel == KernelKind::fast) {
-                linear_forward_rows(logits.data(), ln.data(), m.wte, Vec(), 0, n, kernel); // the team's column groups
+                linear_forward_rows(logits.data(), x, unembed, Vec(), 0, n, kernel); // the team's column groups
             } else {
                 // The reference loop is one row at a time: rows side by side, the same bits.
-                run_pieces(n, threads, [&](int i) {
-                    linear_forward_rows(logits.data(), ln.data(), m.wte, Vec(), i, i + 1, kernel);
+                run_pieces(i1 - i0, threads, [&](int i) {
+                    linear_forward_rows(logits.data(), x, unembed, Vec(), i0 + i, i0 + i + 1, kernel);
                 });
             }
-            run_pieces(n, threads, [&](int i) {
-                const int pos = b0 + i;
+            run_pieces(i1 - i0, threads, [&](int j) {
+                const int i = i0 + j, pos = b0 + i;
                 const int next = pos + 1 < T ? tr.tokens[size_t(pos + 1)] : -1;
-                read_row(logits.data() + int64_t(i) * V, V, k, next, out.top[size_t(r)][size_t(pos)],
-                         out.next_prob[size_t(r)][size_t(pos)]);
+                const size_t at = size_t(pos - p0);
+                read_row(logits.data() + int64_t(i) * V, V, k, next < V ? next : -1, out.top[size_t(r)][at],
+                         out.next_prob[size_t(r)][at]);
             });
         }
     }

@@ -10,8 +10,10 @@
 // made again in a compact trace). The logits are made in blocks of
 // lens_block positions (one residual's (T, V) logits are never all held) with the trace's
 // kernel's linear layer (the reference kernel: torch's logits bit for bit); the softmax takes
-// the largest logit out, sums float exp in double and divides in double. GPT models only: a
-// toy model has no ln_f, and its heads read its last block alone.
+// the largest logit out, sums float exp in double and divides in double. A toy model with a
+// next-token head (the induction task) has no ln_f: its lens is each block's input, and the
+// last block's output, through lm_head as it stands (the rows are its trace's layers' x and
+// h_out); other toy tasks predict no next token and are refused.
 #pragma once
 #include "head_detector.h" // TokenProb
 #include "model.h"
@@ -29,8 +31,17 @@ struct LogitLens {
     int rows() const { return int(top.size()); }
 };
 
-// From a lean or full (not compact) GPT trace of m. Throws std::invalid_argument with one
-// sentence for a toy model or a trace without every layer's resid_post.
+// From a GPT trace of m that keeps every layer's resid_post (full, lean or compact), or a toy
+// induction model's trace. Throws std::invalid_argument with one sentence for a toy model
+// without a next-token head or a trace without every layer's residual stream.
 LogitLens logit_lens(const Model& m, const ModelTrace& tr, KernelKind kernel, int k = lens_top_k);
+
+// Positions p0 .. p1-1 of logit_lens(m, tr, kernel, k) alone (top[row][i] and next_prob[row][i]
+// are position p0 + i's), bit for bit: the products run on the same aligned blocks of
+// lens_block positions (on the fast kernel each block a range touches is made whole, since
+// sgemm's last bits may depend on its rows). The window's table asks for the cells it shows.
+// p0 and p1 are clamped to 0 .. T.
+LogitLens logit_lens_range(const Model& m, const ModelTrace& tr, KernelKind kernel, int p0, int p1,
+                           int k = lens_top_k);
 
 } // namespace attnviz
