@@ -254,92 +254,79 @@ std::string verdict(const AppState& s) {
            format_diff(after) + ").";
 }
 
-} // namespace
-
-void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
-    if (mode(s) == Mode::gpt_model) {
-        draw_gpt_causality_view(s, ui, p0, p1);
-        return;
-    }
-    ViewWindow& win = s.screen.windows[int(View::causality)];
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float width = p1.x - p0.x;
-    const float gap = ui.gap();
+// The question, the perturbation's controls and the verdict under them, where the eye goes
+// after moving them; returns the y under them.
+float draw_causality_heading(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    const float width = p1.x - p0.x, gap = ui.gap();
     float y = p0.y;
-
     ImFont* hf = ui.fonts->heading;
     std::string question = "Change position p = " + std::to_string(s.p);
     const std::vector<std::string>& words = position_words(s);
     if (s.p >= 0 && size_t(s.p) < words.size()) question += " (“" + position_word(words, s.p) + "”)";
     if (s.shown.input) question += " toward “" + token_name(s.shown.input->model->config, replacement_token(s, s.p)) + "”";
     question += ". Which outputs move?";
-    dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, question.c_str());
+    ImGui::GetWindowDrawList()->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, question.c_str());
     y += hf->FontSize + gap;
     draw_perturb_controls(s, ui, ImVec2(p0.x, y), width);
     y += ImGui::GetFrameHeight() + gap;
 
-    // The verdict, under the controls, where the eye goes after moving them.
-    {
-        const std::string v = verdict(s);
-        const bool warn = s.config.mask != MaskMode::causal && s.applied_p >= 0;
-        ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
-        ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
-        if (warn) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.warning));
-        ImGui::TextUnformatted(v.c_str());
-        if (warn) ImGui::PopStyleColor();
-        ImGui::PopTextWrapPos();
-        y = ImGui::GetCursorScreenPos().y + gap * 0.5f;
-    }
+    const std::string v = verdict(s);
+    const bool warn = s.config.mask != MaskMode::causal && s.applied_p >= 0;
+    ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
+    ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
+    if (warn) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.warning));
+    ImGui::TextUnformatted(v.c_str());
+    if (warn) ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
+    return ImGui::GetCursorScreenPos().y + gap * 0.5f;
+}
 
-    const float legend_h = legend_height(ui);
-    const float bars_h = std::round(std::clamp((p1.y - y) * 0.3f, ui.scaled(110), ui.scaled(190)));
-    // When p changes, a window of positions scrolls to show a few rows before p and the rows from p on.
-    if (win.centred_p != s.p) {
-        win.row0 = std::max(0, s.p - 4);
-        win.centred_p = s.p;
+// Input -> weights -> output, with the changed cells outlined. The weights (heads head0 to
+// head0 + nh - 1) show why: row p and column p change.
+std::vector<Row> causality_rows(const AppState& s, UiContext& ui, const ViewWindow& win, bool with_weights, int nh) {
+    Row r;
+    RowItem x, y_out, arrow, arrow2;
+    x.spec = spec_x(s, ui);
+    x.spec.title = "input x";
+    x.spec.highlight_row = s.p;
+    x.spec.colorbar = true;
+    arrow.op = "→";
+    arrow.note = with_weights ? "attention" : "attention, proj";
+    r.items.push_back(x);
+    r.items.push_back(arrow);
+    if (with_weights) {
+        for (int h = win.head0; h < win.head0 + nh; ++h) {
+            RowItem w;
+            w.spec = spec_probs(s, ui, h);
+            w.spec.title = "weights h" + std::to_string(h);
+            w.spec.colorbar = true;
+            r.items.push_back(w);
+        }
+        arrow2.op = "→";
+        arrow2.note = "· v, proj";
+        r.items.push_back(arrow2);
     }
+    y_out.spec = spec_y(s, ui);
+    y_out.spec.title = "output y";
+    y_out.spec.minimap = true;
+    y_out.spec.colorbar = true;
+    r.items.push_back(y_out);
+    return std::vector<Row>{r};
+}
+
+// The matrices between y and rows_bottom, with the weights when they leave the cells
+// readable, or a line that says how to see them when even x and y do not fit. Returns the
+// y under them; `with_matrices` says which.
+float draw_causality_matrices(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float y, float rows_bottom, bool& with_matrices) {
+    ViewWindow& win = s.screen.windows[int(View::causality)];
+    const float width = p1.x - p0.x;
     const float bar_h = window_bar_height(ui);
-
-    // Input -> weights -> output, with the changed cells outlined. The weights show why
-    // (row p and column p change); they are left out when they would make cells unreadable.
     const int H = s.trace.H;
     const int nh = std::min(H, 2);
     win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
-    auto make_row = [&](bool with_weights) {
-        Row r;
-        RowItem x, y_out, arrow, arrow2;
-        x.spec = spec_x(s, ui);
-        x.spec.title = "input x";
-        x.spec.highlight_row = s.p;
-        x.spec.colorbar = true;
-        arrow.op = "→";
-        arrow.note = with_weights ? "attention" : "attention, proj";
-        r.items.push_back(x);
-        r.items.push_back(arrow);
-        if (with_weights) {
-            for (int h = win.head0; h < win.head0 + nh; ++h) {
-                RowItem w;
-                w.spec = spec_probs(s, ui, h);
-                w.spec.title = "weights h" + std::to_string(h);
-                w.spec.colorbar = true;
-                r.items.push_back(w);
-            }
-            arrow2.op = "→";
-            arrow2.note = "· v, proj";
-            r.items.push_back(arrow2);
-        }
-        y_out.spec = spec_y(s, ui);
-        y_out.spec.title = "output y";
-        y_out.spec.minimap = true;
-        y_out.spec.colorbar = true;
-        r.items.push_back(y_out);
-        return std::vector<Row>{r};
-    };
-    const float rows_bottom = p1.y - legend_h - bars_h;
-    std::vector<Row> rows = make_row(true);
-    const bool with_weights =
-        fit_cell(ui, rows, ImVec2(width, rows_bottom - y - bar_h), ui.scaled(56)) >= ui.scaled(26);
-    if (!with_weights) rows = make_row(false);
+    std::vector<Row> rows = causality_rows(s, ui, win, true, nh);
+    const bool with_weights = fit_cell(ui, rows, ImVec2(width, rows_bottom - y - bar_h), ui.scaled(56)) >= ui.scaled(26);
+    if (!with_weights) rows = causality_rows(s, ui, win, false, nh);
     // With large text in a small window the matrices' labels alone would fill the room: the
     // chart, which answers the question, gets it all, and a line says how to see x and y.
     // Matrices too big for readable cells are drawn as a window of readable ones
@@ -348,8 +335,7 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float fit = fit_cell(ui, rows, room, ui.scaled(56));
     const std::vector<Row> window_rows = windowed_rows(rows, 8);
     const bool windowed = fit < ui.px(7);
-    const bool with_matrices =
-        fit >= ui.scaled(12) || (windowed && fit_cell(ui, window_rows, room, ui.scaled(56)) >= ui.scaled(12));
+    with_matrices = fit >= ui.scaled(12) || (windowed && fit_cell(ui, window_rows, room, ui.scaled(56)) >= ui.scaled(12));
     RowsResult rr;
     rr.bottom = y;
     if (with_matrices) {
@@ -359,14 +345,19 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     } else {
         ImFont* sf = ui.fonts->small;
         const char* note = "x and y are shown with smaller text (Ctrl+−) or a taller window.";
-        dl->AddText(sf, sf->FontSize, ImVec2(p0.x, y), ui.pal.text_dim, note, nullptr, width);
-        rr.bottom = y + sf->FontSize + gap;
+        ImGui::GetWindowDrawList()->AddText(sf, sf->FontSize, ImVec2(p0.x, y), ui.pal.text_dim, note, nullptr, width);
+        rr.bottom = y + sf->FontSize + ui.gap();
     }
     // Clicking a row of x picks p.
     if (!rr.panels.empty() && !rr.panels[0].empty() && rr.panels[0][0].clicked)
         request_perturbation(s, rr.panels[0][0].row, s.strength > 0 ? s.strength : 1.f);
+    return rr.bottom;
+}
 
-    // The chart: every position when they fit, otherwise the rows y shows.
+// The chart between bars_top and bars_bottom: every position when they fit, otherwise the
+// rows y shows. Returns where the chart ends on the right.
+float draw_causality_chart(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float bars_top, float bars_bottom) {
+    const float width = p1.x - p0.x, gap = ui.gap();
     const int T = s.config.seq_len;
     int t0 = 0, n = T;
     if (T > 64) {
@@ -375,45 +366,67 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
             if (it.kind == "heatmap" && it.name == "y") yl = &it;
         if (yl) t0 = yl->row0, n = yl->nrows;
     }
-    const float bars_top = with_matrices ? std::min(rr.bottom, rows_bottom) : rr.bottom;
-    const float bars_bottom = std::min(p1.y - legend_h, bars_top + ui.scaled(300));
-    float chart_end = p1.x;
-    if (s.shown.input) {
-        // A trained model: the block shown, and the model's output after its last block.
-        const float half = std::floor((width - 2 * gap) / 2);
-        const int L = s.shown.input->model->config.n_layer;
-        draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p0.x + half, bars_bottom), t0, n, s.dy, s.dy_summary,
-                  "block " + std::to_string(s.shown.layer) + "'s attn(h): max |Δy|", "dy");
-        draw_bars(s, ui, ImVec2(p0.x + half + 2 * gap, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy_out,
-                  s.dy_out_summary, "output h after block " + std::to_string(L - 1) + ": max |Δh|", "dy_out");
-    } else {
-        chart_end = draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy, s.dy_summary,
-                              "max |Δy| per position: how far each output row moved from the unperturbed one", "dy");
-    }
+    if (!s.shown.input)
+        return draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy, s.dy_summary,
+                         "max |Δy| per position: how far each output row moved from the unperturbed one", "dy");
+    // A trained model: the block shown, and the model's output after its last block.
+    const float half = std::floor((width - 2 * gap) / 2);
+    const int L = s.shown.input->model->config.n_layer;
+    draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p0.x + half, bars_bottom), t0, n, s.dy, s.dy_summary,
+              "block " + std::to_string(s.shown.layer) + "'s attn(h): max |Δy|", "dy");
+    draw_bars(s, ui, ImVec2(p0.x + half + 2 * gap, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy_out, s.dy_out_summary,
+              "output h after block " + std::to_string(L - 1) + ": max |Δh|", "dy_out");
+    return p1.x;
+}
 
-    // Beside the chart, when there is room: the lesson's question and what to try next.
-    const float side = p1.x - chart_end;
-    if (side >= ui.scaled(220)) {
-        const float x0 = chart_end + ui.scaled(8);
-        const float ty = bars_top + ui.fonts->body->FontSize + ui.scaled(10);
-        ImGui::SetCursorScreenPos(ImVec2(x0, ty));
-        ImGui::BeginGroup(); // new lines start at x0
-        ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
-        ImGui::PushFont(ui.fonts->body);
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "Check yourself");
-        ImGui::TextUnformatted("Why does changing position p leave the outputs before p unchanged?");
-        ImGui::Spacing();
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "Try it");
-        const char* hint = s.config.mask == MaskMode::causal
-                               ? "Set the mask to none in the side panel: the bars before p grow, the cheat a causal mask prevents. Off-by-one shows the NaN row the same test catches."
-                           : s.config.mask == MaskMode::none
-                               ? "Set the mask back to causal: the bars before p drop to exactly 0.0."
-                               : "Set the mask back to causal: row 0 attends to itself again and its NaN disappears.";
-        ImGui::TextUnformatted(hint);
-        ImGui::PopFont();
-        ImGui::PopTextWrapPos();
-        ImGui::EndGroup();
+// Beside the chart, when there is room: the lesson's question and what to try next.
+void draw_causality_side_note(const AppState& s, UiContext& ui, float chart_end, float bars_top, ImVec2 p1) {
+    if (p1.x - chart_end < ui.scaled(220)) return;
+    const float x0 = chart_end + ui.scaled(8);
+    const float ty = bars_top + ui.fonts->body->FontSize + ui.scaled(10);
+    ImGui::SetCursorScreenPos(ImVec2(x0, ty));
+    ImGui::BeginGroup(); // new lines start at x0
+    ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
+    ImGui::PushFont(ui.fonts->body);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "Check yourself");
+    ImGui::TextUnformatted("Why does changing position p leave the outputs before p unchanged?");
+    ImGui::Spacing();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "Try it");
+    const char* hint = s.config.mask == MaskMode::causal
+                           ? "Set the mask to none in the side panel: the bars before p grow, the cheat a causal mask prevents. Off-by-one shows the NaN row the same test catches."
+                       : s.config.mask == MaskMode::none
+                           ? "Set the mask back to causal: the bars before p drop to exactly 0.0."
+                           : "Set the mask back to causal: row 0 attends to itself again and its NaN disappears.";
+    ImGui::TextUnformatted(hint);
+    ImGui::PopFont();
+    ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
+}
+
+} // namespace
+
+void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    if (mode(s) == Mode::gpt_model) {
+        draw_gpt_causality_view(s, ui, p0, p1);
+        return;
     }
+    ViewWindow& win = s.screen.windows[int(View::causality)];
+    const float width = p1.x - p0.x;
+    const float y = draw_causality_heading(s, ui, p0, p1);
+    const float legend_h = legend_height(ui);
+    const float bars_h = std::round(std::clamp((p1.y - y) * 0.3f, ui.scaled(110), ui.scaled(190)));
+    // When p changes, a window of positions scrolls to show a few rows before p and the rows from p on.
+    if (win.centred_p != s.p) {
+        win.row0 = std::max(0, s.p - 4);
+        win.centred_p = s.p;
+    }
+    const float rows_bottom = p1.y - legend_h - bars_h;
+    bool with_matrices = false;
+    const float matrices_bottom = draw_causality_matrices(s, ui, p0, p1, y, rows_bottom, with_matrices);
+    const float bars_top = with_matrices ? std::min(matrices_bottom, rows_bottom) : matrices_bottom;
+    const float bars_bottom = std::min(p1.y - legend_h, bars_top + ui.scaled(300));
+    const float chart_end = draw_causality_chart(s, ui, p0, p1, bars_top, bars_bottom);
+    draw_causality_side_note(s, ui, chart_end, bars_top, p1);
     draw_legend(s, ui, legend_origin(ui, p0, p1), width, false);
 }
 

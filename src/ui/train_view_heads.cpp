@@ -95,6 +95,84 @@ struct Grid {
     float cell = 1; // pixels per pattern cell
 };
 
+// The label of what a head has become; narrow boxes shorten it: "prev-token (0.98)" for
+// "previous-token head (0.98)", then "prev-token 0.98".
+std::string head_label(std::string l, bool compact, ImFont* f, float box_w) {
+    if (!compact) return l;
+    if (l.rfind("previous-token head", 0) == 0) l = "prev-token" + l.substr(19);
+    else if (l.rfind("duplicate-token head", 0) == 0) l = "duplicate" + l.substr(20);
+    else if (l.rfind("induction head", 0) == 0) l = "induction" + l.substr(14);
+    if (text_size(f, l).x > box_w && l.size() > 2 && l.back() == ')') {
+        const size_t open = l.rfind(" (");
+        l = l.substr(0, open) + " " + l.substr(open + 2, l.size() - open - 3);
+    }
+    return l;
+}
+
+// Where one head's box goes and how big its parts are.
+struct HeadBox {
+    float x = 0, y = 0, w = 0;  // the box's top-left corner and width
+    float cell = 1, side = 1;   // a pattern cell, and the whole pattern's side
+    float tick_w = 0;           // the query ticks left of the pattern
+    bool letters = false;       // key letters over the pattern
+};
+
+// Head i's box: its caption, what it has become, its pattern on the probe (a tooltip over a
+// cell) and its three scores as bars.
+void draw_head_box(const TrainViewState& t, UiContext& ui, int i, const HeadBox& b, bool compact) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* body = ui.fonts->body;
+    ImFont* f = ui.fonts->small;
+    const TrainPicture& pic = t.picture;
+    const ModelConfig& c = pic.model->config;
+    const HeadView& hv = pic.heads[size_t(i)];
+    const int N = int(pic.probe.size());
+    const Palette& pal = ui.pal;
+    std::string cap = (c.n_layer > 1 ? "layer " + std::to_string(hv.layer) + " · " : std::string()) + "head " + std::to_string(hv.head);
+    if (c.n_layer > 1 && text_size(body, cap).x > b.w) // narrow boxes: "L1 · h0"
+        cap = "L" + std::to_string(hv.layer) + " · h" + std::to_string(hv.head);
+    const ImVec4 cap_clip(b.x, b.y, b.x + b.w, b.y + body->FontSize + 2);
+    dl->AddText(body, body->FontSize, ImVec2(b.x, b.y), pal.text, cap.c_str(), nullptr, 0.f, &cap_clip);
+    const float ly = b.y + body->FontSize + 2;
+    const ImVec4 clip(b.x, ly, b.x + b.w, ly + f->FontSize + 2);
+    if (!hv.label.empty())
+        dl->AddText(f, f->FontSize, ImVec2(b.x, ly), pal.accent, head_label(hv.label, compact, f, b.w).c_str(), nullptr, 0.f, &clip);
+    else
+        dl->AddText(f, f->FontSize, ImVec2(b.x, ly), pal.text_dim, pic.scored || pic.scores_step >= 0 ? "no role yet" : "", nullptr,
+                    0.f, &clip);
+    const float gx = b.x + b.tick_w, gy = ly + f->FontSize * (b.letters ? 2 : 1) + ui.px(6);
+    const float cell = b.cell, side = b.side;
+    draw_head_pattern(ui, dl, hv, pic, ImVec2(gx, gy), cell, b.letters);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (mouse.x >= gx && mouse.x < gx + side && mouse.y >= gy && mouse.y < gy + side && ImGui::IsWindowHovered()) {
+        const int r = int((mouse.y - gy) / cell), k = int((mouse.x - gx) / cell);
+        const std::string q = token_name(c, pic.probe[size_t(r)]), kk = token_name(c, pic.probe[size_t(k)]);
+        if (k > r)
+            ImGui::SetTooltip("query %d (%s) → key %d (%s): masked, a later key (weight exactly 0)", r, q.c_str(), k, kk.c_str());
+        else
+            ImGui::SetTooltip("query %d (%s) → key %d (%s): weight %s", r, q.c_str(), k, kk.c_str(),
+                              format_value(hv.probs[size_t(r) * size_t(N) + size_t(k)], 3).c_str());
+    }
+    if (ui.layout) {
+        LayoutItem it;
+        it.kind = "train_head";
+        it.name = hv.label;
+        it.head = i;
+        it.x = gx, it.y = gy, it.w = side, it.h = side;
+        it.rows = it.cols = N;
+        it.nrows = it.ncols = N;
+        ui.layout->push_back(it);
+    }
+    // The three scores.
+    float sy = gy + side + ui.px(6);
+    const float bar_w = std::max(side + b.tick_w, std::min(b.w, side + b.tick_w + ui.scaled(40)));
+    score_bar(ui, dl, ImVec2(b.x, sy), bar_w, "prev", hv.prev_token, prev_token_threshold, compact);
+    sy += f->FontSize + 2;
+    score_bar(ui, dl, ImVec2(b.x, sy), bar_w, "dup", hv.duplicate, duplicate_threshold, compact);
+    sy += f->FontSize + 2;
+    score_bar(ui, dl, ImVec2(b.x, sy), bar_w, compact ? "ind" : "induction", hv.induction, induction_threshold, compact);
+}
+
 } // namespace
 
 void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bool compact) {
@@ -102,7 +180,6 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
     ImFont* body = ui.fonts->body;
     ImFont* f = ui.fonts->small;
     const TrainPicture& pic = t.picture;
-    const ModelConfig& c = pic.model->config;
     const float width = p1.x - p0.x;
     draw_probe_row(t, ui, p0, width);
     float y = ImGui::GetCursorScreenPos().y;
@@ -136,77 +213,21 @@ void draw_train_heads(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bo
         const float cell = std::floor(std::min(bw, bh) / float(N));
         if (cell > best.cell) best = Grid{cols, rows, cell};
     }
-    const float cell = std::max(2.f, std::min(best.cell, ui.px(22)));
-    const float side = cell * float(N);
-    const float box_w = std::max(side + tick_w, (area_w - gap * float(best.cols - 1)) / float(best.cols));
-    const bool letters = cell >= f->FontSize * 0.62f && cell * float(N) + f->FontSize + chrome_h <= area_h;
-    if (letters) chrome_h += f->FontSize;
-    const Palette& pal = ui.pal;
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
-
+    HeadBox b;
+    b.cell = std::max(2.f, std::min(best.cell, ui.px(22)));
+    b.side = b.cell * float(N);
+    b.tick_w = tick_w;
+    b.w = std::max(b.side + tick_w, (area_w - gap * float(best.cols - 1)) / float(best.cols));
+    b.letters = b.cell >= f->FontSize * 0.62f && b.cell * float(N) + f->FontSize + chrome_h <= area_h;
+    if (b.letters) chrome_h += f->FontSize;
     for (int i = 0; i < n; ++i) {
-        const HeadView& hv = pic.heads[size_t(i)];
         const int gc = i % best.cols, gr = i / best.cols;
-        const float bx = p0.x + float(gc) * (box_w + gap);
-        const float by = y + ui.px(4) + float(gr) * (side + chrome_h + gap);
-        // Caption and what the head has become.
-        std::string cap = (c.n_layer > 1 ? "layer " + std::to_string(hv.layer) + " · " : std::string()) +
-                          "head " + std::to_string(hv.head);
-        if (c.n_layer > 1 && text_size(body, cap).x > box_w) // narrow boxes: "L1 · h0"
-            cap = "L" + std::to_string(hv.layer) + " · h" + std::to_string(hv.head);
-        const ImVec4 cap_clip(bx, by, bx + box_w, by + body->FontSize + 2);
-        dl->AddText(body, body->FontSize, ImVec2(bx, by), pal.text, cap.c_str(), nullptr, 0.f, &cap_clip);
-        const float ly = by + body->FontSize + 2;
-        const ImVec4 clip(bx, ly, bx + box_w, ly + f->FontSize + 2);
-        if (!hv.label.empty()) {
-            // Narrow boxes: "prev-token (0.98)" for "previous-token head (0.98)".
-            std::string l = hv.label;
-            if (compact) {
-                if (l.rfind("previous-token head", 0) == 0) l = "prev-token" + l.substr(19);
-                else if (l.rfind("duplicate-token head", 0) == 0) l = "duplicate" + l.substr(20);
-                else if (l.rfind("induction head", 0) == 0) l = "induction" + l.substr(14);
-                if (text_size(f, l).x > box_w && l.size() > 2 && l.back() == ')') { // "prev-token 0.98"
-                    const size_t open = l.rfind(" (");
-                    l = l.substr(0, open) + " " + l.substr(open + 2, l.size() - open - 3);
-                }
-            }
-            dl->AddText(f, f->FontSize, ImVec2(bx, ly), pal.accent, l.c_str(), nullptr, 0.f, &clip);
-        }
-        else
-            dl->AddText(f, f->FontSize, ImVec2(bx, ly), pal.text_dim, pic.scored || pic.scores_step >= 0 ? "no role yet" : "",
-                        nullptr, 0.f, &clip);
-        const float gx = bx + tick_w, gy = ly + f->FontSize * (letters ? 2 : 1) + ui.px(6);
-        draw_head_pattern(ui, dl, hv, pic, ImVec2(gx, gy), cell, letters);
-        if (mouse.x >= gx && mouse.x < gx + side && mouse.y >= gy && mouse.y < gy + side && ImGui::IsWindowHovered()) {
-            const int r = int((mouse.y - gy) / cell), k = int((mouse.x - gx) / cell);
-            const std::string q = token_name(c, pic.probe[size_t(r)]), kk = token_name(c, pic.probe[size_t(k)]);
-            if (k > r)
-                ImGui::SetTooltip("query %d (%s) → key %d (%s): masked, a later key (weight exactly 0)", r, q.c_str(), k, kk.c_str());
-            else
-                ImGui::SetTooltip("query %d (%s) → key %d (%s): weight %s", r, q.c_str(), k, kk.c_str(),
-                                  format_value(hv.probs[size_t(r) * size_t(N) + size_t(k)], 3).c_str());
-        }
-        if (ui.layout) {
-            LayoutItem it;
-            it.kind = "train_head";
-            it.name = hv.label;
-            it.head = i;
-            it.x = gx, it.y = gy, it.w = side, it.h = side;
-            it.rows = it.cols = N;
-            it.nrows = it.ncols = N;
-            ui.layout->push_back(it);
-        }
-        // The three scores.
-        float sy = gy + side + ui.px(6);
-        const float bar_w = std::max(side + tick_w, std::min(box_w, side + tick_w + ui.scaled(40)));
-        score_bar(ui, dl, ImVec2(bx, sy), bar_w, "prev", hv.prev_token, prev_token_threshold, compact);
-        sy += f->FontSize + 2;
-        score_bar(ui, dl, ImVec2(bx, sy), bar_w, "dup", hv.duplicate, duplicate_threshold, compact);
-        sy += f->FontSize + 2;
-        score_bar(ui, dl, ImVec2(bx, sy), bar_w, compact ? "ind" : "induction", hv.induction, induction_threshold, compact);
+        b.x = p0.x + float(gc) * (b.w + gap);
+        b.y = y + ui.px(4) + float(gr) * (b.side + chrome_h + gap);
+        draw_head_box(t, ui, i, b, compact);
     }
     // Legend, wrapped to the view's width (at text size 2 it takes two lines).
-    dl->AddText(f, f->FontSize, ImVec2(p0.x, p1.y - legend_h + 2), pal.text_dim, legend.c_str(), nullptr, p1.x - p0.x);
+    dl->AddText(f, f->FontSize, ImVec2(p0.x, p1.y - legend_h + 2), ui.pal.text_dim, legend.c_str(), nullptr, p1.x - p0.x);
 }
 
 } // namespace attnviz

@@ -76,39 +76,21 @@ void marker(UiContext& ui, ImDrawList* dl, const Plot& p, int64_t step) {
     dl->AddLine(ImVec2(x, p.y0), ImVec2(x, p.y1), ui.pal.accent, std::max(1.f, ui.px(1.5f)));
 }
 
-} // namespace
-
-void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bool with_accuracy) {
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    ImFont* body = ui.fonts->body;
-    ImFont* f = ui.fonts->small;
-    const std::vector<float>& loss = t.history.losses;
-    const int64_t now = int64_t(loss.size()), shown = shown_step(t);
-    const double xmax = std::max<double>(10, double(now));
-    const float left_w = text_size(f, "0.001").x + ui.px(10);
-    const float total = p1.y - p0.y;
-    const float acc_h = with_accuracy ? std::round(total * 0.4f) : 0.f;
-
-    // The loss, log scale.
+// The loss plot's title: the loss at the step shown (shorter when narrow).
+std::string loss_title(const std::vector<float>& loss, int64_t now, int64_t shown, ImFont* body, float width) {
     std::string title = "loss (log scale)";
     if (shown >= 1 && shown <= now) title += ": " + format_value(loss[size_t(shown - 1)], 4) + " at step " + std::to_string(shown);
-    if (text_size(body, title).x > p1.x - p0.x && shown >= 1 && shown <= now) // narrow: "loss 0.1575 @ 1500"
+    if (text_size(body, title).x > width && shown >= 1 && shown <= now) // narrow: "loss 0.1575 @ 1500"
         title = "loss " + format_value(loss[size_t(shown - 1)], 4) + " at " + std::to_string(shown);
-    std::string acc_line; // no room for the accuracy's plot: its numbers go under the title
-    if (!with_accuracy)
-        for (const auto& [k, v] : t.picture.accuracy) {
-            char num[24];
-            std::snprintf(num, sizeof num, "%s%s %.3f", acc_line.empty() ? "accuracy: " : ", ", k.c_str(), v);
-            acc_line += num;
-        }
-    const ImVec4 clip(p0.x, p0.y, p1.x, p1.y);
-    dl->AddText(body, body->FontSize, p0, ui.pal.text, title.c_str(), nullptr, 0.f, &clip);
-    float top = p0.y + body->FontSize + ui.px(6);
-    if (!acc_line.empty()) {
-        dl->AddText(f, f->FontSize, ImVec2(p0.x, top - 2), ui.pal.text, acc_line.c_str(), nullptr, 0.f, &clip);
-        top += f->FontSize + 4;
-    }
-    Plot lp = frame(ui, dl, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - acc_h), xmax, left_w, !with_accuracy);
+    return title;
+}
+
+// The loss in the plot lp, log scale: a line per decade, one point per pixel column (the
+// mean of the log losses in it), bright up to the step shown and dimmed after it.
+void draw_loss_curve(const UiContext& ui, ImDrawList* dl, const Plot& lp, const std::vector<float>& loss, int64_t shown,
+                     double xmax, float lw) {
+    ImFont* f = ui.fonts->small;
+    const int64_t now = int64_t(loss.size());
     float lo = 1e30f, hi = 0;
     for (float v : loss)
         if (v > 0 && std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -127,7 +109,6 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, b
         const std::string l = decade_label(e);
         dl->AddText(f, f->FontSize, ImVec2(lp.x0 - 6 - text_size(f, l).x, y - f->FontSize / 2), ui.pal.text_dim, l.c_str());
     }
-    // One point per pixel column: the mean of the log losses in it.
     const int cols = std::max(1, int(lp.x1 - lp.x0));
     std::vector<ImVec2> before, after;
     for (int c = 0; c < cols && now > 0; ++c) {
@@ -142,14 +123,16 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, b
         (b <= shown ? before : after).push_back(pt);
     }
     if (!before.empty() && !after.empty()) after.insert(after.begin(), before.back());
-    const float lw = std::max(1.5f, ui.px(2));
     if (before.size() > 1) dl->AddPolyline(before.data(), int(before.size()), ui.pal.text, 0, lw);
     if (after.size() > 1) dl->AddPolyline(after.data(), int(after.size()), dimmed(ui.pal.text), 0, lw);
-    marker(ui, dl, lp, shown);
-    if (!with_accuracy) return;
+}
 
-    // The accuracy at each snapshot, 0 .. 1.
-    const float ay0 = p1.y - acc_h + ui.px(6);
+// The accuracy at each snapshot, 0 .. 1, from ay0 down to p1, each key in its colour with
+// its name as the legend.
+void draw_accuracy_plot(const TrainViewState& t, UiContext& ui, ImDrawList* dl, ImVec2 p0, ImVec2 p1, float ay0,
+                        int64_t shown, double xmax, float left_w, float lw) {
+    ImFont* body = ui.fonts->body;
+    ImFont* f = ui.fonts->small;
     std::string acc_title = "accuracy";
     for (const auto& [k, v] : t.picture.accuracy) {
         char num[16];
@@ -159,7 +142,6 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     if (t.picture.scores_step >= 0 && t.picture.scores_step != shown)
         acc_title += " (step " + std::to_string(t.picture.scores_step) + ")";
     dl->AddText(body, body->FontSize, ImVec2(p0.x, ay0), ui.pal.text, acc_title.c_str());
-    // Each key's name in its colour, as the legend.
     Plot ap = frame(ui, dl, ImVec2(p0.x, ay0 + body->FontSize + 4), p1, xmax, left_w, true);
     for (double v : {0.0, 0.5, 1.0}) {
         const float y = std::round(ap.y1 - float(v) * (ap.y1 - ap.y0));
@@ -193,6 +175,42 @@ void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, b
         }
     }
     marker(ui, dl, ap, shown);
+}
+
+} // namespace
+
+void draw_train_curves(TrainViewState& t, UiContext& ui, ImVec2 p0, ImVec2 p1, bool with_accuracy) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* body = ui.fonts->body;
+    ImFont* f = ui.fonts->small;
+    const std::vector<float>& loss = t.history.losses;
+    const int64_t now = int64_t(loss.size()), shown = shown_step(t);
+    const double xmax = std::max<double>(10, double(now));
+    const float left_w = text_size(f, "0.001").x + ui.px(10);
+    const float total = p1.y - p0.y;
+    const float acc_h = with_accuracy ? std::round(total * 0.4f) : 0.f;
+
+    // The loss, log scale.
+    const std::string title = loss_title(loss, now, shown, body, p1.x - p0.x);
+    std::string acc_line; // no room for the accuracy's plot: its numbers go under the title
+    if (!with_accuracy)
+        for (const auto& [k, v] : t.picture.accuracy) {
+            char num[24];
+            std::snprintf(num, sizeof num, "%s%s %.3f", acc_line.empty() ? "accuracy: " : ", ", k.c_str(), v);
+            acc_line += num;
+        }
+    const ImVec4 clip(p0.x, p0.y, p1.x, p1.y);
+    dl->AddText(body, body->FontSize, p0, ui.pal.text, title.c_str(), nullptr, 0.f, &clip);
+    float top = p0.y + body->FontSize + ui.px(6);
+    if (!acc_line.empty()) {
+        dl->AddText(f, f->FontSize, ImVec2(p0.x, top - 2), ui.pal.text, acc_line.c_str(), nullptr, 0.f, &clip);
+        top += f->FontSize + 4;
+    }
+    Plot lp = frame(ui, dl, ImVec2(p0.x, top), ImVec2(p1.x, p1.y - acc_h), xmax, left_w, !with_accuracy);
+    const float lw = std::max(1.5f, ui.px(2));
+    draw_loss_curve(ui, dl, lp, loss, shown, xmax, lw);
+    marker(ui, dl, lp, shown);
+    if (with_accuracy) draw_accuracy_plot(t, ui, dl, p0, p1, p1.y - acc_h + ui.px(6), shown, xmax, left_w, lw);
 }
 
 float draw_train_scrubber(TrainViewState& t, UiContext& ui, ImVec2 p0, float width) {

@@ -98,31 +98,140 @@ float fit_cell(const UiContext& ui, const std::vector<Row>& rows, ImVec2 size, f
     return std::max(cell, 0.5f);
 }
 
+namespace {
+
+// Words on the position axes take width; where they would leave the cells too small to
+// read whole, the rows show numbers (the tooltips still name the words): first the words
+// alone on the rows (a trained model's letters keep their axes so), then numbers. A matrix
+// that shows a window of readable cells either way keeps its words. True, with the labels
+// in `out`, when ui's own do not do.
+bool readable_labels(const UiContext& ui, const std::vector<Row>& rows, ImVec2 size, float max_cell, UiContext& out) {
+    UiContext numbers = ui;
+    numbers.word_ticks = false;
+    if (!(ui.tokens && !ui.tokens->empty() && ui.word_ticks && fit_cell(ui, rows, size, max_cell) < ui.px(7) &&
+          fit_cell(numbers, rows, size, max_cell) >= ui.px(7)))
+        return false;
+    if (!ui.short_row_labels) {
+        UiContext words = ui;
+        words.short_row_labels = true;
+        words.row_label_w = 0;
+        for (size_t t = 0; t < ui.tokens->size(); ++t)
+            words.row_label_w = std::max(words.row_label_w, text_size(ui.fonts->small, position_word(*ui.tokens, int(t))).x);
+        words.row_label_w = std::min(words.row_label_w, std::round(4.5f * ui.fonts->small->FontSize));
+        if (fit_cell(words, rows, size, max_cell) >= ui.px(7)) {
+            out = words;
+            return true;
+        }
+    }
+    out = numbers;
+    return true;
+}
+
+// Heights: when the stack does not fit at this cell size, each row gets a share of the
+// height in proportion to its cells, and its matrices show that many rows.
+struct StackShares {
+    std::vector<float> row_cells_h;
+    float total_cells = 0;
+    float free_h = 0; // the height left for cells
+    bool tall = false; // the stack does not fit whole
+};
+
+StackShares stack_shares(const UiContext& ui, const std::vector<Row>& rows, float height, float cell) {
+    StackShares st;
+    float total_fixed = 0;
+    for (const Row& r : rows) {
+        RowNeeds n = needs(ui, r);
+        float fixed = 0, cells = 0;
+        for (auto& [f, c] : n.heights) {
+            fixed = std::max(fixed, f);
+            cells = std::max(cells, c);
+        }
+        st.row_cells_h.push_back(cells);
+        total_fixed += fixed + row_gap(ui);
+        st.total_cells += cells;
+    }
+    st.free_h = std::max(height - total_fixed, cell);
+    // Measured as fit_cell measures, panel by panel, so that a cell size it found fits.
+    st.tall = stack_height(ui, rows, cell) > height + 0.5f;
+    return st;
+}
+
+// An operator ("→", "@") at x, with its note under it, centred on the cells of the row's
+// panels (whose cells start cells_top below y).
+void draw_operator(const UiContext& ui, const Row& row, const RowItem& it, float x, float y, float cells_top, float cell,
+                   int max_rows_here, float free_h) {
+    const float w = op_width(ui, it);
+    int rows_shown = 1;
+    for (const RowItem& o : row.items)
+        if (o.op.empty()) rows_shown = std::max(rows_shown, std::min(o.spec.rows, max_rows_here));
+    const float cy = y + cells_top + std::min(float(rows_shown) * cell, free_h) * 0.5f;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* hf = ui.fonts->heading;
+    const ImVec2 ts = text_size(hf, it.op);
+    dl->AddText(hf, hf->FontSize, ImVec2(std::round(x + (w - ts.x) * 0.5f), std::round(cy - ts.y * 0.5f)), ui.pal.text, it.op.c_str());
+    if (!it.note.empty()) {
+        ImFont* sf = ui.fonts->small;
+        const ImVec2 ns = text_size(sf, it.note);
+        dl->AddText(sf, sf->FontSize, ImVec2(std::round(x + (w - ns.x) * 0.5f), std::round(cy + ts.y * 0.5f + 2)), ui.pal.text_dim,
+                    it.note.c_str());
+    }
+}
+
+// Row ri of the stack at y (moved under it), centred in the width, its panels and origins
+// into `out`.
+void draw_one_row(UiContext& ui, ViewWindow& win, const Row& row, size_t ri, ImVec2 p0, ImVec2 size, float cell,
+                  const StackShares& st, float& y, RowsResult& out) {
+    RowNeeds n = needs(ui, row);
+    const float free_w = std::max(size.x - n.fixed_w, cell);
+    const bool wide = n.cells_w * cell > free_w + 0.5f;
+    const int max_rows_here =
+        st.tall ? std::max(1, int(std::floor(st.free_h * st.row_cells_h[ri] / std::max(st.total_cells, 1.f) / cell))) : 1 << 30;
+    // Centre the row when it is narrower than the area.
+    float used_w = n.fixed_w;
+    for (const RowItem& it : row.items)
+        if (it.op.empty()) {
+            int mc = wide ? std::max(1, int(std::floor(free_w * float(it.spec.cols) / n.cells_w / cell))) : it.spec.cols;
+            used_w += std::max(float(std::min(mc, it.spec.cols)) * cell, matrix_min_width(ui, it.spec));
+        }
+    float x = p0.x + std::max(0.f, std::floor((size.x - used_w) * 0.5f));
+    if (!row.caption.empty()) {
+        ImGui::GetWindowDrawList()->AddText(ui.fonts->body, ui.fonts->body->FontSize, ImVec2(x, y),
+                                            row.caption_color ? row.caption_color : ui.pal.text_dim, row.caption.c_str());
+        y += caption_h(ui, row);
+    }
+    float row_h = 0;
+    float cells_top = 0; // y offset of the first panel's cells, to centre operators on
+    for (const RowItem& it : row.items)
+        if (it.op.empty()) {
+            cells_top = matrix_chrome(ui, it.spec).top;
+            break;
+        }
+    for (const RowItem& it : row.items) {
+        out.origins[ri].push_back(ImVec2(x, y));
+        if (!it.op.empty()) {
+            draw_operator(ui, row, it, x, y, cells_top, cell, max_rows_here, st.free_h);
+            out.panels[ri].push_back(MatrixResult{});
+            x += op_width(ui, it);
+            continue;
+        }
+        const int max_cols = wide ? std::max(1, int(std::floor(free_w * float(it.spec.cols) / n.cells_w / cell))) : it.spec.cols;
+        MatrixResult r = draw_matrix(ui, it.spec, win, ImVec2(x, y), cell, max_rows_here, max_cols);
+        out.windowed = out.windowed || wide || (st.tall && max_rows_here < it.spec.rows) || max_cols < it.spec.cols;
+        out.panels[ri].push_back(r);
+        x += r.size.x + item_gap(ui);
+        row_h = std::max(row_h, r.size.y);
+    }
+    y += row_h + row_gap(ui);
+}
+
+} // namespace
+
 RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& rows, ImVec2 p0, ImVec2 p1,
                      float max_cell) {
     RowsResult out;
     const ImVec2 size(p1.x - p0.x, p1.y - p0.y);
-    // Words on the position axes take width; where they would leave the cells too small to
-    // read whole, the rows show numbers (the tooltips still name the words). A matrix that
-    // shows a window of readable cells either way keeps its words.
-    UiContext numbers = ui;
-    numbers.word_ticks = false;
-    if (ui.tokens && !ui.tokens->empty() && ui.word_ticks && fit_cell(ui, rows, size, max_cell) < ui.px(7) &&
-        fit_cell(numbers, rows, size, max_cell) >= ui.px(7)) {
-        // First the words alone on the rows (a trained model's letters keep their axes so),
-        // then numbers.
-        if (!ui.short_row_labels) {
-            UiContext words = ui;
-            words.short_row_labels = true;
-            words.row_label_w = 0;
-            for (size_t t = 0; t < ui.tokens->size(); ++t)
-                words.row_label_w = std::max(words.row_label_w, text_size(ui.fonts->small, position_word(*ui.tokens, int(t))).x);
-            words.row_label_w = std::min(words.row_label_w, std::round(4.5f * ui.fonts->small->FontSize));
-            if (fit_cell(words, rows, size, max_cell) >= ui.px(7))
-                return draw_rows(words, win, rows, p0, p1, max_cell);
-        }
-        return draw_rows(numbers, win, rows, p0, p1, max_cell);
-    }
+    UiContext relabelled;
+    if (readable_labels(ui, rows, size, max_cell, relabelled)) return draw_rows(relabelled, win, rows, p0, p1, max_cell);
     const float fit = fit_cell(ui, rows, size, max_cell);
     float cell = fit * win.zoom;
     // Cells smaller than this are switched to a window of readable ones (a few pixels are
@@ -131,94 +240,11 @@ RowsResult draw_rows(UiContext& ui, ViewWindow& win, const std::vector<Row>& row
     if (fit < ui.px(7)) cell = readable * win.zoom;
     if (cell >= 4) cell = std::floor(cell);
     out.cell = cell;
-
-    // Heights: when the stack does not fit at this cell size, each row gets a share of the
-    // height in proportion to its cells, and its matrices show that many rows.
-    std::vector<float> row_cells_h, row_fixed_h;
-    float total_fixed = 0, total_cells = 0;
-    for (const Row& r : rows) {
-        RowNeeds n = needs(ui, r);
-        float fixed = 0, cells = 0;
-        for (auto& [f, c] : n.heights) {
-            fixed = std::max(fixed, f);
-            cells = std::max(cells, c);
-        }
-        row_fixed_h.push_back(fixed);
-        row_cells_h.push_back(cells);
-        total_fixed += fixed + row_gap(ui);
-        total_cells += cells;
-    }
-    const float free_h = std::max(size.y - total_fixed, cell);
-    // Measured as fit_cell measures, panel by panel, so that a cell size it found fits.
-    const bool tall = stack_height(ui, rows, cell) > size.y + 0.5f;
-
+    const StackShares st = stack_shares(ui, rows, size.y, cell);
     float y = p0.y;
     out.panels.resize(rows.size());
     out.origins.resize(rows.size());
-    for (size_t ri = 0; ri < rows.size(); ++ri) {
-        const Row& row = rows[ri];
-        RowNeeds n = needs(ui, row);
-        const float free_w = std::max(size.x - n.fixed_w, cell);
-        const bool wide = n.cells_w * cell > free_w + 0.5f;
-        const int max_rows_here =
-            tall ? std::max(1, int(std::floor(free_h * row_cells_h[ri] / std::max(total_cells, 1.f) / cell)))
-                 : 1 << 30;
-        // Centre the row when it is narrower than the area.
-        float used_w = n.fixed_w;
-        for (const RowItem& it : row.items)
-            if (it.op.empty()) {
-                int mc = wide ? std::max(1, int(std::floor(free_w * float(it.spec.cols) / n.cells_w / cell))) : it.spec.cols;
-                used_w += std::max(float(std::min(mc, it.spec.cols)) * cell, matrix_min_width(ui, it.spec));
-            }
-        float x = p0.x + std::max(0.f, std::floor((size.x - used_w) * 0.5f));
-        if (!row.caption.empty()) {
-            ImGui::GetWindowDrawList()->AddText(ui.fonts->body, ui.fonts->body->FontSize, ImVec2(x, y),
-                                                row.caption_color ? row.caption_color : ui.pal.text_dim,
-                                                row.caption.c_str());
-            y += caption_h(ui, row);
-        }
-        float row_h = 0;
-        float cells_top = 0; // y offset of the first panel's cells, to centre operators on
-        for (const RowItem& it : row.items)
-            if (it.op.empty()) {
-                cells_top = matrix_chrome(ui, it.spec).top;
-                break;
-            }
-        for (const RowItem& it : row.items) {
-            out.origins[ri].push_back(ImVec2(x, y));
-            if (!it.op.empty()) {
-                const float w = op_width(ui, it);
-                // Centred on the cells of the row's panels.
-                int rows_shown = 1;
-                for (const RowItem& o : row.items)
-                    if (o.op.empty()) rows_shown = std::max(rows_shown, std::min(o.spec.rows, max_rows_here));
-                const float cy = y + cells_top + std::min(float(rows_shown) * cell, free_h) * 0.5f;
-                ImDrawList* dl = ImGui::GetWindowDrawList();
-                ImFont* hf = ui.fonts->heading;
-                const ImVec2 ts = text_size(hf, it.op);
-                dl->AddText(hf, hf->FontSize, ImVec2(std::round(x + (w - ts.x) * 0.5f), std::round(cy - ts.y * 0.5f)),
-                            ui.pal.text, it.op.c_str());
-                if (!it.note.empty()) {
-                    ImFont* sf = ui.fonts->small;
-                    const ImVec2 ns = text_size(sf, it.note);
-                    dl->AddText(sf, sf->FontSize, ImVec2(std::round(x + (w - ns.x) * 0.5f), std::round(cy + ts.y * 0.5f + 2)),
-                                ui.pal.text_dim, it.note.c_str());
-                }
-                out.panels[ri].push_back(MatrixResult{});
-                x += w;
-                continue;
-            }
-            const int max_cols =
-                wide ? std::max(1, int(std::floor(free_w * float(it.spec.cols) / n.cells_w / cell))) : it.spec.cols;
-            MatrixResult r = draw_matrix(ui, it.spec, win, ImVec2(x, y), cell, max_rows_here, max_cols);
-            out.windowed = out.windowed || wide || (tall && max_rows_here < it.spec.rows) ||
-                           max_cols < it.spec.cols;
-            out.panels[ri].push_back(r);
-            x += r.size.x + item_gap(ui);
-            row_h = std::max(row_h, r.size.y);
-        }
-        y += row_h + row_gap(ui);
-    }
+    for (size_t ri = 0; ri < rows.size(); ++ri) draw_one_row(ui, win, rows[ri], ri, p0, size, cell, st, y, out);
     out.bottom = y;
     return out;
 }

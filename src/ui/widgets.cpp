@@ -12,6 +12,13 @@ void section_heading(const UiContext& ui, const char* title) {
     ImGui::Separator();
 }
 
+void field_label(const char* label, float label_w) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(label);
+    ImGui::SameLine(label_w);
+    ImGui::SetNextItemWidth(-1);
+}
+
 void wrapped_text(const std::string& text, bool dim) {
     ImGui::PushTextWrapPos(0.f);
     if (dim) ImGui::TextDisabled("%s", text.c_str());
@@ -30,7 +37,7 @@ void wrapped_text(const std::string& text, ImU32 colour) {
 float view_heading(const UiContext& ui, ImVec2 p, const std::string& text) {
     ImFont* hf = ui.fonts->heading;
     ImGui::GetWindowDrawList()->AddText(hf, hf->FontSize, p, ui.pal.text, text.c_str());
-    return p.y + hf->FontSize + ui.heading_gap();
+    return p.y + (hf->FontSize + ui.heading_gap()); // as y += height + gap
 }
 
 float shape_label(const UiContext& ui, ImVec2 p, float x1, const std::string& shapes, const char* after) {

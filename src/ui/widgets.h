@@ -11,6 +11,10 @@ namespace attnviz {
 // The side panel's section heading: a little space, the title in the accent colour, a rule.
 void section_heading(const UiContext& ui, const char* title);
 
+// A side panel field's label: the text at the frame's height, then the field (the next
+// item) from x = label_w to the panel's edge.
+void field_label(const char* label, float label_w);
+
 // Text wrapped at the window's edge, in the text colour or dimmed (ImGui's disabled colour).
 void wrapped_text(const std::string& text, bool dim = false);
 // Text wrapped at the window's edge in one colour (a refused edit in the warning colour).

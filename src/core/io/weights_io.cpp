@@ -98,21 +98,50 @@ static bool need_tensor(const SafetensorsFile& file, const std::string& tensor_n
     return fail(error, file.name, "there is no tensor " + quote(tensor_name) + "; " + why);
 }
 
-bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& read, std::optional<int> n_head,
-                              int layer, LoadedWeights& out, std::string& error) {
-    out = LoadedWeights{};
+// The names of a layered file (GPT-2's h.N.attn.c_attn.weight, with any prefix) for `layer`.
+static bool pick_layered_names(const SafetensorsFile& file, int layer, LoadedWeights& out, std::string& error) {
     const std::string& path = file.name;
-    for (const TensorInfo& t : file.tensors) out.tensor_names.push_back(t.name);
-    // A trained model (model_io.h) is embeddings, blocks and heads, not one attention layer
-    // on a seeded x: reading its block 0 as one would show numbers that mean nothing.
-    if (const std::string* task = file.meta("attnviz_task"))
+    // prefix -> layers that have c_attn or c_proj
+    std::map<std::string, std::set<int>> found;
+    for (const TensorInfo& t : file.tensors) {
+        std::string prefix;
+        int n = 0;
+        if (split_layered(t.name, "c_attn.weight", prefix, n) || split_layered(t.name, "c_proj.weight", prefix, n))
+            found[prefix].insert(n);
+    }
+    if (found.empty()) {
+        std::string names;
+        const size_t cap = 6;
+        for (size_t i = 0; i < file.tensors.size() && i < cap; ++i)
+            names += (i ? ", " : "") + quote(file.tensors[i].name);
+        if (file.tensors.size() > cap) names += " and " + std::to_string(file.tensors.size() - cap) + " more";
         return fail(error, path,
-                    "this is a model trained by attnviz train (task " + quote(*task) +
-                        "), not an attention layer; open it in the window with attnviz --weights FILE, or with attnviz trace "
-                        "--weights FILE --text \"a b c\" or attnviz heads --weights FILE");
+                    "no attention weights found: expected qkv.weight and proj.weight (the lesson), c_attn.weight "
+                    "and c_proj.weight (nanoGPT), h.N.attn.c_attn.weight (GPT-2) or a model from attnviz train (with "
+                    "attnviz_task in its __metadata__), but the file holds " +
+                        (names.empty() ? std::string("no tensors") : names));
+    }
+    // Several prefixes (say a model and a copy of it): the shortest is the model itself.
+    auto pick = std::min_element(found.begin(), found.end(), [](const auto& a, const auto& b) {
+        return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
+    });
+    out.scheme = WeightScheme::layered;
+    out.prefix = pick->first;
+    out.layers.assign(pick->second.begin(), pick->second.end());
+    if (!pick->second.count(layer))
+        return fail(error, path,
+                    "layer " + std::to_string(layer) + " does not exist; the file has layers " + layers_text(out.layers) +
+                        " (" + out.prefix + "h.N.attn)");
+    const std::string base = out.prefix + "h." + std::to_string(layer) + ".attn.";
+    out.qkv_name = base + "c_attn.weight", out.proj_name = base + "c_proj.weight";
+    out.qkv_bias_name = base + "c_attn.bias", out.proj_bias_name = base + "c_proj.bias";
+    return true;
+}
 
-    // 1. Which scheme, which names.
-    const TensorInfo *qkv = nullptr, *proj = nullptr;
+// 1. Which scheme, which names: sets out's scheme, names and layers, and finds the two weights.
+static bool pick_names(const SafetensorsFile& file, int layer, LoadedWeights& out, const TensorInfo*& qkv,
+                       const TensorInfo*& proj, std::string& error) {
+    const std::string& path = file.name;
     if (file.find("qkv.weight") || file.find("proj.weight")) {
         out.scheme = WeightScheme::lesson;
         out.qkv_name = "qkv.weight", out.proj_name = "proj.weight";
@@ -121,41 +150,8 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
         out.scheme = WeightScheme::nanogpt_block;
         out.qkv_name = "c_attn.weight", out.proj_name = "c_proj.weight";
         out.qkv_bias_name = "c_attn.bias", out.proj_bias_name = "c_proj.bias";
-    } else {
-        // prefix -> layers that have c_attn or c_proj
-        std::map<std::string, std::set<int>> found;
-        for (const TensorInfo& t : file.tensors) {
-            std::string prefix;
-            int n = 0;
-            if (split_layered(t.name, "c_attn.weight", prefix, n) || split_layered(t.name, "c_proj.weight", prefix, n))
-                found[prefix].insert(n);
-        }
-        if (found.empty()) {
-            std::string names;
-            const size_t cap = 6;
-            for (size_t i = 0; i < file.tensors.size() && i < cap; ++i)
-                names += (i ? ", " : "") + quote(file.tensors[i].name);
-            if (file.tensors.size() > cap) names += " and " + std::to_string(file.tensors.size() - cap) + " more";
-            return fail(error, path,
-                        "no attention weights found: expected qkv.weight and proj.weight (the lesson), c_attn.weight "
-                        "and c_proj.weight (nanoGPT), h.N.attn.c_attn.weight (GPT-2) or a model from attnviz train (with "
-                        "attnviz_task in its __metadata__), but the file holds " +
-                            (names.empty() ? std::string("no tensors") : names));
-        }
-        // Several prefixes (say a model and a copy of it): the shortest is the model itself.
-        auto pick = std::min_element(found.begin(), found.end(), [](const auto& a, const auto& b) {
-            return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
-        });
-        out.scheme = WeightScheme::layered;
-        out.prefix = pick->first;
-        out.layers.assign(pick->second.begin(), pick->second.end());
-        if (!pick->second.count(layer))
-            return fail(error, path,
-                        "layer " + std::to_string(layer) + " does not exist; the file has layers " +
-                            layers_text(out.layers) + " (" + out.prefix + "h.N.attn)");
-        const std::string base = out.prefix + "h." + std::to_string(layer) + ".attn.";
-        out.qkv_name = base + "c_attn.weight", out.proj_name = base + "c_proj.weight";
-        out.qkv_bias_name = base + "c_attn.bias", out.proj_bias_name = base + "c_proj.bias";
+    } else if (!pick_layered_names(file, layer, out, error)) {
+        return false;
     }
     if (out.scheme != WeightScheme::layered) {
         out.layers = {0};
@@ -166,36 +162,39 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
     out.layer = layer;
     const std::string qkv_shown = escaped(out.qkv_name), proj_shown = escaped(out.proj_name);
     const std::string pair = qkv_shown + " and " + proj_shown;
-    if (!need_tensor(file, out.qkv_name, "the file has " + proj_shown + " but needs " + pair, qkv, error) ||
-        !need_tensor(file, out.proj_name, "the file has " + qkv_shown + " but needs " + pair, proj, error))
-        return false;
+    return need_tensor(file, out.qkv_name, "the file has " + proj_shown + " but needs " + pair, qkv, error) &&
+           need_tensor(file, out.proj_name, "the file has " + qkv_shown + " but needs " + pair, proj, error);
+}
 
-    // 2. Shapes: C from c_attn / qkv, and with it the layout.
+// 2. Shapes: C from c_attn / qkv, and with it the layout; the biases, when there are any,
+// must match it (their names are cleared when there are none).
+static bool check_shapes(const SafetensorsFile& file, const TensorInfo& qkv, const TensorInfo& proj, LoadedWeights& out,
+                         const TensorInfo*& qkv_bias, const TensorInfo*& proj_bias, std::string& error) {
+    const std::string& path = file.name;
     const std::string linear_shape = "[3C, C] (nn.Linear)";
     const std::string either_shape = "[3C, C] (nn.Linear) or [C, 3C] (GPT-2's Conv1D)";
     const std::string& expected = out.scheme == WeightScheme::lesson ? linear_shape : either_shape;
     uint64_t C = 0;
-    if (qkv->shape.size() == 2 && qkv->shape[0] == 3 * qkv->shape[1] && qkv->shape[1] > 0) {
-        C = qkv->shape[1];
-    } else if (out.scheme != WeightScheme::lesson && qkv->shape.size() == 2 && qkv->shape[1] == 3 * qkv->shape[0] &&
-               qkv->shape[0] > 0) {
-        C = qkv->shape[0];
+    if (qkv.shape.size() == 2 && qkv.shape[0] == 3 * qkv.shape[1] && qkv.shape[1] > 0) {
+        C = qkv.shape[1];
+    } else if (out.scheme != WeightScheme::lesson && qkv.shape.size() == 2 && qkv.shape[1] == 3 * qkv.shape[0] &&
+               qkv.shape[0] > 0) {
+        C = qkv.shape[0];
         out.conv1d = true;
     } else {
-        return fail(error, path,
-                    "tensor " + quote(qkv->name) + " has shape " + shape_text(qkv->shape) + "; it must be " + expected);
+        return fail(error, path, "tensor " + quote(qkv.name) + " has shape " + shape_text(qkv.shape) + "; it must be " + expected);
     }
     if (C > uint64_t(max_n_embd))
         return fail(error, path,
-                    "n_embd " + std::to_string(C) + " (from " + quote(qkv->name) + ") is out of range; attnviz handles 1 to " +
+                    "n_embd " + std::to_string(C) + " (from " + quote(qkv.name) + ") is out of range; attnviz handles 1 to " +
                         std::to_string(max_n_embd));
     out.n_embd = int(C);
-    if (proj->shape != std::vector<uint64_t>{C, C})
+    if (proj.shape != std::vector<uint64_t>{C, C})
         return fail(error, path,
-                    "tensor " + quote(proj->name) + " has shape " + shape_text(proj->shape) + "; with n_embd " +
+                    "tensor " + quote(proj.name) + " has shape " + shape_text(proj.shape) + "; with n_embd " +
                         std::to_string(C) + " it must be " + shape_text({C, C}));
-    const TensorInfo* qkv_bias = file.find(out.qkv_bias_name);
-    const TensorInfo* proj_bias = file.find(out.proj_bias_name);
+    qkv_bias = file.find(out.qkv_bias_name);
+    proj_bias = file.find(out.proj_bias_name);
     if (qkv_bias && qkv_bias->shape != std::vector<uint64_t>{3 * C})
         return fail(error, path,
                     "tensor " + quote(qkv_bias->name) + " has shape " + shape_text(qkv_bias->shape) + "; with n_embd " +
@@ -206,8 +205,13 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
                         std::to_string(C) + " it must be " + shape_text({C}));
     if (!qkv_bias) out.qkv_bias_name.clear();
     if (!proj_bias) out.proj_bias_name.clear();
+    return true;
+}
 
-    // 3. H: the caller's, else the file's; it must split C evenly.
+// 3. H: the caller's, else the file's; it must split C evenly.
+static bool pick_n_head(const SafetensorsFile& file, std::optional<int> n_head, LoadedWeights& out, std::string& error) {
+    const std::string& path = file.name;
+    const int C = out.n_embd;
     std::string h_origin;
     if (n_head) {
         out.n_head = *n_head;
@@ -233,27 +237,35 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
         return fail(error, path,
                     "n_embd " + std::to_string(C) + " is not divisible by n_head " + std::to_string(out.n_head) + h_origin +
                         "; n_head can be " + list_or(head_choices(out.n_embd)));
+    return true;
+}
 
-    // 4. Values, into nn.Linear layout [out][in].
-    const int c = out.n_embd;
+// A weight read into nn.Linear's layout [out][in] (`rows` outputs), from Conv1D's [in][out]
+// when the file is GPT-2's.
+static bool read_linear_weight(const SafetensorsFile& file, const TensorReader& read, const TensorInfo& t, int rows,
+                               int cols, bool conv1d, Mat& weight, std::string& error) {
     std::vector<float> v;
+    if (!read_checked(file, read, t, v, error)) return false;
+    weight.resize(rows, cols);
+    if (conv1d) {
+        for (int i = 0; i < cols; ++i) // file [in][out]
+            for (int o = 0; o < rows; ++o) weight(o, i) = v[size_t(i) * rows + o];
+    } else {
+        std::copy(v.begin(), v.end(), weight.data());
+    }
+    return true;
+}
+
+// 4. Values, into nn.Linear layout [out][in].
+static bool read_values(const SafetensorsFile& file, const TensorReader& read, const TensorInfo& qkv,
+                        const TensorInfo& proj, const TensorInfo* qkv_bias, const TensorInfo* proj_bias,
+                        LoadedWeights& out, std::string& error) {
+    const int c = out.n_embd;
     Weights& w = out.weights;
-    if (!read_checked(file, read, *qkv, v, error)) return false;
-    w.c_attn.weight.resize(3 * c, c);
-    if (out.conv1d) {
-        for (int i = 0; i < c; ++i) // file [C][3C] = [in][out]
-            for (int o = 0; o < 3 * c; ++o) w.c_attn.weight(o, i) = v[size_t(i) * 3 * c + o];
-    } else {
-        std::copy(v.begin(), v.end(), w.c_attn.weight.data());
-    }
-    if (!read_checked(file, read, *proj, v, error)) return false;
-    w.c_proj.weight.resize(c, c);
-    if (out.conv1d) {
-        for (int i = 0; i < c; ++i) // file [C][C] = [in][out]
-            for (int o = 0; o < c; ++o) w.c_proj.weight(o, i) = v[size_t(i) * c + o];
-    } else {
-        std::copy(v.begin(), v.end(), w.c_proj.weight.data());
-    }
+    if (!read_linear_weight(file, read, qkv, 3 * c, c, out.conv1d, w.c_attn.weight, error) ||
+        !read_linear_weight(file, read, proj, c, c, out.conv1d, w.c_proj.weight, error))
+        return false;
+    std::vector<float> v;
     if (qkv_bias) {
         if (!read_checked(file, read, *qkv_bias, v, error)) return false;
         w.c_attn.bias = Eigen::Map<const Vec>(v.data(), 3 * c);
@@ -262,19 +274,40 @@ bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& r
         if (!read_checked(file, read, *proj_bias, v, error)) return false;
         w.c_proj.bias = Eigen::Map<const Vec>(v.data(), c);
     }
+    return true;
+}
 
-    // 5. One line that says what was loaded.
+// 5. One line that says what was loaded.
+static std::string describe(const std::string& path, const LoadedWeights& out) {
     std::string d = escaped(path) + ": " + scheme_name(out);
     if (out.scheme == WeightScheme::layered)
-        d += " layer " + std::to_string(layer) + " of " + layers_text(out.layers) + " (" + escaped(out.qkv_name) + ")";
+        d += " layer " + std::to_string(out.layer) + " of " + layers_text(out.layers) + " (" + escaped(out.qkv_name) + ")";
     else
         d += " (" + escaped(out.qkv_name) + ", " + escaped(out.proj_name) + ")";
-    d += ", n_embd " + std::to_string(c) + ", n_head " + std::to_string(out.n_head) +
+    d += ", n_embd " + std::to_string(out.n_embd) + ", n_head " + std::to_string(out.n_head) +
          (out.n_head_from_file ? " from the file" : "");
     if (out.conv1d) d += ", transposed from Conv1D";
-    d += w.has_bias() ? ", with biases" : ", no biases";
-    out.description = d;
-    w.source = d;
+    d += out.weights.has_bias() ? ", with biases" : ", no biases";
+    return d;
+}
+
+bool weights_from_safetensors(const SafetensorsFile& file, const TensorReader& read, std::optional<int> n_head,
+                              int layer, LoadedWeights& out, std::string& error) {
+    out = LoadedWeights{};
+    for (const TensorInfo& t : file.tensors) out.tensor_names.push_back(t.name);
+    // A trained model (model_io.h) is embeddings, blocks and heads, not one attention layer
+    // on a seeded x: reading its block 0 as one would show numbers that mean nothing.
+    if (const std::string* task = file.meta("attnviz_task"))
+        return fail(error, file.name,
+                    "this is a model trained by attnviz train (task " + quote(*task) +
+                        "), not an attention layer; open it in the window with attnviz --weights FILE, or with attnviz trace "
+                        "--weights FILE --text \"a b c\" or attnviz heads --weights FILE");
+    const TensorInfo *qkv = nullptr, *proj = nullptr, *qkv_bias = nullptr, *proj_bias = nullptr;
+    if (!pick_names(file, layer, out, qkv, proj, error) || !check_shapes(file, *qkv, *proj, out, qkv_bias, proj_bias, error) ||
+        !pick_n_head(file, n_head, out, error) || !read_values(file, read, *qkv, *proj, qkv_bias, proj_bias, out, error))
+        return false;
+    out.description = describe(file.name, out);
+    out.weights.source = out.description;
     return true;
 }
 
