@@ -89,6 +89,7 @@ int run_screenshot(GuiRun& r) {
     r.settings.save_if_changed(r.state);
     poll_model_load(r.state, true); // a model the keys asked for, read before the picture
     finish_training(r.state); // --train-steps, or a session's run: trained before the picture
+    finish_generate(r.state); // the Generate view's steps the keys asked for, checked on its worker
     // Three frames: the first computes and uploads, the next ones let the layout settle;
     // the last is read back before it is swapped.
     frame_and_swap(r);

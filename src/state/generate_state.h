@@ -187,6 +187,9 @@ void update_generate(AppState& s);
 bool generate_busy(const AppState& s);
 // A worker computes the last step's full recompute or the demonstration.
 bool generate_working(const AppState& s);
+// recompute() until the worker is done and the steps asked for are taken (a screenshot's
+// keys, before the picture); at most `seconds`.
+void finish_generate(AppState& s, double seconds = 300);
 // The KV cache's sizes as the view draws them (layers, positions, C).
 CacheSizes generate_cache_sizes(const AppState& s);
 

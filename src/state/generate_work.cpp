@@ -252,6 +252,14 @@ bool poll_work(AppState& s) {
 
 } // namespace generate_detail
 
+void finish_generate(AppState& s, double seconds) {
+    const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    while ((s.generate.work || s.generate.step_requests > 0 || s.generate.back_requests > 0) && Clock::now() < deadline) {
+        recompute(s);
+        if (s.generate.work) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
 } // namespace attnviz
 
 namespace attnviz::generate_detail {

@@ -116,8 +116,8 @@ void new_row_strip(AppState& s, const PictureLayout& l, UiContext& ui, ImVec2 a,
     ImFont* f = ui.fonts->small;
     const Mat& row = g.rows.back();
     a.y += std::round(6 * ui.scale);
-    const std::string caption = "row " + std::to_string(l.T - 1) + " over all " + std::to_string(l.T) + " keys (0 to " +
-                                std::to_string(l.T - 1) + "); the window outlined";
+    const std::string caption = "row " + std::to_string(l.T - 1) + " over every key, 0 to " + std::to_string(l.T - 1) +
+                                " (the window outlined)";
     const ImVec4 clip(a.x, a.y, a.x + w, a.y + f->FontSize + 2);
     dl->AddText(f, f->FontSize, a, ui.pal.text_dim, caption.c_str(), nullptr, 0, &clip);
     a.y += f->FontSize + 2;
@@ -177,7 +177,7 @@ void attention_picture(AppState& s, UiContext& ui, ImVec2 p0, float width, float
         if (k > r) ImGui::SetTooltip("query %d → key %d: masked, a later key (weight exactly 0)", r, k);
         else ImGui::SetTooltip("query %d → key %d: weight %s", r, k, format_value(g.rows[size_t(r)](h, k), 4).c_str());
     }
-    if (l.strip) new_row_strip(s, l, ui, ImVec2(a.x, a.y + w), w, h);
+    if (l.strip) new_row_strip(s, l, ui, ImVec2(a.x, a.y + w), std::max(w, width - l.label_w), h);
     ImGui::Dummy(ImVec2(width, l.height()));
     if (l.t0 > 0) ImGui::TextDisabled("rows: query position i, columns: key position j; positions %d–%d of %d", l.t0, l.T - 1, l.T);
     else ImGui::TextDisabled("rows: query position i, columns: key position j; the new row outlined");
@@ -218,7 +218,10 @@ void cache_strip(UiContext& ui, const PerHead* m, int T, int C, ImVec2 a, float 
 
 } // namespace
 
-float kv_strip_height(const UiContext& ui) { return std::round(std::clamp(20 * ui.scale, 10.f, 40.f)); }
+float kv_strip_height(const UiContext& ui, int layers) {
+    // A deep model's twelve strips leave the attention picture its room.
+    return layers > 2 ? std::round(std::clamp(10 * ui.scale, 8.f, 20.f)) : std::round(std::clamp(20 * ui.scale, 10.f, 40.f));
+}
 
 void kv_strips(AppState& s, UiContext& ui, float width) {
     const GenerateState& g = s.generate;
@@ -231,7 +234,7 @@ void kv_strips(AppState& s, UiContext& ui, float width) {
     if (g.received) ImGui::TextDisabled("(the keys and values themselves stay on the teacher's computer)");
     const float label_w = text_size(ui.fonts->small, "L00 K").x + 6;
     const int shown = std::min(L, kv_layers_shown);
-    const float strip_h = kv_strip_height(ui);
+    const float strip_h = kv_strip_height(ui, L);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImVec2 p = ImGui::GetCursorScreenPos();
     for (int l = 0; l < shown; ++l) {

@@ -257,11 +257,12 @@ void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
                                   "head " + std::to_string(win.head0) + " of " + std::to_string(H);
         ImGui::TextUnformatted(title.c_str());
         // The picture takes what the cache's strips and the captions leave of the view's height.
-        const int layers = std::min(generate_cache_sizes(s).layers, kv_layers_shown);
+        const int L = generate_cache_sizes(s).layers, layers = std::min(L, kv_layers_shown);
         const float line = ImGui::GetTextLineHeightWithSpacing();
-        const float below = 5 * line + float(2 * layers) * (kv_strip_height(ui) + 4);
+        const float below = 5 * line + float(2 * layers) * (kv_strip_height(ui, L) + 4);
         const float room = ImGui::GetWindowPos().y + view_h - ImGui::GetCursorScreenPos().y - below;
-        const float height = std::max(std::round(120 * ui.scale), std::floor(room));
+        // At least a readable window of rows; the view scrolls to the cache below when short.
+        const float height = std::max(std::round(260 * ui.scale), std::floor(room));
         attention_picture(s, ui, ImGui::GetCursorScreenPos(), right_w, height, win.head0);
         ImGui::Spacing();
         kv_strips(s, ui, right_w);

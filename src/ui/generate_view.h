@@ -13,7 +13,7 @@ void record(UiContext& ui, const char* kind, const std::string& name, int positi
             int rows = 0, int cols = 0);
 
 constexpr int kv_layers_shown = 6;
-float kv_strip_height(const UiContext& ui);
+float kv_strip_height(const UiContext& ui, int layers);
 // The picture's height for `width` and at most `height` pixels (the window, its labels and
 // the new row's strip).
 float attention_picture_height(const AppState& s, const UiContext& ui, float width, float height);
