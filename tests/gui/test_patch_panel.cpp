@@ -5,6 +5,7 @@
 // clicking a head opens it in the scores view; the lens's cells are the core's for the
 // positions the table shows, and only those, and a new run drops them.
 #include "app_state.h"
+#include "follow_gpt.h"
 #include "gpt_test_dir.h"
 #include "logit_lens.h"
 #include "model_view.h"
@@ -247,4 +248,55 @@ TEST(LensTable, CellsAreTheCoresForTheShownPositionsOnly) {
         recompute(s);
         EXPECT_EQ(s.model_view.lens.count(), 0) << "a new run's cells are made again";
     }
+}
+
+// ---- Follow the teacher: the header carries the lens cells and the tables; a page shows them.
+
+TEST(FollowProbes, APageShowsTheTeachersLensCellsAndPatchTables) {
+    const std::string clean = "The cat sat on the mat, and the cat saw it", corrupt_text = "The cat sat in the mat, and the cat saw it";
+    AppState s = shown_gpt(clean);
+    ASSERT_TRUE(run_panel(s, corrupt_text, " the", " a")) << s.patch.error;
+    s.screen.view = View::model;
+    s.model_view.panel = ModelPanel::lens;
+    s.model_view.lens.columns = 5;
+    request_lens_first(s, 3);
+    ASSERT_TRUE(until(s, [&] { return !lens_busy(s) && s.model_view.lens.count() == 5; }));
+    const nlohmann::json header = gpt_follow_header(s);
+    std::string bytes[gpt_part_count], error;
+    const std::string* parts[gpt_part_count] = {};
+    for (int p = 0; p < gpt_part_count; ++p) {
+        ASSERT_TRUE(gpt_part_bytes(s, GptPart(p), bytes[p], error)) << error;
+        parts[p] = &bytes[p];
+    }
+    AppState page = lesson_state();
+    // Through the JSON's text, as the page receives it.
+    ASSERT_TRUE(show_received_gpt(page, nlohmann::json::parse(header.dump()), parts, error)) << error;
+    page.screen.view = View::model;
+    recompute(page);
+    EXPECT_EQ(page.model_view.panel, ModelPanel::lens);
+    const LensTable &a = s.model_view.lens, &b = page.model_view.lens;
+    ASSERT_EQ(b.p0, a.p0);
+    ASSERT_EQ(b.count(), a.count());
+    ASSERT_EQ(b.lens.rows(), a.lens.rows());
+    for (int r = 0; r < a.lens.rows(); ++r)
+        for (int pos = a.p0; pos < a.p0 + a.count(); ++pos) {
+            ASSERT_EQ(b.top(r, pos)->size(), a.top(r, pos)->size());
+            for (size_t i = 0; i < a.top(r, pos)->size(); ++i) {
+                EXPECT_EQ((*b.top(r, pos))[i].token, (*a.top(r, pos))[i].token);
+                EXPECT_EQ((*b.top(r, pos))[i].prob, (*a.top(r, pos))[i].prob);
+                // The page names the token as the teacher does (it has no tokenizer).
+                EXPECT_EQ(model_token_label(page, (*b.top(r, pos))[i].token), model_token_label(s, (*a.top(r, pos))[i].token));
+            }
+            EXPECT_EQ(b.next_prob(r, pos), a.next_prob(r, pos));
+        }
+    EXPECT_FALSE(lens_busy(page)) << "a page computes nothing";
+    const PatchResult &pa = s.patch.result, &pb = page.patch.result;
+    EXPECT_EQ(pb.model, page.shown.input->model);
+    EXPECT_TRUE(same_tables(pb.tables.resid, pa.tables.resid));
+    EXPECT_TRUE(same_tables(pb.tables.heads, pa.tables.heads));
+    EXPECT_EQ(pb.clean_ld, pa.clean_ld);
+    EXPECT_EQ(pb.corrupt_ld, pa.corrupt_ld);
+    EXPECT_EQ(pb.corrupt, pa.corrupt);
+    EXPECT_EQ(pb.answer_text, pa.answer_text);
+    EXPECT_FALSE(request_patch_run(page)) << "a page cannot run the teacher's model";
 }
