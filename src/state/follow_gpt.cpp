@@ -4,6 +4,7 @@
 // number bit for bit.
 #include "follow_gpt.h"
 #include "follow_generate.h"
+#include "follow_gpt_probes.h"
 #include "follow_gpt_json.h"
 #include "safetensors.h"
 #include "state_internal.h"
@@ -213,6 +214,7 @@ json labels(const AppState& s) {
     for (const RunSummary* r : {&s.ablation.numbers.clean, &s.ablation.numbers.ablated})
         for (const TokenProb& t : r->top) ids.insert(t.token);
     if (s.ablation.numbers.token >= 0) ids.insert(s.ablation.numbers.token);
+    add_probe_ids(s, ids); // the lens's and the patching tables' tokens (follow_gpt_probes.h)
     json j = json::object();
     for (int id : ids)
         if (id >= 0) j[std::to_string(id)] = model_token_label(s, id);
@@ -273,7 +275,7 @@ json gpt_follow_header(const AppState& s) {
     const AblationNumbers& n = s.ablation.numbers;
     json heads = json::array();
     for (const HeadRef& h : s.ablation.applied.heads) heads.push_back({h.layer, h.head});
-    return {{"layout", in.layout},
+    json out = {{"layout", in.layout},
             {"name", name},
             {"vocab", c.vocab},
             {"block_size", c.seq_len},
@@ -312,6 +314,8 @@ json gpt_follow_header(const AppState& s) {
               {"token", n.token}}},
             {"grid", grid_sent(s)},
             {"generate", gpt_generate_header(s)}};
+    out["probes"] = probes_json(s); // the lens cells and the patching tables shown (follow_gpt_probes.h)
+    return out;
 }
 
 std::string gpt_part_key(const AppState& s, GptPart p) {

@@ -3,6 +3,7 @@
 // nothing of the model is computed, and recompute() leaves it alone (refuse_received_edit).
 #include "follow_gpt.h"
 #include "follow_generate.h"
+#include "follow_gpt_probes.h"
 #include "follow_gpt_json.h"
 #include "safetensors.h"
 #include "state_internal.h"
@@ -330,6 +331,7 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
 
     show_received_numbers(s, h, T, in);
     show_received_generate(s, h); // the Generate view's, when it is shown (follow_generate.h)
+    show_received_probes(s, h.value("probes", json()), in); // the lens cells and patching tables (follow_gpt_probes.h)
     s.config_dirty = s.perturb_dirty = false;
     state_detail::clamp_windows(s);
     s.ready = true;

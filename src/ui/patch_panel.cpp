@@ -156,12 +156,14 @@ void draw_patch_fields(AppState& s, UiContext& ui, float width) {
 
 void draw_patch_panel(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::SetCursorScreenPos(p0);
-    if (!patch_available(s)) {
+    const bool received = s.shown.input && s.shown.input->received; // a teacher's tables (follow_gpt_probes.h)
+    if (!patch_available(s) && !received) {
         ImGui::TextDisabled("Activation patching measures the next-token logits: open a GPT model or an induction model.");
         return;
     }
     const float width = p1.x - p0.x;
-    draw_patch_fields(s, ui, width);
+    if (received) ImGui::TextDisabled("The teacher's tables: the model runs on the teacher's computer.");
+    else draw_patch_fields(s, ui, width);
     const PatchResult& r = s.patch.result;
     if (r.empty() || r.model != s.shown.input->model) return;
     const float gap = std::round(20 * ui.scale), bar_h = ui.fonts->small->FontSize * 2 + 8;
