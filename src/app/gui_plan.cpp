@@ -51,6 +51,13 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
         ->type_name("N");
     app.add_option("--site", o.site, "with --serve: the web page's folder (default: the one beside attnviz)")
         ->type_name("DIR");
+    app.add_option("--per-address", o.per_address,
+                   "with --serve: the most pages from one address (default 8; 0 for no limit, as behind one router)")
+        ->type_name("N");
+    app.add_option("--allow-host", o.allow_hosts,
+                   "with --serve: a name pages may reach this machine by besides its addresses (repeatable)")
+        ->type_name("NAME");
+    app.add_flag("--no-code", o.no_code, "with --serve: no class code (pages join without one)");
     app.add_option("--screenshot", o.screenshot, "render the chosen view into this PNG file and exit")->type_name("FILE");
     app.add_option("--size", o.size, "screenshot size WxH (default 1280x800)")->type_name("WxH");
     app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON")->type_name("FILE");
@@ -279,7 +286,8 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     Inputs in;
     if (!o.serve) {
         const char* given = !o.port.empty() ? "--port" : !o.bind.empty() ? "--bind" : !o.max_clients.empty() ? "--max-clients"
-                            : !o.site.empty() ? "--site" : nullptr;
+                            : !o.site.empty() ? "--site" : !o.per_address.empty() ? "--per-address"
+                            : !o.allow_hosts.empty() ? "--allow-host" : o.no_code ? "--no-code" : nullptr;
         if (given) {
             error = std::string(given) + " needs --serve; add --serve to serve the web page to the class";
             return false;

@@ -53,6 +53,9 @@ struct GuiOptions {
     // Follow the teacher (serve_link.h): serve the web page and this window's state.
     bool serve = false;
     std::string port, bind, max_clients, site;
+    std::string per_address;              // the most pages from one address ("" for 8)
+    std::vector<std::string> allow_hosts; // names a page's Host may give besides this machine's
+    bool no_code = false;                 // no class code
 };
 
 void add_gui_options(CLI::App& app, GuiOptions& o);

@@ -2,6 +2,7 @@
 #include "serve_link.h"
 #include "check_questions.h"
 #include "follow_gpt.h"
+#include "follow_guard.h"
 #include "follow_server.h"
 #include "model_io.h"
 #include "weights_io.h"
@@ -24,6 +25,7 @@ struct Link {
     FollowServer server;
     ServeConfig config;
     bool configured = false; // config holds --serve's checked options
+    bool with_code = true;   // a class code (not --no-code)
     bool just_started = false;
     // What the pages fetch (/follow/...): the shown toy model's weights and the weights
     // file's block, each with the object it was written from (immutable, so a new object
@@ -130,6 +132,22 @@ void publish_files(Link& l, const AppState& s) {
     l.server.publish_files(l.files);
 }
 
+// A file's name without its folders: the teacher's paths (home folder, user name) are not the
+// class's business.
+std::string base_name(const std::string& path) {
+    std::string p = path;
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    const size_t slash = p.find_last_of('/');
+    return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+// The session's fields that name files on the teacher's disk, by their base names.
+void without_paths(nlohmann::json& j) {
+    if (j.contains("weights") && j["weights"].is_string()) j["weights"] = base_name(j["weights"].get<std::string>());
+    if (j.contains("model") && j["model"].is_object() && j["model"].contains("source") && j["model"]["source"].is_string())
+        j["model"]["source"] = base_name(j["model"]["source"].get<std::string>());
+}
+
 // What the pages get: the session JSON the window would save, and the URLs of the files it
 // names beside it or on the teacher's disk: follow_model, a trained model's weights;
 // follow_weights, the weights file's block (the page reads it as layer 0). A GPT model's
@@ -139,7 +157,7 @@ std::string follow_message(Link& l, const AppState& s) {
     publish_files(l, s);
     const Mode m = mode(s);
     std::string text = session_to_json(to_session(s));
-    if (m == Mode::lesson && !s.weights) return text;
+    if (m == Mode::lesson && !s.weights) return text; // no file named
     std::string gpt;
     nlohmann::json header;
     if (m == Mode::gpt_model) {
@@ -152,6 +170,7 @@ std::string follow_message(Link& l, const AppState& s) {
     if (text == l.last_text && key == l.last_key) return l.last_message;
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_object()) return text;
+    without_paths(j);
     if (m == Mode::toy_model) j["follow_model"] = l.model_url;
     if (m == Mode::lesson) j["follow_weights"] = l.weights_url;
     if (m == Mode::gpt_model) j["follow_gpt"] = std::move(header);
@@ -169,6 +188,7 @@ Link& link() {
 bool start(Link& l, std::string& error) {
     if (l.config.site_dir.empty()) l.config.site_dir = find_site_dir("");
     l.config.choices = check_question_choices();
+    l.config.code = l.with_code ? make_class_code() : ""; // a new one on each start
     if (!l.server.start(l.config, error)) return false;
     l.just_started = true;
     l.model_key = l.weights_key = nullptr; // a new server has no file yet
@@ -177,7 +197,8 @@ bool start(Link& l, std::string& error) {
     l.gpt_keys.clear();
     l.files.clear();
     std::string line = "attnviz: serving the class at";
-    for (const std::string& u : serve_urls(l.config)) line += " " + u;
+    for (const std::string& u : serve_urls(l.config)) line += " " + url_with_code(u, l.config.code);
+    if (!l.config.code.empty()) line += " (class code " + l.config.code + ")";
     std::printf("%s (pages: at most %d; Ctrl+C or closing the window stops it)\n", line.c_str(), l.config.max_clients);
     std::fflush(stdout);
     return true;
@@ -188,7 +209,10 @@ bool start(Link& l, std::string& error) {
 bool start_serving(const GuiOptions& o, std::string& error) {
     if (!o.serve) return true;
     Link& l = link();
-    if (!parse_serve_options(o.port, o.bind, o.max_clients, l.config, error)) return false;
+    if (!parse_serve_options(o.port, o.bind, o.max_clients, l.config, error) ||
+        !parse_serve_limits(o.per_address, o.allow_hosts, l.config, error))
+        return false;
+    l.with_code = !o.no_code;
     l.config.site_dir = find_site_dir(o.site);
     l.configured = true;
     return start(l, error);
@@ -216,15 +240,27 @@ void serve_after_frame(AppState& s) {
         f.clear_request = FollowStatus::no_clear;
         return;
     }
+    if (f.new_code_request) { // every page is dropped and asks for the new code
+        f.new_code_request = false;
+        if (l.with_code) {
+            l.config.code = make_class_code();
+            l.server.set_code(l.config.code);
+            l.just_started = true; // the QR code again
+        }
+    }
     if (l.just_started) {
         l.just_started = false;
         f.urls = serve_urls(l.config);
-        const QrCode q = make_qr(f.urls.front());
+        f.code = l.config.code;
+        f.per_address = l.config.per_address;
+        const QrCode q = make_qr(url_with_code(f.urls.front(), f.code));
         f.qr_size = q.size;
         f.qr = q.modules;
         f.show_large = true; // for the room to scan; the teacher hides it
     }
-    f.clients = l.server.stats().clients;
+    const ServeStats st = l.server.stats();
+    f.clients = st.clients;
+    f.refused_address = st.refused_address;
     if (f.clear_request != FollowStatus::no_clear) {
         l.server.clear_answers(f.clear_request);
         f.clear_request = FollowStatus::no_clear;

@@ -3,6 +3,7 @@
 #include "follow_gpt.h"
 #include "session.h"
 #include "session_state.h"
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -24,6 +25,9 @@ struct Follow {
     EMSCRIPTEN_WEBSOCKET_T ws = 0;
     bool open = false;
     bool full = false;      // refused: the class is full (no retry)
+    std::string code;       // the class code ("" for none yet), from the address or typed
+    bool need_code = false; // waiting for the code to be typed (page.js's prompt)
+    int failures = 0;       // drops since the last open: the next try waits 1, 2, 4 ... 30 s
     std::string latest;     // the teacher's latest state
     bool fresh = false;     // not applied yet
     double retry_at = 0;    // emscripten_get_now() of the next try after a drop
@@ -86,10 +90,11 @@ void send_answers(AppState& s) {
 }
 
 // fetch(url) into the page's file system (Emscripten's, in memory) at the same path, then
-// attnviz_follow_fetched(url, ok).
-EM_JS(void, follow_fetch, (const char* url), {
+// attnviz_follow_fetched(url, ok). The window's files want the class code too.
+EM_JS(void, follow_fetch, (const char* url, const char* code), {
     var u = UTF8ToString(url);
-    fetch(u, {cache : 'no-store'})
+    var c = UTF8ToString(code);
+    fetch(c ? u + '?code=' + encodeURIComponent(c) : u, {cache : 'no-store'})
         .then(function(r) {
             if (!r.ok) throw new Error('HTTP ' + r.status);
             return r.arrayBuffer();
@@ -182,7 +187,7 @@ void apply_gpt(AppState& s, const nlohmann::json& extra, const Session& ss) {
         }
         if (f.have.count(url[p])) continue;
         waiting = true;
-        if (f.fetching.insert(url[p]).second) follow_fetch(url[p].c_str());
+        if (f.fetching.insert(url[p]).second) follow_fetch(url[p].c_str(), f.code.c_str());
     }
     if (waiting) {
         f.note = "Fetching the teacher's GPT layer.";
@@ -244,7 +249,7 @@ void apply_latest(AppState& s) {
             }
             if (f.have.count(url)) continue;
             waiting = true;
-            if (f.fetching.insert(url).second) follow_fetch(url.c_str());
+            if (f.fetching.insert(url).second) follow_fetch(url.c_str(), f.code.c_str());
         }
         if (waiting) {
             f.note = "Fetching the teacher's weights.";
@@ -280,14 +285,34 @@ EM_JS(int, follow_probe, (), {
     }
 });
 
-// ws://HOST/follow (wss:// behind https) into buf.
-EM_JS(void, follow_url, (char* buf, int max), {
-    var u = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/follow';
+// ws://HOST/follow?code=CODE (wss:// behind https) into buf.
+EM_JS(void, follow_url, (const char* code, char* buf, int max), {
+    var c = UTF8ToString(code);
+    var u = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/follow' +
+            (c ? '?code=' + encodeURIComponent(c) : "");
     stringToUTF8(u, buf, max);
 });
 
+// The class code the page was given (page.js: the address's ?code=, or typed before).
+EM_JS(void, follow_code, (char* buf, int max), {
+    stringToUTF8(typeof attnvizCode === 'function' ? attnvizCode() : "", buf, max);
+});
+
+// page.js's prompt for the code, saying why.
+EM_JS(void, follow_ask_code, (const char* why), {
+    if (typeof attnvizAskCode === 'function') attnvizAskCode(UTF8ToString(why));
+});
+
+void ask_code(const char* why) {
+    Follow& f = the_follow;
+    f.need_code = true;
+    f.note = "Waiting for the class code.";
+    follow_ask_code(why);
+}
+
 EM_BOOL on_open(int, const EmscriptenWebSocketOpenEvent*, void*) {
     the_follow.open = true;
+    the_follow.failures = 0;
     the_follow.note = "Connected to the teacher's window.";
     std::printf("attnviz: following the teacher's window\n");
     return EM_TRUE;
@@ -312,9 +337,17 @@ EM_BOOL on_close(int, const EmscriptenWebSocketCloseEvent* e, void*) {
     if (e->code == 1008) {
         f.full = true;
         f.note = "The teacher's window follows as many pages as it takes; this page explores on its own.";
+    } else if (e->code == 4401) { // no code, a wrong one, or the teacher made a new one
+        ask_code("The teacher's window did not take this code (a new one may be on the teacher's screen). "
+                 "Type the code shown with the address.");
     } else {
+        // Back off (1, 2, 4 ... 30 s, give or take a quarter): a class whose window restarts
+        // does not all knock at once.
+        const double wait = std::min(30000.0, 1000.0 * double(1 << std::min(f.failures, 5)));
+        const double jitter = 0.75 + 0.5 * EM_ASM_DOUBLE({ return Math.random(); });
+        ++f.failures;
         f.note = "The teacher's window is not reachable; trying again.";
-        f.retry_at = emscripten_get_now() + 2000;
+        f.retry_at = emscripten_get_now() + wait * jitter;
     }
     std::printf("attnviz: the teacher's window closed the connection (%d)\n", int(e->code));
     return EM_TRUE;
@@ -323,7 +356,7 @@ EM_BOOL on_close(int, const EmscriptenWebSocketCloseEvent* e, void*) {
 void connect() {
     Follow& f = the_follow;
     char url[512] = {};
-    follow_url(url, int(sizeof url));
+    follow_url(f.code.c_str(), url, int(sizeof url));
     EmscriptenWebSocketCreateAttributes attr;
     emscripten_websocket_init_create_attributes(&attr);
     attr.url = url;
@@ -352,7 +385,22 @@ void web_follow_start(AppState& s) {
     char id[48] = {};
     follow_page_id(id, int(sizeof id));
     f.page_id = id;
-    connect();
+    char code[32] = {};
+    follow_code(code, int(sizeof code));
+    f.code = code;
+    if (f.code.empty()) ask_code("Type the code shown with the address on the teacher's screen.");
+    else connect();
+}
+
+// The code typed in page.js's prompt: the page connects with it at once.
+extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_follow_code(const char* code) {
+    Follow& f = the_follow;
+    if (!f.enabled || !code) return;
+    f.code = code;
+    f.need_code = false;
+    f.failures = 0;
+    f.retry_at = 0;
+    f.note = "Connecting to the teacher's window.";
 }
 
 void web_follow_frame(AppState& s) {
@@ -361,7 +409,7 @@ void web_follow_frame(AppState& s) {
     FollowStatus& fs = s.follow;
     fs.page = true;
     fs.connected = f.open;
-    if (!f.ws && !f.full && emscripten_get_now() >= f.retry_at) connect();
+    if (!f.ws && !f.full && !f.need_code && emscripten_get_now() >= f.retry_at) connect();
     if (fs.back_request) {
         fs.back_request = false;
         fs.mode = FollowMode::follow;

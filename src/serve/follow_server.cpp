@@ -1,58 +1,36 @@
-// follow_server.cpp: see follow_server.h.
-#include "follow_server.h"
+// follow_server.cpp: see follow_server.h. The pages' WebSocket side, the liveness tick and the
+// server's life; the HTTP side and the door are follow_http.cpp.
+#include "follow_server_impl.h"
 #include <arpa/inet.h>
 #include <cerrno>
 #include <climits>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <libwebsockets.h>
 #include <algorithm>
-#include <mutex>
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <thread>
 #include <unistd.h>
-#include <unordered_map>
-#include <vector>
 
 namespace attnviz {
 
 namespace {
 
 constexpr const char* follow_protocol = "attnviz-follow";
-constexpr const char* follow_json = "{\"follow\":\"/follow\",\"protocol\":\"attnviz-follow\"}";
+constexpr int code_close = 4401; // the class code is missing, wrong or changed: the page asks for it
+// A page's socket send buffer (Linux doubles it), then lws holds the rest of one message: a
+// slow page has at most this much of old states ahead of the newest, never a long queue.
+constexpr int send_buffer = 16 * 1024;
 
-// lws's own lines (errors and warnings only) go to stderr with the app's prefix.
+// lws's own lines (errors and warnings only) go to stderr with the app's prefix, escaped.
 void lws_line(int level, const char* line) {
     (void)level;
-    std::fprintf(stderr, "attnviz: serve: %s", line);
+    std::string l = line ? line : "";
+    while (!l.empty() && l.back() == '\n') l.pop_back();
+    std::fprintf(stderr, "attnviz: serve: %s\n", log_escaped(l, 300).c_str());
 }
-
-const char* mime_of(const std::string& path) {
-    const size_t dot = path.rfind('.');
-    const std::string ext = dot == std::string::npos ? "" : path.substr(dot + 1);
-    if (ext == "html") return "text/html; charset=utf-8";
-    if (ext == "js" || ext == "mjs") return "text/javascript";
-    if (ext == "wasm") return "application/wasm";
-    if (ext == "json") return "application/json";
-    if (ext == "css") return "text/css";
-    if (ext == "png") return "image/png";
-    if (ext == "svg") return "image/svg+xml";
-    if (ext == "ico") return "image/x-icon";
-    return "application/octet-stream";
-}
-
-struct Client {
-    uint64_t sent_gen = 0;
-    std::vector<uint64_t> seen_clear; // the clear rounds this page was told of, by question
-    std::string page;                 // the page's ID, from its first answer
-    std::string rx;
-    bool rx_over = false;
-};
 
 bool valid_page_id(const std::string& id) {
     if (id.empty() || id.size() > 40) return false;
@@ -62,311 +40,252 @@ bool valid_page_id(const std::string& id) {
     return true;
 }
 
-// The HTTP side's per-request memory (zeroed by lws).
-struct HttpRequest {
-    int follow_json; // the body of /follow.json is still owed
-    int file;        // the published file is being sent (Impl::file_sends)
-};
+bool write_text(lws* wsi, std::vector<unsigned char>& buf, const std::string& m, lws_write_protocol kind) {
+    buf.resize(LWS_PRE + m.size());
+    std::memcpy(buf.data() + LWS_PRE, m.data(), m.size());
+    return lws_write(wsi, buf.data() + LWS_PRE, m.size(), kind) >= int(m.size());
+}
 
-// The published file on its way to one request: the bytes (kept alive while the window
-// publishes another) and how far it got.
-struct FileSend {
-    std::shared_ptr<const std::string> bytes;
-    size_t sent = 0;
-};
-constexpr size_t file_chunk = 16384;
+// Closes at once with a status and a reason (in ESTABLISHED: the page gets the close frame).
+int close_with(lws* wsi, int status, const char* why) {
+    lws_close_reason(wsi, lws_close_status(status), reinterpret_cast<unsigned char*>(const_cast<char*>(why)),
+                     std::strlen(why));
+    return -1;
+}
+
+int tick_ms(const ServeConfig& c) { return std::clamp(std::min(c.ping_ms, c.idle_ms) / 4, 20, 1000); }
 
 } // namespace
 
-struct FollowServer::Impl {
-    ServeConfig config;
-    std::string site_real; // the site folder's real path, no trailing slash
-    lws_context* context = nullptr;
-    std::thread thread;
-    std::atomic<bool> stopping{false};
-    lws_protocols protocols[3] = {};
+// A page's answer message (see follow_server.h), counted; false when it is none.
+bool FollowServer::Impl::take_answer(Client& c, const std::string& text) {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object() || j.size() != 1 || !j.contains("answer")) return false;
+    const nlohmann::json& a = j["answer"];
+    if (!a.is_object() || a.size() != 3 || !a.contains("page") || !a.contains("question") || !a.contains("choice"))
+        return false;
+    const nlohmann::json &page = a["page"], &q = a["question"], &ch = a["choice"];
+    if (!page.is_string() || !q.is_number_integer() || !ch.is_number_integer()) return false;
+    const std::string id = page.get<std::string>();
+    const long long qi = q.get<long long>(), ci = ch.get<long long>();
+    if (!valid_page_id(id) || qi < 0 || qi > INT_MAX || ci < 0 || ci > INT_MAX) return false;
+    if (!c.page.empty() && c.page != id) return false; // one page per connection
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!answers.answer(c.id, id, int(qi), int(ci))) return false;
+    c.page = id;
+    return true;
+}
 
-    mutable std::mutex mutex; // latest, gen, and the answers below
-    std::string latest;
-    uint64_t gen = 0;
-    uint64_t woken_gen = 0; // service thread only
-    uint64_t clear_gen = 0; // bumped by clear_answers(), under the mutex
-    uint64_t woken_clear = 0; // service thread only
-    // The answers, by page ID: each question's choice, -1 for none. At most 4 × max_clients
-    // pages (pages that left keep their answers until cleared); counts is their tally.
-    std::unordered_map<std::string, std::vector<int>> answers;
-    std::vector<std::vector<int>> counts;
-    std::vector<uint64_t> clear_round; // by question
-    // publish_files', under the mutex: path -> bytes.
-    std::unordered_map<std::string, std::shared_ptr<const std::string>> files;
-    std::unordered_map<lws*, FileSend> file_sends; // service thread only
+// The first question whose clear this page was not told of, or -1.
+int FollowServer::Impl::owed_clear(Client& c) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (size_t q = 0; q < clear_round.size(); ++q)
+        if (c.seen_clear[q] != clear_round[q]) {
+            c.seen_clear[q] = clear_round[q];
+            return int(q);
+        }
+    return -1;
+}
 
-    // Service thread only.
-    std::unordered_map<lws*, Client> clients;
-    std::vector<unsigned char> send_buf;
-    uint64_t logged = 0;
-
-    std::atomic<int> n_clients{0};
-    std::atomic<uint64_t> connected{0}, refused{0}, malformed{0}, oversized{0}, ignored{0}, answered{0}, sent{0},
-        http_refused{0}, files_sent{0};
-
-    // A page's answer message (see follow_server.h), counted; false when it is none.
-    bool take_answer(Client& c, const std::string& text) {
-        const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-        if (!j.is_object() || j.size() != 1 || !j.contains("answer")) return false;
-        const nlohmann::json& a = j["answer"];
-        if (!a.is_object() || a.size() != 3 || !a.contains("page") || !a.contains("question") || !a.contains("choice"))
-            return false;
-        const nlohmann::json &page = a["page"], &q = a["question"], &ch = a["choice"];
-        if (!page.is_string() || !q.is_number_integer() || !ch.is_number_integer()) return false;
-        const std::string id = page.get<std::string>();
-        const long long qi = q.get<long long>(), ci = ch.get<long long>();
-        const size_t nq = config.choices.size();
-        if (!valid_page_id(id) || qi < 0 || size_t(qi) >= nq || ci < 0 || ci >= config.choices[size_t(qi)]) return false;
-        if (!c.page.empty() && c.page != id) return false; // one page per connection
+// A new page: the class code, then --max-clients, then --per-address.
+int FollowServer::Impl::established(lws* wsi) {
+    if (!code_ok(wsi)) {
+        ++refused_code;
+        log("code", "refused a page: no class code, or a wrong one");
+        return close_with(wsi, code_close, "the class code is missing or wrong");
+    }
+    if (int(clients.size()) >= config.max_clients) {
+        ++refused;
+        log("full", "refused a page: " + std::to_string(config.max_clients) + " pages follow already (--max-clients)");
+        return close_with(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, "the class is full");
+    }
+    char peer[64] = {};
+    lws_get_peer_simple(wsi, peer, sizeof peer);
+    const std::string address = peer;
+    if (config.per_address > 0 && per_address[address] >= config.per_address) {
+        ++refused_address;
+        log("address", "refused a page: " + std::to_string(config.per_address) + " pages follow from " +
+                           log_escaped(address, 64) + " already (--per-address)");
+        return close_with(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, "the class is full for this address");
+    }
+    Client c;
+    c.id = ++next_client;
+    c.address = address;
+    c.heard = c.pinged = ServeClock::now();
+    c.rate = RateLimit(config.rate, config.burst);
+    {
         std::lock_guard<std::mutex> lock(mutex);
-        auto it = answers.find(id);
-        if (it == answers.end()) {
-            if (answers.size() >= size_t(4 * config.max_clients)) return false;
-            it = answers.emplace(id, std::vector<int>(nq, -1)).first;
-        }
-        int& mine = it->second[size_t(qi)];
-        if (mine >= 0) --counts[size_t(qi)][size_t(mine)];
-        mine = int(ci);
-        ++counts[size_t(qi)][size_t(mine)];
-        c.page = id;
-        return true;
+        c.seen_clear = clear_round; // a new page has nothing to forget
     }
+    // A page that reads nothing fills this, then lws's one held message, then is dropped (tick).
+    const int fd = lws_get_socket_fd(wsi);
+    if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
+    ++per_address[address];
+    clients[wsi] = std::move(c);
+    n_clients = int(clients.size());
+    ++connected;
+    lws_callback_on_writable(wsi);
+    return 0;
+}
 
-    // The first question whose clear this page was not told of, or -1.
-    int owed_clear(Client& c) {
+void FollowServer::Impl::closed(lws* wsi) {
+    auto it = clients.find(wsi);
+    if (it == clients.end()) return;
+    {
         std::lock_guard<std::mutex> lock(mutex);
-        for (size_t q = 0; q < clear_round.size(); ++q)
-            if (c.seen_clear[q] != clear_round[q]) {
-                c.seen_clear[q] = clear_round[q];
-                return int(q);
-            }
-        return -1;
+        answers.dropped(it->second.id);
     }
+    if (auto a = per_address.find(it->second.address); a != per_address.end() && --a->second <= 0) per_address.erase(a);
+    clients.erase(it);
+    n_clients = int(clients.size());
+}
 
-    // At most the first 20 of these lines, then one in 1000: a page cannot flood stderr.
-    void log(const char* fmt, ...) {
-        ++logged;
-        if (config.quiet || (logged > 20 && logged % 1000 != 0)) return;
-        std::va_list ap;
-        va_start(ap, fmt);
-        std::fprintf(stderr, "attnviz: serve: ");
-        std::vfprintf(stderr, fmt, ap);
-        std::fprintf(stderr, "\n");
-        va_end(ap);
+// What a page is owed, one message a call: a close, a ping, a clear, the newest state.
+int FollowServer::Impl::writeable(lws* wsi) {
+    auto it = clients.find(wsi);
+    if (it == clients.end()) return 0;
+    Client& c = it->second;
+    if (c.close_why) return close_with(wsi, c.close_code, c.close_why);
+    if (c.ping_owed) {
+        c.ping_owed = false;
+        c.pinged = ServeClock::now();
+        if (!write_text(wsi, send_buf, "attnviz", LWS_WRITE_PING)) return -1;
+        lws_callback_on_writable(wsi);
+        return 0;
     }
-
-    // The real path of the file `uri` asks for, when it is a regular file inside the site
-    // folder; "" otherwise. lws has URL-decoded the path and removed "/../" already; this
-    // check does not rely on that, and catches symbolic links that lead out of the folder.
-    std::string resolve(const char* uri) const {
-        std::string u = uri ? uri : "";
-        if (u.empty() || u[0] != '/' || u.size() > 1024) return "";
-        if (const size_t q = u.find('?'); q != std::string::npos) u.resize(q);
-        for (char ch : u)
-            if (ch == '\\' || static_cast<unsigned char>(ch) < 0x20) return "";
-        if (u.find("/..") != std::string::npos || u.find("%") != std::string::npos) return "";
-        if (u.back() == '/') u += "index.html";
-        const std::string path = site_real + u;
-        char real[PATH_MAX];
-        if (!::realpath(path.c_str(), real)) return "";
-        const std::string r = real;
-        if (r.compare(0, site_real.size() + 1, site_real + "/") != 0) return "";
-        struct stat st {};
-        if (::stat(r.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
-        return r;
+    if (const int q = owed_clear(c); q >= 0) {
+        if (!write_text(wsi, send_buf, "{\"answers_cleared\":" + std::to_string(q) + "}", LWS_WRITE_TEXT)) return -1;
+        lws_callback_on_writable(wsi); // more clears, or the state, next
+        return 0;
     }
+    size_t n = 0;
+    uint64_t g = 0;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        g = gen;
+        if (g == 0 || c.sent_gen == g) return 0;
+        n = latest.size();
+        send_buf.resize(LWS_PRE + n);
+        std::memcpy(send_buf.data() + LWS_PRE, latest.data(), n);
+    }
+    if (lws_write(wsi, send_buf.data() + LWS_PRE, n, LWS_WRITE_TEXT) < int(n)) return -1;
+    c.sent_gen = g;
+    c.owed = {};
+    ++sent;
+    return 0;
+}
 
-    int http(lws* wsi, lws_callback_reasons reason, void* user, void* in, size_t len) {
-        auto* req = static_cast<HttpRequest*>(user);
-        switch (reason) {
-        case LWS_CALLBACK_HTTP: {
-            const char* uri = static_cast<const char*>(in);
-            if (uri && std::strcmp(uri, "/follow.json") == 0) {
-                unsigned char buf[LWS_PRE + 512];
-                unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
-                if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, "application/json", std::strlen(follow_json), &p,
-                                                end) ||
-                    lws_add_http_header_by_name(wsi, reinterpret_cast<const unsigned char*>("cache-control:"),
-                                                reinterpret_cast<const unsigned char*>("no-store"), 8, &p, end) ||
-                    lws_finalize_write_http_header(wsi, start, &p, end))
-                    return 1;
-                req->follow_json = 1;
+void FollowServer::Impl::receive(lws* wsi, const void* in, size_t len) {
+    auto it = clients.find(wsi);
+    if (it == clients.end()) return;
+    Client& c = it->second;
+    c.heard = ServeClock::now();
+    if (!c.rx_over && c.rx.size() + len > config.max_message) {
+        c.rx_over = true;
+        c.rx.clear();
+        c.rx.shrink_to_fit();
+    }
+    if (!c.rx_over) c.rx.append(static_cast<const char*>(in), len);
+    if (!lws_is_final_fragment(wsi)) return;
+    if (!c.rate.take(c.heard)) {
+        ++throttled;
+        log("rate", "dropped a page's message: more than " + std::to_string(int(config.rate)) + " a second");
+    } else if (c.rx_over) {
+        ++oversized;
+        log("oversized", "dropped a page's message over " + std::to_string(config.max_message) + " bytes");
+    } else if (lws_frame_is_binary(wsi) || !nlohmann::json::accept(c.rx)) {
+        ++malformed;
+        log("malformed", "dropped a page's malformed message (" + std::to_string(c.rx.size()) + " bytes, not JSON text)");
+    } else if (take_answer(c, c.rx)) {
+        ++answered;
+    } else {
+        ++ignored; // well-formed, no answer; pages cannot change the state
+        log("ignored", "ignored a page's message: not an answer to one of the " + std::to_string(config.choices.size()) +
+                           " questions, or another page's");
+    }
+    c.rx.clear();
+    c.rx_over = false;
+}
+
+// Every tick: pings to quiet pages, silent and stuck ones dropped (their slots free at once),
+// and once a second the log's held-back counts. A page is stuck when a tick saw it owed the
+// newest state and nothing could be written to it since, for stuck_s: its buffer stayed full.
+void FollowServer::Impl::tick() {
+    const auto now = ServeClock::now();
+    const auto idle = std::chrono::milliseconds(config.idle_ms), ping = std::chrono::milliseconds(config.ping_ms);
+    uint64_t g = 0;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        g = gen;
+    }
+    for (auto& [wsi, c] : clients) {
+        if (now - c.heard > idle) {
+            ++timed_out;
+            log("idle", "dropped a page silent for " + std::to_string(config.idle_ms / 1000) + " s");
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        } else if (c.sent_gen != g && c.owed != ServeClock::time_point{} &&
+                   now - c.owed > std::chrono::seconds(config.stuck_s)) {
+            ++stuck;
+            log("stuck", "dropped a page that reads nothing (its send buffer stayed full)");
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        } else {
+            if (c.sent_gen == g) c.owed = {};
+            else if (c.owed == ServeClock::time_point{}) c.owed = now;
+            if (now - c.heard >= ping && now - c.pinged >= ping && !c.ping_owed) {
+                c.ping_owed = true;
                 lws_callback_on_writable(wsi);
-                return 0;
             }
-            std::shared_ptr<const std::string> bytes;
-            if (uri && std::strncmp(uri, "/follow/", 8) == 0) {
-                std::lock_guard<std::mutex> lock(mutex);
-                if (auto f = files.find(uri); f != files.end()) bytes = f->second;
-            }
-            if (bytes) {
-                unsigned char buf[LWS_PRE + 512];
-                unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
-                if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, "application/octet-stream", bytes->size(), &p,
-                                                end) ||
-                    lws_add_http_header_by_name(wsi, reinterpret_cast<const unsigned char*>("cache-control:"),
-                                                reinterpret_cast<const unsigned char*>("no-store"), 8, &p, end) ||
-                    lws_finalize_write_http_header(wsi, start, &p, end))
-                    return 1;
-                file_sends[wsi] = FileSend{bytes, 0};
-                req->file = 1;
-                lws_callback_on_writable(wsi);
-                return 0;
-            }
-            const std::string file = resolve(uri);
-            if (file.empty()) {
-                ++http_refused;
-                log("refused %s: not a file of the site folder", uri ? uri : "(no path)");
-                if (lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, nullptr)) return -1;
-                return lws_http_transaction_completed(wsi) ? -1 : 0;
-            }
-            // x-attnviz-follow: the page knows it was served by the teacher's window (web_follow.h).
-            static const char headers[] = "cache-control: no-cache\x0d\x0ax-attnviz-follow: attnviz-follow\x0d\x0a";
-            const int n = lws_serve_http_file(wsi, file.c_str(), mime_of(file), headers, int(sizeof headers - 1));
-            if (n < 0 || (n > 0 && lws_http_transaction_completed(wsi))) return -1;
-            return 0;
         }
-        case LWS_CALLBACK_HTTP_WRITEABLE: {
-            if (req && req->file) {
-                auto it = file_sends.find(wsi);
-                if (it == file_sends.end()) return -1;
-                FileSend& f = it->second;
-                const size_t n = std::min(file_chunk, f.bytes->size() - f.sent);
-                const bool last = f.sent + n == f.bytes->size();
-                std::vector<unsigned char> buf(LWS_PRE + n);
-                std::memcpy(buf.data() + LWS_PRE, f.bytes->data() + f.sent, n);
-                if (lws_write(wsi, buf.data() + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != int(n))
-                    return -1;
-                f.sent += n;
-                if (!last) {
-                    lws_callback_on_writable(wsi);
-                    return 0;
-                }
-                file_sends.erase(it);
-                req->file = 0;
-                ++files_sent;
-                return lws_http_transaction_completed(wsi) ? -1 : 0;
-            }
-            if (!req || !req->follow_json) break;
-            req->follow_json = 0;
-            const size_t n = std::strlen(follow_json);
-            std::vector<unsigned char> buf(LWS_PRE + n);
-            std::memcpy(buf.data() + LWS_PRE, follow_json, n);
-            if (lws_write(wsi, buf.data() + LWS_PRE, n, LWS_WRITE_HTTP_FINAL) != int(n)) return 1;
-            return lws_http_transaction_completed(wsi) ? -1 : 0;
-        }
-        case LWS_CALLBACK_CLOSED_HTTP:
-            file_sends.erase(wsi); // a page that left half way
-            break;
-        default:
-            break;
-        }
-        return lws_callback_http_dummy(wsi, reason, user, in, len);
     }
+    if (now - log_tick_at >= std::chrono::seconds(1)) {
+        log_tick_at = now;
+        logs.tick();
+    }
+}
 
-    int ws(lws* wsi, lws_callback_reasons reason, void* in, size_t len) {
-        switch (reason) {
-        case LWS_CALLBACK_ESTABLISHED: {
-            if (int(clients.size()) >= config.max_clients) {
-                ++refused;
-                log("refused a page: %d pages follow already (--max-clients)", config.max_clients);
-                static const char why[] = "the class is full";
-                lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char*)why, sizeof why - 1);
-                return -1;
-            }
-            Client c;
-            {
-                std::lock_guard<std::mutex> lock(mutex);
-                c.seen_clear = clear_round; // a new page has nothing to forget
-            }
-            clients[wsi] = std::move(c);
-            n_clients = int(clients.size());
-            ++connected;
-            lws_callback_on_writable(wsi);
-            return 0;
+int FollowServer::Impl::ws(lws* wsi, lws_callback_reasons reason, void* in, size_t len) {
+    switch (reason) {
+    case LWS_CALLBACK_ESTABLISHED:
+        return established(wsi);
+    case LWS_CALLBACK_CLOSED:
+        closed(wsi);
+        return 0;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return writeable(wsi);
+    case LWS_CALLBACK_RECEIVE:
+        receive(wsi, in, len);
+        return 0;
+    case LWS_CALLBACK_RECEIVE_PONG:
+        if (auto it = clients.find(wsi); it != clients.end()) it->second.heard = ServeClock::now();
+        return 0;
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED: {
+        uint64_t g = 0, cg = 0, kg = 0;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            g = gen;
+            cg = clear_gen;
+            kg = code_gen;
         }
-        case LWS_CALLBACK_CLOSED:
-            clients.erase(wsi);
-            n_clients = int(clients.size());
-            return 0;
-        case LWS_CALLBACK_SERVER_WRITEABLE: {
-            auto it = clients.find(wsi);
-            if (it == clients.end()) return 0;
-            if (const int q = owed_clear(it->second); q >= 0) {
-                const std::string m = "{\"answers_cleared\":" + std::to_string(q) + "}";
-                send_buf.resize(LWS_PRE + m.size());
-                std::memcpy(send_buf.data() + LWS_PRE, m.data(), m.size());
-                if (lws_write(wsi, send_buf.data() + LWS_PRE, m.size(), LWS_WRITE_TEXT) < int(m.size())) return -1;
-                lws_callback_on_writable(wsi); // more clears, or the state, next
-                return 0;
+        if (kg != woken_code) { // a new class code: every page goes, and asks for it
+            woken_code = kg;
+            for (auto& [w, c] : clients) {
+                c.close_why = "the class code changed";
+                c.close_code = code_close;
+                lws_set_timeout(w, PENDING_TIMEOUT_USER_OK, 2); // one that reads nothing goes anyway
+                lws_callback_on_writable(w);
             }
-            size_t n = 0;
-            uint64_t g = 0;
-            {
-                std::lock_guard<std::mutex> lock(mutex);
-                g = gen;
-                if (g == 0 || it->second.sent_gen == g) return 0;
-                n = latest.size();
-                send_buf.resize(LWS_PRE + n);
-                std::memcpy(send_buf.data() + LWS_PRE, latest.data(), n);
-            }
-            if (lws_write(wsi, send_buf.data() + LWS_PRE, n, LWS_WRITE_TEXT) < int(n)) return -1;
-            it->second.sent_gen = g;
-            ++sent;
-            return 0;
         }
-        case LWS_CALLBACK_RECEIVE: {
-            auto it = clients.find(wsi);
-            if (it == clients.end()) return 0;
-            Client& c = it->second;
-            if (!c.rx_over && c.rx.size() + len > config.max_message) {
-                c.rx_over = true;
-                c.rx.clear();
-                c.rx.shrink_to_fit();
-            }
-            if (!c.rx_over) c.rx.append(static_cast<const char*>(in), len);
-            if (!lws_is_final_fragment(wsi)) return 0;
-            if (c.rx_over) {
-                ++oversized;
-                log("dropped a page's message over %zu bytes", config.max_message);
-            } else if (lws_frame_is_binary(wsi) || !nlohmann::json::accept(c.rx)) {
-                ++malformed;
-                log("dropped a page's malformed message (%zu bytes, not JSON text)", c.rx.size());
-            } else if (take_answer(c, c.rx)) {
-                ++answered;
-            } else {
-                ++ignored; // well-formed, no answer; pages cannot change the state
-                log("ignored a page's message: not an answer to one of the %zu questions", config.choices.size());
-            }
-            c.rx.clear();
-            c.rx_over = false;
-            return 0;
+        if (g != woken_gen || cg != woken_clear) {
+            woken_gen = g;
+            woken_clear = cg;
+            lws_callback_on_writable_all_protocol(context, &protocols[1]);
         }
-        case LWS_CALLBACK_EVENT_WAIT_CANCELLED: {
-            uint64_t g = 0, cg = 0;
-            {
-                std::lock_guard<std::mutex> lock(mutex);
-                g = gen;
-                cg = clear_gen;
-            }
-            if (g != woken_gen || cg != woken_clear) {
-                woken_gen = g;
-                woken_clear = cg;
-                lws_callback_on_writable_all_protocol(context, &protocols[1]);
-            }
-            return 0;
-        }
-        default:
-            return 0;
-        }
+        return 0;
     }
-};
+    default:
+        return 0;
+    }
+}
 
 namespace {
 
@@ -383,38 +302,10 @@ int ws_callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, siz
     return impl->ws(wsi, reason, in, len);
 }
 
-// Binds a plain socket to the address and port once, to name what is wrong in one sentence
-// before libwebsockets tries (it only logs a line).
-bool check_bind(const ServeConfig& c, std::string& error) {
-    sockaddr_in a {};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(uint16_t(c.port));
-    if (::inet_pton(AF_INET, c.bind.c_str(), &a.sin_addr) != 1) {
-        error = "--bind " + c.bind + " is not an IPv4 address; use one of this machine's addresses or 0.0.0.0";
-        return false;
-    }
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-        error = std::string("cannot open a socket (") + std::strerror(errno) + ")";
-        return false;
-    }
-    const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    const int r = ::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
-    const int e = errno;
-    ::close(fd);
-    if (r == 0) return true;
-    const std::string port = std::to_string(c.port);
-    if (e == EADDRINUSE)
-        error = "port " + port + " is in use on " + c.bind + "; choose another with --port, such as " +
-                std::to_string(c.port == 65535 ? 8642 : c.port + 1);
-    else if (e == EADDRNOTAVAIL)
-        error = "--bind " + c.bind + " is not an address of this machine; use one that ip -4 addr lists, or 0.0.0.0";
-    else if (e == EACCES)
-        error = "port " + port + " needs root; use a port from 1024 to 65535, such as 8642";
-    else
-        error = "cannot listen on " + c.bind + ":" + port + " (" + std::strerror(e) + "); choose another --port or --bind";
-    return false;
+void tick_callback(lws_sorted_usec_list_t* sul) {
+    auto* t = reinterpret_cast<FollowServer::Impl::Tick*>(sul);
+    t->impl->tick();
+    lws_sul_schedule(t->impl->context, 0, &t->sul, tick_callback, lws_usec_t(tick_ms(t->impl->config)) * 1000);
 }
 
 } // namespace
@@ -443,17 +334,23 @@ bool FollowServer::start(const ServeConfig& c, std::string& error) {
     }
     if (!check_bind(c, error)) return false;
     m.config = c;
+    if (m.config.keep_dropped < 0) m.config.keep_dropped = 3 * c.max_clients;
     m.site_real = real;
     m.stopping = false;
     m.clients.clear();
+    m.per_address.clear();
+    m.refresh_hosts();
     {
         std::lock_guard<std::mutex> lock(m.mutex);
-        m.answers.clear();
-        m.counts.assign(c.choices.size(), {});
-        for (size_t q = 0; q < c.choices.size(); ++q) m.counts[q].assign(size_t(std::max(c.choices[q], 0)), 0);
+        m.answers.reset(c.choices, size_t(m.config.keep_dropped));
         m.clear_round.assign(c.choices.size(), 0);
+        m.code = normalized_code(c.code);
+        m.woken_code = m.code_gen;
     }
-    m.protocols[0] = {"http", http_callback, sizeof(HttpRequest), 0, 0, nullptr, 0};
+    if (c.quiet) m.logs.set_sink({});
+    else if (c.log) m.logs.set_sink(c.log);
+    else m.logs.set_sink([](const std::string& l) { std::fprintf(stderr, "attnviz: serve: %s\n", l.c_str()); });
+    m.protocols[0] = {"http", http_callback, http_request_size(), 0, 0, nullptr, 0};
     m.protocols[1] = {follow_protocol, ws_callback, 0, 4096, 0, nullptr, 0};
     m.protocols[2] = {nullptr, nullptr, 0, 0, 0, nullptr, 0};
 
@@ -468,12 +365,18 @@ bool FollowServer::start(const ServeConfig& c, std::string& error) {
     info.user = &m;
     info.options = LWS_SERVER_OPTION_DISABLE_IPV6 | LWS_SERVER_OPTION_VALIDATE_UTF8;
     info.server_string = "attnviz";
+    info.timeout_secs = unsigned(std::max(1, c.handshake_s)); // a request (the upgrade too) whole within this
+    info.keepalive_timeout = std::max(1, c.handshake_s);     // an idle HTTP connection, likewise
+    info.timeout_secs_ah_idle = std::max(1, c.handshake_s);  // headers begun and never ended
     m.context = lws_create_context(&info);
     if (!m.context) {
         error = "cannot listen on " + c.bind + ":" + std::to_string(c.port) + "; choose another --port or --bind";
         return false;
     }
+    m.tick_sul = {};
+    m.tick_sul.impl = &m;
     m.thread = std::thread([&m] {
+        lws_sul_schedule(m.context, 0, &m.tick_sul.sul, tick_callback, lws_usec_t(tick_ms(m.config)) * 1000);
         while (!m.stopping) lws_service(m.context, 0);
     });
     return true;
@@ -509,6 +412,13 @@ ServeStats FollowServer::stats() const {
     s.clients = m.n_clients;
     s.connected = m.connected;
     s.refused = m.refused;
+    s.refused_address = m.refused_address;
+    s.refused_code = m.refused_code;
+    s.refused_host = m.refused_host;
+    s.refused_upgrade = m.refused_upgrade;
+    s.timed_out = m.timed_out;
+    s.stuck = m.stuck;
+    s.throttled = m.throttled;
     s.malformed = m.malformed;
     s.oversized = m.oversized;
     s.ignored = m.ignored;
@@ -516,6 +426,10 @@ ServeStats FollowServer::stats() const {
     s.sent = m.sent;
     s.http_refused = m.http_refused;
     s.files_sent = m.files_sent;
+    {
+        std::lock_guard<std::mutex> lock(m.mutex);
+        s.answer_pages = m.answers.size();
+    }
     return s;
 }
 
@@ -534,22 +448,29 @@ void FollowServer::publish_files(std::vector<std::pair<std::string, std::string>
 
 std::vector<std::vector<int>> FollowServer::answer_counts() const {
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    return impl_->counts;
+    return impl_->answers.counts();
 }
 
 void FollowServer::clear_answers(int q) {
     Impl& m = *impl_;
     {
         std::lock_guard<std::mutex> lock(m.mutex);
-        const size_t nq = m.counts.size();
+        const size_t nq = m.clear_round.size();
         if (q < -1 || q >= int(nq)) return;
-        for (size_t i = 0; i < nq; ++i) {
-            if (q != -1 && int(i) != q) continue;
-            for (int& n : m.counts[i]) n = 0;
-            for (auto& [id, mine] : m.answers) mine[i] = -1;
-            ++m.clear_round[i];
-        }
+        m.answers.clear(q);
+        for (size_t i = 0; i < nq; ++i)
+            if (q == -1 || int(i) == q) ++m.clear_round[i];
         ++m.clear_gen;
+    }
+    if (m.context) lws_cancel_service(m.context);
+}
+
+void FollowServer::set_code(const std::string& code) {
+    Impl& m = *impl_;
+    {
+        std::lock_guard<std::mutex> lock(m.mutex);
+        m.code = normalized_code(code);
+        ++m.code_gen;
     }
     if (m.context) lws_cancel_service(m.context);
 }

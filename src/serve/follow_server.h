@@ -4,10 +4,22 @@
 //                       the header x-attnviz-follow: the page knows it came from a teacher's window
 //   GET /follow.json    {"follow":"/follow","protocol":"attnviz-follow"}, for scripts and tests
 //   GET /follow/...     the files the window publishes (publish_files: the shown trained
-//                       model's weights, the weights file's block), from memory
-//   ws://HOST:PORT/follow (subprotocol attnviz-follow)
-//                       every page gets the latest state message on connecting and each new
-//                       one when the window publishes it
+//                       model's weights, the weights file's block), from memory; with the
+//                       class code (?code=) when there is one
+//   ws://HOST:PORT/follow?code=CODE (subprotocol attnviz-follow)
+//                       every page gets the latest state message on connecting and the newest
+//                       one when the window publishes (a slow page skips the ones between)
+//
+// The door (docs/views.md, "On a school network"): every request names a Host that is this
+// server's (its addresses, localhost, its host name, --allow-host names), else 403; an
+// upgrade must be to /follow with the subprotocol, with an Origin equal to its Host, else an
+// HTTP error; then the class code (a wrong or missing one: closed with 4401 and a reason),
+// --max-clients and --per-address (closed with 1008 and a reason). A page that says nothing
+// (no pong, no message) for idle_ms is dropped; pings go every ping_ms; a connection that has
+// not finished its request within handshake_s is closed. The page's files carry nosniff, a
+// Content-Security-Policy (its own scripts, WebAssembly and its own WebSocket) and a
+// Cache-Control that caches the files but not the state. Log lines escape every byte that is
+// not printable ASCII and are limited per kind ("N more like this", follow_guard.h).
 //
 // Only the window writes the state: publish() is the one way in. What a page sends is never
 // applied. The one message a page may send is its answer to a check-yourself question,
@@ -15,20 +27,19 @@
 //   {"answer":{"page":"ID","question":Q,"choice":C}}    Q from 0, C from 0 (below the
 //                                                        question's number of choices)
 //
-// which only counts in answer_counts(): a page (ID: 1 to 40 letters, digits, - or _, and one
-// ID per connection) has one answer per question, its latest; answers outlive the page's
-// connection (a laptop that sleeps still counts) until cleared, for at most 4 × max_clients
-// pages. clear_answers() forgets a question's answers and tells every connected page
-// {"answers_cleared":Q}, one such message per question cleared. Any
-// other message is dropped and logged: malformed (not JSON, or binary), oversized, or
-// well-formed but not an answer to one of the questions (ignored). At
-// most `max_clients` pages follow at once; one more is closed with status 1008 and a reason.
+// which only counts in answer_counts() (follow_answers.h): ID is 1 to 40 letters, digits, - or
+// _, fixed for the connection by its first answer; answers of pages that left are kept until
+// cleared, the oldest going first past keep_dropped. At most `rate` messages a second per page
+// (a burst of `burst`): more are dropped and counted. clear_answers() forgets a question's
+// answers and tells every connected page {"answers_cleared":Q}. Any other message is dropped
+// and counted: malformed (not JSON, or binary), oversized, or well-formed but not an answer.
 // libwebsockets (Debian's libwebsockets17) does HTTP and WebSocket on its own service loop,
 // run here on a thread of the server's own; publish() only stores the text and wakes it.
 #pragma once
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -40,10 +51,20 @@ struct ServeConfig {
     std::string bind = "0.0.0.0"; // an IPv4 address of this machine, or 0.0.0.0 for all of them
     int port = 8642;
     int max_clients = 60;
+    int per_address = 8;           // the most pages from one address (0: no limit)
+    std::vector<std::string> allow_hosts; // names a request's Host may give besides this machine's
+    std::string code;              // the class code pages must give ("": none, --no-code)
     std::string site_dir;          // the web page's folder (index.html, attnviz.js, ...)
     size_t max_message = 4096;     // the largest message a page may send (bytes)
-    bool quiet = false;            // no log lines on stderr (the tests)
+    bool quiet = false;            // no log lines (the tests)
+    std::function<void(const std::string&)> log; // where log lines go (default: stderr)
     std::vector<int> choices;      // each check-yourself question's number of choices
+    int ping_ms = 10000;           // a ping to a page silent this long
+    int idle_ms = 30000;           // a page silent this long (no pong, no message) is dropped
+    int handshake_s = 5;           // a connection's request must be whole within this
+    int stuck_s = 10;              // a page whose send buffer stays full this long is dropped
+    double rate = 5, burst = 10;   // a page's messages: per second, and at once
+    int keep_dropped = -1;         // answers of pages that left, kept (-1: 3 × max_clients)
 };
 
 // What the server has seen, for the side panel and the tests.
@@ -51,6 +72,13 @@ struct ServeStats {
     int clients = 0;           // pages following now
     uint64_t connected = 0;    // pages that ever connected (refused ones not counted)
     uint64_t refused = 0;      // over max_clients
+    uint64_t refused_address = 0; // over per_address
+    uint64_t refused_code = 0; // without the class code, or with a wrong one
+    uint64_t refused_host = 0; // a Host or Origin not this server's (403)
+    uint64_t refused_upgrade = 0; // an upgrade to another path or without the subprotocol
+    uint64_t timed_out = 0;    // dropped: silent for idle_ms
+    uint64_t stuck = 0;        // dropped: its send buffer stayed full for stuck_s
+    uint64_t throttled = 0;    // messages dropped: over the rate
     uint64_t malformed = 0;    // dropped: not JSON, or binary
     uint64_t oversized = 0;    // dropped: longer than max_message
     uint64_t ignored = 0;      // well-formed messages that are no answer (pages cannot change the state)
@@ -58,6 +86,7 @@ struct ServeStats {
     uint64_t sent = 0;         // state messages written to pages
     uint64_t http_refused = 0; // requests for a path outside the site folder or not a file
     uint64_t files_sent = 0;   // the published file, sent whole
+    size_t answer_pages = 0;   // entries in the answers table
 };
 
 class FollowServer {
@@ -86,6 +115,9 @@ public:
     std::vector<std::vector<int>> answer_counts() const;
     // Forgets question q's answers (every question's for q = -1) and tells every page.
     void clear_answers(int q);
+    // A new class code ("" for none): every page that follows is dropped (closed with 4401),
+    // and pages must give the new one.
+    void set_code(const std::string& code);
 
     struct Impl;
 

@@ -1,8 +1,12 @@
 // serve_address.cpp: see serve_address.h.
 #include "serve_address.h"
+#include "follow_guard.h"
 #include "config.h"
 #include "text_util.h"
 #include <arpa/inet.h>
+#include <sys/socket.h>
+#include <cstring>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <ifaddrs.h>
@@ -60,6 +64,68 @@ bool parse_serve_options(const std::string& port, const std::string& bind, const
         c.max_clients = int(v);
     }
     return true;
+}
+
+bool parse_serve_limits(const std::string& per_address, const std::vector<std::string>& allow_hosts, ServeConfig& c,
+                        std::string& error) {
+    int64_t v = 0;
+    std::string why;
+    if (!per_address.empty()) {
+        if (!parse_int(per_address, "--per-address", 0, 1000, v, why)) {
+            error = "--per-address " + quote(per_address, 40) +
+                    " is not a number of pages; use 0 to 1000 (the default is 8; 0 for no limit)";
+            return false;
+        }
+        c.per_address = int(v);
+    }
+    for (const std::string& h : allow_hosts) {
+        if (h.find(':') != std::string::npos || host_name_of(h).empty()) {
+            error = "--allow-host " + quote(h, 60) +
+                    " is not a host name; give the name pages use for this machine, such as laptop.school.lan, "
+                    "without a port";
+            return false;
+        }
+        c.allow_hosts.push_back(h);
+    }
+    return true;
+}
+
+std::string url_with_code(const std::string& url, const std::string& code) {
+    return code.empty() ? url : url + "?code=" + code;
+}
+
+// Binds a plain socket to the address and port once, to name what is wrong in one sentence
+// before libwebsockets tries (it only logs a line).
+bool check_bind(const ServeConfig& c, std::string& error) {
+    sockaddr_in a {};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(uint16_t(c.port));
+    if (::inet_pton(AF_INET, c.bind.c_str(), &a.sin_addr) != 1) {
+        error = "--bind " + c.bind + " is not an IPv4 address; use one of this machine's addresses or 0.0.0.0";
+        return false;
+    }
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) {
+        error = std::string("cannot open a socket (") + std::strerror(errno) + ")";
+        return false;
+    }
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    const int r = ::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+    const int e = errno;
+    ::close(fd);
+    if (r == 0) return true;
+    const std::string port = std::to_string(c.port);
+    if (e == EADDRINUSE)
+        error = "port " + port + " is in use on " + c.bind + "; choose another with --port, such as " +
+                std::to_string(c.port == 65535 ? 8642 : c.port + 1);
+    else if (e == EADDRNOTAVAIL)
+        error = "--bind " + c.bind + " is not an address of this machine; use one that ip -4 addr lists, or 0.0.0.0";
+    else if (e == EACCES)
+        error = "port " + port + " needs root; use a port from 1024 to 65535, such as 8642";
+    else
+        error = "cannot listen on " + c.bind + ":" + port + " (" + std::strerror(e) + "); choose another --port or --bind";
+    return false;
 }
 
 std::vector<std::string> lan_addresses() {

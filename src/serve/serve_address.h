@@ -12,6 +12,19 @@ namespace attnviz {
 bool parse_serve_options(const std::string& port, const std::string& bind, const std::string& max_clients,
                          ServeConfig& c, std::string& error);
 
+// --per-address (0..1000; "" for not given) and each --allow-host NAME (a host name or an
+// address, no port); false with one sentence in `error`.
+bool parse_serve_limits(const std::string& per_address, const std::vector<std::string>& allow_hosts, ServeConfig& c,
+                        std::string& error);
+
+// The URL a page opens with the class code in it (the QR code's): URL?code=CODE, or URL alone
+// without a code.
+std::string url_with_code(const std::string& url, const std::string& code);
+
+// Binds a plain socket to c's address and port once, to name what is wrong in one sentence
+// before libwebsockets tries (it only logs a line): false with the sentence in `error`.
+bool check_bind(const ServeConfig& c, std::string& error);
+
 // This machine's IPv4 addresses that are up and not loopback, in the order the system lists them.
 std::vector<std::string> lan_addresses();
 // The URLs a page opens: http://ADDR:PORT/ for the bound address, or for each LAN address

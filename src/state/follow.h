@@ -22,6 +22,10 @@ struct FollowStatus {
     std::vector<unsigned char> qr;
     int clients = 0;               // pages following now
     std::string error;             // why serving could not start (one sentence), "" when fine
+    std::string code;              // the class code pages give ("" with --no-code); in the QR code's URL
+    bool new_code_request = false; // the panel's New code: a new one, and every page is dropped
+    int per_address = 0;           // --per-address (0: no limit)
+    unsigned long long refused_address = 0; // pages refused: too many from one address
     // The class's answers to the check view's questions: [question][choice] pages that chose
     // it (empty when not serving), and the check view's "Clear" (-1: every question).
     std::vector<std::vector<int>> answer_counts;

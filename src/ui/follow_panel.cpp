@@ -75,7 +75,27 @@ void draw_serve_section(AppState& s, UiContext& ui) {
     }
     if (!f.serving) return;
     for (const std::string& u : f.urls) ImGui::TextUnformatted(u.c_str());
+    if (!f.code.empty()) {
+        ImGui::Text("Class code: %s", f.code.c_str());
+        ImGui::SameLine();
+        if (ImGui::SmallButton("New code")) f.new_code_request = true;
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("A new code for the class: every page that follows now is dropped and asks for it.");
+    } else {
+        wrapped_dim("No class code (--no-code): anyone who reaches the address follows.");
+    }
     ImGui::TextDisabled("%d %s following", f.clients, f.clients == 1 ? "page" : "pages");
+    if (f.refused_address > 0) {
+        // A class behind one router shares one address: the limit that keeps one machine from
+        // taking the class then refuses real students.
+        const std::string why = std::to_string(f.refused_address) + (f.refused_address == 1 ? " page was" : " pages were") +
+                                " refused: more than " + std::to_string(f.per_address) +
+                                " from one address. If the class shares one (behind one router), start with "
+                                "--per-address 0 or a larger number.";
+        ImGui::PushTextWrapPos(0.f);
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.warning), "%s", why.c_str());
+        ImGui::PopTextWrapPos();
+    }
     draw_qr(ImGui::GetWindowDrawList(), f, ImGui::GetCursorScreenPos(), std::min(w, std::round(160 * ui.scale)));
     const int n = f.qr_size + 8;
     const float m = std::floor(std::min(w, std::round(160 * ui.scale)) / float(n));
@@ -96,7 +116,8 @@ void draw_follow_overlay(AppState& s, UiContext& ui) {
                  ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImGui::PushFont(ui.fonts->body);
-    ImGui::TextUnformatted("Open this on your laptop, or scan the code:");
+    ImGui::TextUnformatted(f.code.empty() ? "Open this on your laptop, or scan the QR code:"
+                                          : "Open this on your laptop and enter the code, or scan the QR code:");
     ImGui::PopFont();
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     float widest = side;
@@ -106,6 +127,13 @@ void draw_follow_overlay(AppState& s, UiContext& ui) {
         widest = std::max(widest, size.x);
         const ImVec2 p = ImGui::GetCursorScreenPos();
         dl->AddText(ui.fonts->address, big, p, text, shown.c_str());
+        ImGui::Dummy(ImVec2(size.x, size.y));
+    }
+    if (!f.code.empty()) { // as large as the address: read from the back of the room
+        const std::string shown = "Code: " + f.code;
+        const ImVec2 size = ui.fonts->address->CalcTextSizeA(big, 1e9f, 0.f, shown.c_str());
+        widest = std::max(widest, size.x);
+        dl->AddText(ui.fonts->address, big, ImGui::GetCursorScreenPos(), ImGui::GetColorU32(ImGuiCol_Text), shown.c_str());
         ImGui::Dummy(ImVec2(size.x, size.y));
     }
     const ImVec2 q = ImGui::GetCursorScreenPos();

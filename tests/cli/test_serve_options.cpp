@@ -31,6 +31,13 @@ TEST(ServeOptions, BadValuesAreOneSentence) {
     expect_usage_error(with({"--bind", "1.2.3\x1b"}), "--bind '1.2.3\\x1B' is not an IPv4 address");
     expect_usage_error(with({"--max-clients", "0"}), "--max-clients '0' is not a number of pages; use 1 to 1000");
     expect_usage_error({"--serve", "--site", site.path + "/none"}, "none holds no index.html");
+    expect_usage_error(with({"--per-address", "-1"}), "--per-address '-1' is not a number of pages; use 0 to 1000");
+    expect_usage_error(with({"--per-address", "many"}), "--per-address 'many' is not a number of pages");
+    expect_usage_error(with({"--allow-host", "laptop:8642"}), "--allow-host 'laptop:8642' is not a host name");
+    expect_usage_error(with({"--allow-host", "a b"}), "--allow-host 'a b' is not a host name");
+    expect_usage_error({"--per-address", "4"}, "--per-address needs --serve");
+    expect_usage_error({"--allow-host", "laptop"}, "--allow-host needs --serve");
+    expect_usage_error({"--no-code"}, "--no-code needs --serve");
     expect_usage_error({"--port", "9000"}, "--port needs --serve");
     expect_usage_error({"--bind", "127.0.0.1"}, "--bind needs --serve");
 }

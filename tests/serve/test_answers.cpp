@@ -5,6 +5,7 @@
 // under xvfb-run) shows the same counts in the check view.
 #include "check_questions.h"
 #include "follow_server.h"
+#include "temp_dir.h"
 #include "ws_client.h"
 #include <chrono>
 #include <csignal>
@@ -33,15 +34,9 @@ using Counts = std::vector<std::vector<int>>;
 namespace {
 
 struct SiteDir {
-    std::string root;
-    SiteDir() {
-        char tmpl[] = "/tmp/attnviz-answers-XXXXXX";
-        root = ::mkdtemp(tmpl);
-        std::ofstream(root + "/index.html") << "<html>the page</html>";
-    }
-    ~SiteDir() {
-        if (std::system(("rm -rf " + root).c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", root.c_str());
-    }
+    attnviz_test::TempDir tmp{"attnviz-answers"};
+    std::string root = tmp.path;
+    SiteDir() { tmp.write("index.html", "<html>the page</html>"); }
 };
 
 std::string answer(const std::string& page, int q, int c) {
@@ -65,6 +60,8 @@ struct Server {
         c.site_dir = site.root;
         c.quiet = true;
         c.max_clients = max_clients;
+        c.per_address = 0;  // every page here comes from 127.0.0.1
+        c.rate = c.burst = 1000; // these pages send many messages at once; the rate has its own test
         c.choices = std::move(choices);
         std::string error;
         EXPECT_TRUE(server.start(c, error)) << error;
@@ -131,17 +128,34 @@ TEST(Answers, OnlyAnswersToAQuestionsChoicesCount) {
     EXPECT_EQ(s.server.answer_counts(), (Counts{{0, 0, 0, 0}, {0, 0, 1}}));
 }
 
-TEST(Answers, PagesThatAnsweredAreCappedAtFourTimesTheClass) {
+TEST(Answers, PagesThatLeftAreCappedTheOldestGoingFirst) {
     Server s({2}, 2);
-    // Page IDs beyond 4 × max_clients (8) do not count, however the pages come and go.
+    // 3 × max_clients (6) pages that left keep their answers; the 7th that leaves pushes out
+    // the first, so a script that comes and goes cannot freeze the count.
     for (int i = 0; i < 10; ++i) {
         WsClient p;
         join(p, s.c.port);
         ASSERT_TRUE(p.send(answer("page" + std::to_string(i), 0, i % 2)));
-        ASSERT_TRUE(eventually([&] { return s.server.stats().answers + s.server.stats().ignored == uint64_t(i + 1); }));
+        ASSERT_TRUE(eventually([&] { return s.server.stats().answers == uint64_t(i + 1); }));
+        p.close();
+        ASSERT_TRUE(eventually([&] { return s.server.stats().clients == 0; }));
     }
-    EXPECT_EQ(s.server.stats().answers, 8u);
-    EXPECT_EQ(s.server.answer_counts(), (Counts{{4, 4}}));
+    ASSERT_TRUE(eventually([&] { return s.server.answer_counts() == Counts{{3, 3}}; })); // pages 4 to 9
+    EXPECT_EQ(s.server.stats().answer_pages, 6u);
+    // A connected page's answer is never pushed out, however many leave after it.
+    WsClient stay;
+    join(stay, s.c.port);
+    ASSERT_TRUE(stay.send(answer("stays", 0, 0)));
+    for (int i = 10; i < 20; ++i) {
+        WsClient p;
+        join(p, s.c.port);
+        ASSERT_TRUE(p.send(answer("page" + std::to_string(i), 0, 1)));
+        ASSERT_TRUE(eventually([&] { return s.server.stats().answers == uint64_t(i + 2); }));
+        p.close();
+        ASSERT_TRUE(eventually([&] { return s.server.stats().clients == 1; }));
+    }
+    EXPECT_EQ(s.server.answer_counts(), (Counts{{1, 6}}));
+    EXPECT_EQ(s.server.stats().answer_pages, 7u);
 }
 
 TEST(Answers, AClearForgetsTheAnswersAndTellsEveryPage) {
@@ -190,7 +204,7 @@ TEST(Answers, TheTeachersCheckViewShowsTheClassAnswers) {
     SiteDir site;
     const int port = free_port();
     std::vector<std::string> args = {"xvfb-run", "-a", ATTNVIZ_HARNESS_BIN, "--serve", "--port", std::to_string(port),
-                                     "--bind", "127.0.0.1", "--site", site.root, "--follow-stdin", "--view", "check",
+                                     "--bind", "127.0.0.1", "--no-code", "--site", site.root, "--follow-stdin", "--view", "check",
                                      "--size", "1280x800"};
     int in[2], out[2];
     ASSERT_EQ(::pipe(in), 0);

@@ -2,6 +2,7 @@
 // model's weights, a weights file's block): served from memory whole, at their paths only,
 // replaced and removed.
 #include "follow_server.h"
+#include "temp_dir.h"
 #include "ws_client.h"
 #include <cstdio>
 #include <fstream>
@@ -25,9 +26,9 @@ std::string status_of(const std::string& response) { return response.substr(0, r
 } // namespace
 
 TEST(FollowFile, PublishedFilesAreServedWholeAtTheirPathsOnly) {
-    char tmpl[] = "/tmp/attnviz-file-XXXXXX";
-    const std::string root = ::mkdtemp(tmpl);
-    std::ofstream(root + "/index.html") << "<html>the page</html>";
+    attnviz_test::TempDir dir{"attnviz-file"};
+    const std::string root = dir.path;
+    dir.write("index.html", "<html>the page</html>");
     FollowServer server;
     ServeConfig c;
     c.bind = "127.0.0.1";
@@ -62,5 +63,4 @@ TEST(FollowFile, PublishedFilesAreServedWholeAtTheirPathsOnly) {
     EXPECT_EQ(body_of(http_get(c.port, "/index.html")), "<html>the page</html>");
     EXPECT_EQ(status_of(http_get(c.port, "/follow/")), "HTTP/1.1 404 Not Found");
     server.stop();
-    EXPECT_EQ(std::system(("rm -rf " + root).c_str()), 0);
 }

@@ -5,9 +5,11 @@
 // teacher's numbers and refuses an edit it cannot compute.
 #include "app_state.h"
 #include "follow_gpt.h"
+#include "inputs.h"
 #include "safetensors.h"
 #include "serve_link.h"
 #include "session_state.h"
+#include "temp_dir.h"
 #include "ws_client.h"
 #include <cstdio>
 #include <cstring>
@@ -25,6 +27,7 @@ using attnviz_test::WsClient;
 namespace {
 
 const std::string gpt_dir = std::string(ATTNVIZ_TEST_DATA) + "/gpt_tiny/gpt2";
+std::string class_code; // the window's, as the teacher's page has it: the parts' URLs need it
 
 std::string body_of(const std::string& response) {
     const size_t at = response.find("\r\n\r\n");
@@ -58,20 +61,15 @@ struct Served {
 };
 
 struct Teacher {
-    std::string site;
+    attnviz_test::TempDir dir{"attnviz-follow-gpt"};
+    std::string site = dir.path;
     AppState s;
     WsClient ws;
     int port = 0;
-    Teacher() {
-        char tmpl[] = "/tmp/attnviz-follow-gpt-XXXXXX";
-        site = ::mkdtemp(tmpl);
-        std::ofstream(site + "/index.html") << "<html>the page</html>";
-    }
+    Teacher() { dir.write("index.html", "<html>the page</html>"); }
     ~Teacher() {
         ws.close();
         stop_serving();
-        std::remove((site + "/index.html").c_str());
-        ::rmdir(site.c_str());
     }
     bool start(std::string& error) {
         init_app_state(s, lesson_config(), KernelChoice::reference);
@@ -90,7 +88,12 @@ struct Teacher {
         o.site = site;
         if (!start_serving(o, error)) return false;
         serve_after_frame(s);
-        return ws.connect("127.0.0.1", port);
+        if (s.follow.code.size() != 6) {
+            error = "no class code: '" + s.follow.code + "'";
+            return false;
+        }
+        class_code = s.follow.code;
+        return ws.connect("127.0.0.1", port, "/follow?code=" + s.follow.code);
     }
     // The latest message the server sends once it names the GPT parts (the window makes them
     // once a page follows: frames until the server has counted this one).
@@ -109,7 +112,8 @@ struct Teacher {
 };
 
 std::string url_of(const nlohmann::json& m, const char* part) {
-    return m.contains("follow_gpt") ? m["follow_gpt"]["urls"].value(part, std::string()) : std::string();
+    const std::string u = m.contains("follow_gpt") ? m["follow_gpt"]["urls"].value(part, std::string()) : std::string();
+    return u.empty() ? u : u + "?code=" + class_code;
 }
 
 } // namespace
@@ -259,4 +263,74 @@ TEST(FollowGpt, APageShowsTheTeachersNumbersAndRefusesEditsItCannotCompute) {
     reset_to_lesson(page);
     recompute(page);
     EXPECT_EQ(mode(page), Mode::lesson);
+}
+
+// Finding 5: the state carried the teacher's file paths (home folder, user name). Every kind
+// of file the window can show (a weights file's block, a trained model, a whole GPT model):
+// the message names it by its base name, and no folder of the teacher's is in it.
+TEST(FollowGpt, NoFolderOfTheTeachersInAnyStateMessage) {
+    Teacher t;
+    std::string error;
+    ASSERT_TRUE(t.start(error)) << error;
+    AppState& s = t.s;
+    const std::string data = ATTNVIZ_TEST_DATA;
+    auto latest = [&] {
+        std::string text, last;
+        attnviz_test::eventually(
+            [&] {
+                serve_after_frame(s);
+                while (t.ws.read(text, 200) == 1) last = text;
+                return !last.empty();
+            },
+            10000);
+        return last;
+    };
+    const std::string gpt = latest();
+    ASSERT_NE(gpt.find("follow_gpt"), std::string::npos) << gpt.substr(0, 300);
+    EXPECT_EQ(gpt.find(data), std::string::npos) << gpt.substr(0, 600);
+
+    ASSERT_TRUE(open_model_path(s, data + "/model_view/both.safetensors", error)) << error;
+    recompute(s);
+    ASSERT_EQ(mode(s), Mode::toy_model) << s.error;
+    const std::string toy = latest();
+    const nlohmann::json tj = nlohmann::json::parse(toy, nullptr, false);
+    ASSERT_TRUE(tj.is_object() && tj.contains("model")) << toy.substr(0, 300);
+    EXPECT_EQ(tj["model"]["source"].get<std::string>().find('/'), std::string::npos) << tj["model"]["source"];
+    EXPECT_EQ(toy.find(data), std::string::npos) << toy.substr(0, 600);
+
+    request_trained_model(s, nullptr); // back to the lesson's module
+    recompute(s);
+    ASSERT_TRUE(load_weights_file(s, data + "/weights/lesson_c8_h2.safetensors", 0, error)) << error;
+    recompute(s);
+    const std::string lesson = latest();
+    const nlohmann::json lj = nlohmann::json::parse(lesson, nullptr, false);
+    ASSERT_TRUE(lj.is_object()) << lesson.substr(0, 300);
+    EXPECT_EQ(lj.value("weights", ""), "lesson_c8_h2.safetensors");
+    EXPECT_EQ(lesson.find(data), std::string::npos) << lesson.substr(0, 600);
+}
+
+// Finding 7's config.json: a model folder's config.json over 1 MB is refused before it is
+// read (it was read whole first). A sparse file of 1.5 GB: read, it would raise the peak RSS
+// by as much.
+TEST(FollowGpt, AHugeConfigJsonIsRefusedUnread) {
+    attnviz_test::TempDir dir{"attnviz-config"};
+    std::ifstream in(gpt_dir + "/model.safetensors", std::ios::binary);
+    std::ofstream(dir.path + "/model.safetensors", std::ios::binary) << in.rdbuf();
+    const std::string config = dir.path + "/config.json";
+    std::ofstream(config) << "{";
+    ASSERT_EQ(::truncate(config.c_str(), off_t(3) << 29), 0);
+    auto peak_kb = [] {
+        std::ifstream f("/proc/self/status");
+        std::string line;
+        while (std::getline(f, line))
+            if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+        return -1L;
+    };
+    const long before = peak_kb();
+    AppState s;
+    init_app_state(s, lesson_config(), KernelChoice::reference);
+    std::string error;
+    EXPECT_FALSE(open_model_path(s, dir.path, error));
+    EXPECT_NE(error.find("is over 1 MB"), std::string::npos) << error;
+    EXPECT_LT(peak_kb() - before, 256 * 1024) << "kB: the file was read";
 }

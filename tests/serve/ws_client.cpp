@@ -15,13 +15,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int connect_tcp(const std::string& host, int port) {
+int connect_tcp(const std::string& host, int port, int rcvbuf = 0) {
     sockaddr_in a {};
     a.sin_family = AF_INET;
     a.sin_port = htons(uint16_t(port));
     if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) return -1;
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
+    if (rcvbuf > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf); // before connect: the window
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
         ::close(fd);
         return -1;
@@ -76,11 +77,15 @@ bool WsClient::fill(int timeout_ms) {
 bool WsClient::connect(const std::string& host, int port, const std::string& path, const std::string& protocol,
                        int timeout_ms) {
     close();
-    fd_ = connect_tcp(host, port);
+    fd_ = connect_tcp(host, port, rcvbuf_);
     if (fd_ < 0) return false;
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port) +
-                      "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n";
+    const std::string hostport = host + ":" + std::to_string(port);
+    const std::string h = host_.empty() ? hostport : host_, o = origin_.empty() ? "http://" + hostport : origin_;
+    std::string req = "GET " + path + " HTTP/1.1\r\n";
+    if (h != "-") req += "Host: " + h + "\r\n";
+    if (o != "-") req += "Origin: " + o + "\r\n";
+    req += "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n";
     if (!protocol.empty()) req += "Sec-WebSocket-Protocol: " + protocol + "\r\n";
     req += "\r\n";
     if (!send_all(fd_, req)) return false;
@@ -88,9 +93,9 @@ bool WsClient::connect(const std::string& host, int port, const std::string& pat
     size_t head_end;
     while ((head_end = buf_.find("\r\n\r\n")) == std::string::npos)
         if (!fill(ms_left(end))) return false;
-    const std::string head = buf_.substr(0, head_end);
+    head_ = buf_.substr(0, head_end);
     buf_.erase(0, head_end + 4);
-    return head.compare(0, 12, "HTTP/1.1 101") == 0;
+    return head_.compare(0, 12, "HTTP/1.1 101") == 0;
 }
 
 bool WsClient::send(const std::string& payload, int opcode) {
@@ -157,10 +162,10 @@ int WsClient::read(std::string& out, int timeout_ms) {
     }
 }
 
-std::string http_get(int port, const std::string& path, int timeout_ms) {
+std::string http_get(int port, const std::string& path, int timeout_ms, const std::string& host) {
     const int fd = connect_tcp("127.0.0.1", port);
     if (fd < 0) return "";
-    const std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    const std::string req = "GET " + path + " HTTP/1.1\r\n" + (host == "-" ? "" : "Host: " + host + "\r\n") + "Connection: close\r\n\r\n";
     std::string got;
     if (send_all(fd, req)) {
         const auto end = Clock::now() + std::chrono::milliseconds(timeout_ms);

@@ -54,8 +54,11 @@ struct HfConfig {
 };
 
 bool read_config_json(const std::string& path, HfConfig& c, std::string& error) {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) return fail(error, path, "cannot be read; make it readable or remove it");
+    // The size before the bytes: a huge file is refused without reading it.
+    if (in.tellg() > std::streamoff(1u << 20)) return fail(error, path, "is over 1 MB, too large for a model's config.json");
+    in.seekg(0);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (text.size() > (1u << 20)) return fail(error, path, "is over 1 MB, too large for a model's config.json");
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
