@@ -254,6 +254,7 @@ void recompute(AppState& s) {
     // Question 4's demonstration, once its run is trained (check_ablation.cpp).
     if (s.train && s.train->ablation_demo.trained() && !s.train->ablation_demo.computed)
         compute_ablation_demo(s.train->ablation_demo);
+    update_patch_demo(s); // question 6's, on the same model once it is trained (check_patch.cpp)
     poll_patch(s, s.screen.screenshot_mode); // the Patching panel's run on its worker (patch_state.cpp)
     fill_patch_fields(s);
     update_generate(s); // the Generate view's steps and the check view's fifth demonstration (generate_state.cpp)

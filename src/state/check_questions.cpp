@@ -33,6 +33,12 @@ const std::vector<CheckQuestion>& check_questions() {
           "The keys and values are the model's weights, which do not change while it writes.",
           "The softmax of earlier rows is renormalised at every step, and the cache stores that."},
          0},
+        {"6. Which head carries the copied token?",
+         {"A previous-token head in layer 0: it looks at the token before, so it holds the token to copy.",
+          "An induction head in layer 1: patching its output from a clean run brings the copied token's logit back.",
+          "Every head alike: the answer is spread over the whole residual stream.",
+          "The head with the sharpest attention pattern, whichever layer it is in."},
+         1},
     };
     return q;
 }

@@ -13,7 +13,7 @@ struct CheckQuestion {
     int correct;                       // the index of the right choice
 };
 
-constexpr int check_question_count = 5;
+constexpr int check_question_count = 6;
 const std::vector<CheckQuestion>& check_questions();
 // Each question's number of choices (the server's ServeConfig::choices).
 std::vector<int> check_question_choices();

@@ -42,8 +42,8 @@ struct FollowStatus {
     // This screen's own answers to the check view's questions (-1: none), on a page and in
     // the lesson alike; on a page each new one is sent to the teacher's window (pending
     // until it is: the connection may be down), and the teacher's Clear forgets it.
-    int my_answer[check_question_count] = {-1, -1, -1, -1, -1};
-    bool answer_pending[check_question_count] = {false, false, false, false, false};
+    int my_answer[check_question_count] = {-1, -1, -1, -1, -1, -1};
+    bool answer_pending[check_question_count] = {};
 };
 
 } // namespace attnviz

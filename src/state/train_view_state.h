@@ -8,6 +8,7 @@
 // picks the step to show (the latest, or the scrubbed snapshot), and runs the model on the
 // probe sequence for the heads' attention patterns and labels.
 #pragma once
+#include "check_patch.h"
 #include "ablation.h"
 #include "train_session.h"
 #include <memory>
@@ -127,6 +128,7 @@ struct TrainViewState {
 
     HeadsComparison compare;
     AblationDemo ablation_demo;
+    PatchDemo patch_demo; // question 6's, on ablation_demo's model (check_patch.h)
 };
 
 // The Train view's state in `s`, made (task both, its defaults) on first use.

@@ -2,6 +2,7 @@
 // puts the app into the demonstration that answers it, and a short answer revealed on
 // request; the lesson's key takeaways sit beside them.
 #include "check_questions.h"
+#include "check_view.h"
 #include "format.h"
 #include "matrix_panel.h"
 #include "train_view.h"
@@ -13,8 +14,6 @@
 #include <cstdio>
 
 namespace attnviz {
-
-namespace {
 
 void heading(UiContext& ui, const char* text) {
     ImGui::PushFont(ui.fonts->heading);
@@ -117,6 +116,8 @@ void answer(AppState& s, int n, const char* text) {
     }
     ImGui::PopID();
 }
+
+namespace {
 
 // Question 1: the lesson's perturbation in the causality view.
 void show_causality(AppState& s) {
@@ -431,6 +432,7 @@ void show_me(AppState& s, int question) {
     if (question == 3) s.screen.view = View::scores;
     if (question == 4) start_ablation_demo(s);
     if (question == 5) request_generate_demo(s);
+    if (question == 6) start_patch_demo(s);
 }
 
 void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
@@ -566,6 +568,7 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
            "in every layer their keys and values are what they were. A model that writes on keeps them (the KV cache) and "
            "computes only the new position's q, k and v and its one row of scores. The result is the full forward's, bit "
            "for bit on the reference kernel, and a step costs one row of every product instead of T rows.");
+    patch_question(s, ui); // question 6 (check_patch_view.cpp)
 
     ImGui::PopFont();
     if (!two_columns) {

@@ -5,7 +5,11 @@
 // clicking a head opens it in the scores view; the lens's cells are the core's for the
 // positions the table shows, and only those, and a new run drops them.
 #include "app_state.h"
+#include "check_questions.h"
 #include "follow_gpt.h"
+#include "model_io.h"
+#include "train_view_state.h"
+#include <cstdio>
 #include "gpt_test_dir.h"
 #include "logit_lens.h"
 #include "model_view.h"
@@ -299,4 +303,46 @@ TEST(FollowProbes, APageShowsTheTeachersLensCellsAndPatchTables) {
     EXPECT_EQ(pb.corrupt, pa.corrupt);
     EXPECT_EQ(pb.answer_text, pa.answer_text);
     EXPECT_FALSE(request_patch_run(page)) << "a page cannot run the teacher's model";
+}
+
+// ---- The check view's question 6 on a trained induction model (question 4's, here the
+// trained file of tests/data/generate put in its place instead of training one).
+
+TEST(CheckPatch, TheHeadsTableIsTheCoresAndTheInductionHeadsLightUp) {
+    EXPECT_EQ(check_questions().size(), size_t(check_question_count));
+    EXPECT_EQ(check_questions()[5].choices.size(), 4u);
+    AppState s = lesson_state();
+    TrainViewState& t = train_view(s);
+    Model m;
+    std::string error;
+    ASSERT_TRUE(load_model(toy_file, m, error)) << error;
+    t.ablation_demo.steps = 1; // asked, and already trained
+    t.ablation_demo.settings = default_train_settings(Task::induction);
+    t.ablation_demo.picture.model = std::make_shared<const Model>(m);
+    t.ablation_demo.picture.probe = default_probe(m.config);
+    start_patch_demo(s);
+    EXPECT_EQ(s.screen.view, View::check);
+    recompute(s);
+    const PatchDemo& d = s.train->patch_demo;
+    ASSERT_TRUE(d.computed);
+    ASSERT_TRUE(d.error.empty()) << d.error;
+    std::vector<int> clean, corrupt;
+    int answer = 0, wrong = 0;
+    patch_demo_sequences(m.config, clean, corrupt, answer, wrong);
+    EXPECT_EQ(d.clean, clean);
+    PatchRuns runs;
+    prepare_patch_runs(m, clean, corrupt, answer, wrong, KernelKind::reference, runs);
+    EXPECT_TRUE(same_tables(d.heads, patch_tables(runs, false, true).heads));
+    // The head that restores most is a layer-1 induction head, and the sentence says its number.
+    EXPECT_EQ(d.best_layer, 1);
+    EXPECT_GE(d.induction[1][size_t(d.best_head)], induction_threshold);
+    char want[16];
+    std::snprintf(want, sizeof want, "%.2f", double(d.heads[1][size_t(d.best_head)]));
+    EXPECT_NE(d.sentence.find("L1 h" + std::to_string(d.best_head) + "'s output"), std::string::npos) << d.sentence;
+    EXPECT_NE(d.sentence.find(want), std::string::npos) << d.sentence;
+    // Open in the Patching panel: the same table there.
+    open_patch_demo(s);
+    ASSERT_TRUE(until(s, [&] { return mode(s) == Mode::toy_model && !patch_running(s) && !s.patch.result.empty(); })) << s.error;
+    EXPECT_EQ(s.model_view.panel, ModelPanel::patching);
+    EXPECT_TRUE(same_tables(s.patch.result.tables.heads, d.heads));
 }

@@ -211,9 +211,9 @@ try {
   await answer(pages[0], 'A##answer1');
   await answer(pages[1], 'C##answer1');
   await answer(pages[2], 'A##answer1');
-  await teacherCounts('answers 2,0,1,0 0,0,0 0,0,0 0,0,0 0,0,0,0');
+  await teacherCounts('answers 2,0,1,0 0,0,0 0,0,0 0,0,0 0,0,0,0 0,0,0,0');
   await answer(pages[1], 'B##answer1'); // a change of mind replaces the earlier answer
-  await teacherCounts('answers 2,1,0,0 0,0,0 0,0,0 0,0,0 0,0,0,0');
+  await teacherCounts('answers 2,1,0,0 0,0,0 0,0,0 0,0,0 0,0,0,0 0,0,0,0');
   for (const [i, p] of pages.entries()) {
     const s = await state(p);
     if (s.answers[0] !== [0, 1, 0][i] || s.answers_pending[0]) fail(`page ${i} shows answer ${s.answers[0]} (pending ${s.answers_pending[0]})`);
@@ -224,7 +224,7 @@ try {
     await untilTrue(`page ${i} did not show question 1's answer when the teacher did`,
       async () => (await state(p)).answers_shown[0] === true, 5000);
   await edit('clear 0');
-  await teacherCounts('answers 0,0,0,0 0,0,0 0,0,0 0,0,0 0,0,0,0');
+  await teacherCounts('answers 0,0,0,0 0,0,0 0,0,0 0,0,0 0,0,0,0 0,0,0,0');
   for (const [i, p] of pages.entries())
     await untilTrue(`page ${i} kept its answer after the teacher cleared it`, async () => (await state(p)).answers[0] === -1, 5000);
   console.log('three pages answered question 1, the teacher\'s window counted each once, and its Clear cleared the pages');
