@@ -338,8 +338,9 @@ EM_BOOL on_close(int, const EmscriptenWebSocketCloseEvent* e, void*) {
         f.full = true;
         f.note = "The teacher's window follows as many pages as it takes; this page explores on its own.";
     } else if (e->code == 4401) { // no code, a wrong one, or the teacher made a new one
-        ask_code("The teacher's window did not take this code (a new one may be on the teacher's screen). "
-                 "Type the code shown with the address.");
+        ask_code(f.code.empty() ? "Type the code shown with the address on the teacher's screen."
+                                : "The teacher's window did not take this code (a new one may be on the teacher's "
+                                  "screen). Type the code shown with the address.");
     } else {
         // Back off (1, 2, 4 ... 30 s, give or take a quarter): a class whose window restarts
         // does not all knock at once.
@@ -388,8 +389,7 @@ void web_follow_start(AppState& s) {
     char code[32] = {};
     follow_code(code, int(sizeof code));
     f.code = code;
-    if (f.code.empty()) ask_code("Type the code shown with the address on the teacher's screen.");
-    else connect();
+    connect(); // without a code too: a window started with --no-code takes it; else 4401 asks for one
 }
 
 // The code typed in page.js's prompt: the page connects with it at once.
