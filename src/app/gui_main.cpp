@@ -68,6 +68,7 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
     s.perturb_dirty = s.strength != 0;
     // The Train view: a session's run, or the one --task and its options ask for.
     if (plan.train_state) s.train = plan.train_state;
+    s.generate.restore = plan.generate;
     // Made now, not when the view is first drawn: its worker's first scoring (and the memory
     // that thread's allocator keeps) belongs to start-up, not to a later frame.
     train_view(s);

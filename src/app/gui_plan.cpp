@@ -394,6 +394,7 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         plan.replace_token = probe.shown.replace_token;
         plan.ablate = probe.ablation.edit.heads;
         plan.ablate_mode = probe.ablation.edit.mode;
+        plan.generate = probe.generate.restore;
     }
     if (!o.ablate_mode.empty()) {
         if (!parse_ablation_mode(o.ablate_mode, plan.ablate_mode, error)) {

@@ -96,6 +96,7 @@ struct GuiPlan {
     std::optional<TrainSettings> train;
     int64_t train_steps = 0;
     std::shared_ptr<TrainViewState> train_state; // a session's Train view (--open)
+    GenerateRestore generate;                    // a session's generation (--open), written again
 };
 
 // On failure returns false with one sentence in `error`.

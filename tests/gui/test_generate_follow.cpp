@@ -11,6 +11,7 @@
 #include "follow_generate.h"
 #include "follow_gpt.h"
 #include "gpt_test_dir.h"
+#include "gui_test_support.h"
 #include "session.h"
 #include "session_state.h"
 #include "state_test_support.h"
@@ -261,4 +262,17 @@ TEST(GenerateWorker, TheCheckQuestionsDemonstrationRunsOnTheWorker) {
     EXPECT_EQ(d.cached_tokens, d.full_tokens);
     EXPECT_EQ(d.max_abs_logits, 0.0);
     EXPECT_FALSE(d.sentence.empty());
+}
+
+TEST(GenerateSession, OpenWritesTheSavedGenerationInTheWindow) {
+    const std::string file = temp_dir() + "/generated.json";
+    Shot a = take_shot("generate_saved", {"--view", "generate", "--keys", "right,right,right", "--save-session", file});
+    ASSERT_EQ(a.result.status, 0) << a.result.err;
+    Shot b = take_shot("generate_opened", {"--open", file});
+    ASSERT_EQ(b.result.status, 0) << b.result.err;
+    const auto pa = a.items("generate_attention", "att"), pb = b.items("generate_attention", "att");
+    ASSERT_EQ(pa.size(), 1u);
+    ASSERT_EQ(pb.size(), 1u);
+    EXPECT_EQ(pb[0]["value"], pa[0]["value"]); // T: the prompt's 4 rows and the 3 written
+    EXPECT_EQ(pb[0]["value"].get<double>(), 7.0);
 }
