@@ -125,19 +125,9 @@ static bool meta_int(const SafetensorsFile& file, const char* key, int64_t hi, s
     return true;
 }
 
-bool model_from_safetensors(const SafetensorsFile& file, const TensorReader& read, Model& out, std::string& error) {
-    out = Model{};
+// C and V from the token embedding, T from the position embedding.
+static bool sizes_from_embeddings(const SafetensorsFile& file, ModelConfig& c, std::string& error) {
     const std::string& path = file.name;
-    ModelConfig& c = out.config;
-    const std::string* task = file.meta(trained_task_key);
-    if (!task)
-        return fail(error, path,
-                    "this is not a model trained by attnviz train (its __metadata__ has no attnviz_task); give a file "
-                    "that attnviz train (or PyTorch in its layout) wrote");
-    std::string why;
-    if (!parse_task(*task, c.task, why)) return fail(error, path, "attnviz_task in __metadata__: " + why);
-
-    // C and V from the token embedding, T from the position embedding.
     const TensorInfo* wte = file.find(wte_name);
     const TensorInfo* wpe = file.find(wpe_name);
     if (!wte || !wpe)
@@ -159,8 +149,13 @@ bool model_from_safetensors(const SafetensorsFile& file, const TensorReader& rea
     c.n_embd = int(C);
     c.vocab = int(wte->shape[0]) - 1;
     c.seq_len = int(wpe->shape[0]) - 1;
+    return true;
+}
 
-    std::optional<int> vocab, heads, layers;
+// V, H and L from __metadata__: H must be there, V and L, when there, must match the tensors.
+static bool heads_from_metadata(const SafetensorsFile& file, ModelConfig& c, std::optional<int>& layers, std::string& error) {
+    const std::string& path = file.name;
+    std::optional<int> vocab, heads;
     if (!meta_int(file, "vocab_size", 1 << 20, vocab, error) || !meta_int(file, "n_head", max_n_head, heads, error) ||
         !meta_int(file, "n_layer", 4096, layers, error))
         return false;
@@ -172,8 +167,12 @@ bool model_from_safetensors(const SafetensorsFile& file, const TensorReader& rea
     if (!heads)
         return fail(error, path, "the file does not say how many heads its blocks have (no n_head in its __metadata__)");
     c.n_head = *heads;
+    return true;
+}
 
-    // Blocks: 0 .. L-1, each with both matrices.
+// Blocks: 0 .. L-1, each with both matrices.
+static bool blocks_from_tensors(const SafetensorsFile& file, ModelConfig& c, std::optional<int> layers, std::string& error) {
+    const std::string& path = file.name;
     std::set<int> blocks;
     for (const TensorInfo& t : file.tensors) {
         int b = block_of(t.name, "c_attn.weight");
@@ -192,9 +191,14 @@ bool model_from_safetensors(const SafetensorsFile& file, const TensorReader& rea
         return fail(error, path,
                     "n_layer " + std::to_string(*layers) + " in __metadata__ does not match the " +
                         std::to_string(c.n_layer) + " blocks the file holds; the file is damaged");
-    if (std::string bad = validate(c); !bad.empty()) return fail(error, path, bad);
+    return true;
+}
 
-    // Every tensor of the layout, with its shape; nothing else.
+// Every tensor of the layout, with its shape, read into out; nothing else in the file.
+static bool read_layout(const SafetensorsFile& file, const TensorReader& read, const std::string& task, Model& out,
+                        std::string& error) {
+    const std::string& path = file.name;
+    const ModelConfig& c = out.config;
     const std::vector<ModelTensor> layout = model_layout(c);
     std::set<std::string> expected;
     for (const ModelTensor& t : layout) expected.insert(t.name);
@@ -203,7 +207,7 @@ bool model_from_safetensors(const SafetensorsFile& file, const TensorReader& rea
             const bool head = t.name == "head_prev.weight" || t.name == "head_dup.weight" || t.name == "lm_head.weight";
             return fail(error, path,
                         "tensor " + quote(t.name) +
-                            (head ? " is a head that task " + *task + " does not have"
+                            (head ? " is a head that task " + task + " does not have"
                                   : " is not part of a trained model") +
                             "; the file is damaged or not written by attnviz train");
         }
@@ -233,6 +237,25 @@ bool model_from_safetensors(const SafetensorsFile& file, const TensorReader& rea
         std::copy(v.begin(), v.end(), m.data());
     }
     return true;
+}
+
+bool model_from_safetensors(const SafetensorsFile& file, const TensorReader& read, Model& out, std::string& error) {
+    out = Model{};
+    const std::string& path = file.name;
+    ModelConfig& c = out.config;
+    const std::string* task = file.meta(trained_task_key);
+    if (!task)
+        return fail(error, path,
+                    "this is not a model trained by attnviz train (its __metadata__ has no attnviz_task); give a file "
+                    "that attnviz train (or PyTorch in its layout) wrote");
+    std::string why;
+    if (!parse_task(*task, c.task, why)) return fail(error, path, "attnviz_task in __metadata__: " + why);
+
+    if (!sizes_from_embeddings(file, c, error)) return false;
+    std::optional<int> layers;
+    if (!heads_from_metadata(file, c, layers, error) || !blocks_from_tensors(file, c, layers, error)) return false;
+    if (std::string bad = validate(c); !bad.empty()) return fail(error, path, bad);
+    return read_layout(file, read, *task, out, error);
 }
 
 bool load_model(const std::string& path, Model& out, std::string& error) {

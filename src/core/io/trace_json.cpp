@@ -24,6 +24,57 @@ static std::vector<int64_t> with_batch(std::vector<int64_t> shape) {
     return shape;
 }
 
+// Where the weights came from, when a file gave them: "weights": {file, scheme, names, ...}.
+static void write_weights_source(JsonWriter& w, const LoadedWeights& lw, const std::string& path) {
+    auto name_or_null = [&w](const std::string& n) {
+        if (n.empty()) w.value_null();
+        else w.value_string(n);
+    };
+    w.key("weights");
+    w.begin_object();
+    w.key("file"); w.value_string(path);
+    w.key("scheme"); w.value_string(scheme_name(lw));
+    w.key("description"); w.value_string(lw.description);
+    w.key("names");
+    w.begin_object();
+    w.key("qkv"); name_or_null(lw.qkv_name);
+    w.key("proj"); name_or_null(lw.proj_name);
+    w.key("qkv_bias"); name_or_null(lw.qkv_bias_name);
+    w.key("proj_bias"); name_or_null(lw.proj_bias_name);
+    w.end_object();
+    w.key("layer"); w.value_int(lw.layer);
+    w.key("layers");
+    w.begin_array();
+    for (int l : lw.layers) w.value_int(l);
+    w.end_array();
+    w.key("transposed"); w.value_bool(lw.conv1d);
+    w.key("n_head_from_file"); w.value_bool(lw.n_head_from_file);
+    w.key("has_bias"); w.value_bool(lw.weights.has_bias());
+    w.end_object();
+}
+
+// Every intermediate of the shape walk for x: x and y are the run's own "x" and "y1", the
+// rest in the walk's order, their shapes first.
+static void write_intermediates(JsonWriter& w, const Trace& scratch) {
+    std::vector<TensorName> walk;
+    for (const TraceTensor& t : trace_tensors())
+        if (t.id != TensorName::x && t.id != TensorName::y) walk.push_back(t.id);
+    w.key("intermediates_for_x");
+    w.begin_object();
+    w.key("shapes");
+    w.begin_object();
+    for (TensorName n : walk) {
+        w.key(reference_key(n));
+        w.value_shape(with_batch(tensor_by_name(scratch, n).shape));
+    }
+    w.end_object();
+    for (TensorName n : walk) {
+        w.key(reference_key(n));
+        write_with_batch(w, tensor_by_name(scratch, n));
+    }
+    w.end_object();
+}
+
 void write_trace_json(std::ostream& out, const Experiment& e, const TraceJsonRequest& r, Trace& scratch) {
     const Config& c = e.config;
     const int T = c.seq_len, C = c.n_embd;
@@ -54,34 +105,7 @@ void write_trace_json(std::ostream& out, const Experiment& e, const TraceJsonReq
                                              e.weights.c_attn.bias.size() + e.weights.c_proj.bias.size()));
 
     // Where the weights came from, when a file gave them.
-    if (r.weights) {
-        const LoadedWeights& lw = *r.weights;
-        auto name_or_null = [&w](const std::string& n) {
-            if (n.empty()) w.value_null();
-            else w.value_string(n);
-        };
-        w.key("weights");
-        w.begin_object();
-        w.key("file"); w.value_string(r.weights_path);
-        w.key("scheme"); w.value_string(scheme_name(lw));
-        w.key("description"); w.value_string(lw.description);
-        w.key("names");
-        w.begin_object();
-        w.key("qkv"); name_or_null(lw.qkv_name);
-        w.key("proj"); name_or_null(lw.proj_name);
-        w.key("qkv_bias"); name_or_null(lw.qkv_bias_name);
-        w.key("proj_bias"); name_or_null(lw.proj_bias_name);
-        w.end_object();
-        w.key("layer"); w.value_int(lw.layer);
-        w.key("layers");
-        w.begin_array();
-        for (int l : lw.layers) w.value_int(l);
-        w.end_array();
-        w.key("transposed"); w.value_bool(lw.conv1d);
-        w.key("n_head_from_file"); w.value_bool(lw.n_head_from_file);
-        w.key("has_bias"); w.value_bool(lw.weights.has_bias());
-        w.end_object();
-    }
+    if (r.weights) write_weights_source(w, *r.weights, r.weights_path);
 
     // The weights, [out][in] as torch stores them, and the input.
     w.key("qkv_weight"); w.array(e.weights.c_attn.weight.data(), {3 * C, C});
@@ -99,26 +123,7 @@ void write_trace_json(std::ostream& out, const Experiment& e, const TraceJsonReq
     w.key("y1"); w.array(scratch.y.data(), {1, T, C});
 
     // Every intermediate of the shape walk for x.
-    if (r.intermediates) {
-        // x and y are the run's own "x" and "y1" above; the rest in the walk's order.
-        std::vector<TensorName> walk;
-        for (const TraceTensor& t : trace_tensors())
-            if (t.id != TensorName::x && t.id != TensorName::y) walk.push_back(t.id);
-        w.key("intermediates_for_x");
-        w.begin_object();
-        w.key("shapes");
-        w.begin_object();
-        for (TensorName n : walk) {
-            w.key(reference_key(n));
-            w.value_shape(with_batch(tensor_by_name(scratch, n).shape));
-        }
-        w.end_object();
-        for (TensorName n : walk) {
-            w.key(reference_key(n));
-            write_with_batch(w, tensor_by_name(scratch, n));
-        }
-        w.end_object();
-    }
+    if (r.intermediates) write_intermediates(w, scratch);
 
     // The causality test: rerun on x2 in the same buffers and compare with y1.
     if (r.perturb) {

@@ -58,6 +58,68 @@ static int top_class(const Model& m, const ModelTrace& tr, int pos) {
     return best;
 }
 
+// "weights": the trained model's file and what it is.
+static void write_trained_source(JsonWriter& w, const ModelConfig& c, const std::string& path) {
+    w.key("weights");
+    w.begin_object();
+    w.key("file"); w.value_string(path);
+    w.key("scheme"); w.value_string("trained model");
+    w.key("task"); w.value_string(to_string(c.task));
+    w.key("vocab_size"); w.value_int(c.vocab);
+    w.key("seq_len"); w.value_int(c.seq_len);
+    w.key("description");
+    w.value_string(path + ": " + to_string(c.task) + " model trained by attnviz train, V " + std::to_string(c.vocab) +
+                   ", T " + std::to_string(c.seq_len) + ", n_embd " + std::to_string(c.n_embd) + ", n_head " +
+                   std::to_string(c.n_head) + ", " + std::to_string(c.n_layer) +
+                   (c.n_layer == 1 ? " block" : " blocks"));
+    w.key("layers");
+    w.begin_array();
+    for (int l = 0; l < c.n_layer; ++l) w.value_int(l);
+    w.end_array();
+    w.end_object();
+}
+
+// The next token of the vocabulary at p (wrapping), and what changes downstream of it.
+static void write_trained_perturbation(JsonWriter& w, const Model& m, const std::vector<int>& tokens, int p, KernelKind kernel,
+                                       const Ablation* ablated, const ModelTrace& tr) {
+    const ModelConfig& c = m.config;
+    std::vector<int> tokens2 = tokens;
+    tokens2[size_t(p)] = (tokens[size_t(p)] + 1) % c.vocab;
+    ModelTrace tr2;
+    model_forward(m, tokens2, kernel, tr2, ablated);
+    w.key("perturbed_token");
+    w.begin_object();
+    w.key("from"); w.value_string(token_name(c, tokens[size_t(p)]));
+    w.key("to"); w.value_string(token_name(c, tokens2[size_t(p)]));
+    w.end_object();
+    write_mat(w, "y2", tr2.h_out);
+    std::vector<float> diff = max_abs_diff_per_position(tr.h_out, tr2.h_out);
+    w.key("max_abs_diff_per_position"); w.array(diff.data(), {int64_t(diff.size())});
+    w.key("max_abs_diff_per_position_per_layer");
+    w.begin_array();
+    for (size_t l = 0; l < tr.layers.size(); ++l) {
+        std::vector<float> d = max_abs_diff_per_position(tr.layers[l].y, tr2.layers[l].y);
+        w.array(d.data(), {int64_t(d.size())});
+    }
+    w.end_array();
+}
+
+// The task's loss and accuracy on the accuracy probe (train.h), before and after the ablation.
+static void write_trained_ablation(JsonWriter& w, const Model& m, KernelKind kernel, const Ablation& ablated) {
+    const TaskMetrics before = task_metrics(m, kernel), after = task_metrics(m, kernel, &ablated);
+    w.key("ablation");
+    w.begin_object();
+    write_ablation_heads(w, ablated);
+    w.key("before"); write_task_metrics(w, before);
+    w.key("after"); write_task_metrics(w, after);
+    TaskMetrics delta = after;
+    delta.loss = after.loss - before.loss;
+    for (size_t i = 0; i < delta.accuracy.size() && i < before.accuracy.size(); ++i)
+        delta.accuracy[i].second -= before.accuracy[i].second;
+    w.key("delta"); write_task_metrics(w, delta);
+    w.end_object();
+}
+
 void write_trained_trace_json(std::ostream& out, const Model& m, const TrainedTraceRequest& r) {
     const ModelConfig& c = m.config;
     const std::vector<int>& tokens = r.tokens;
@@ -97,23 +159,7 @@ void write_trained_trace_json(std::ostream& out, const Model& m, const TrainedTr
     int64_t params = 0;
     for (const ModelTensor& t : model_layout(c)) params += int64_t(t.rows) * t.cols;
     w.key("param_count"); w.value_int(params);
-    w.key("weights");
-    w.begin_object();
-    w.key("file"); w.value_string(r.path);
-    w.key("scheme"); w.value_string("trained model");
-    w.key("task"); w.value_string(to_string(c.task));
-    w.key("vocab_size"); w.value_int(c.vocab);
-    w.key("seq_len"); w.value_int(c.seq_len);
-    w.key("description");
-    w.value_string(r.path + ": " + to_string(c.task) + " model trained by attnviz train, V " + std::to_string(c.vocab) +
-                   ", T " + std::to_string(c.seq_len) + ", n_embd " + std::to_string(c.n_embd) + ", n_head " +
-                   std::to_string(c.n_head) + ", " + std::to_string(c.n_layer) +
-                   (c.n_layer == 1 ? " block" : " blocks"));
-    w.key("layers");
-    w.begin_array();
-    for (int l = 0; l < c.n_layer; ++l) w.value_int(l);
-    w.end_array();
-    w.end_object();
+    write_trained_source(w, c, r.path);
     write_mat(w, "x", tr.h0);
     write_mat(w, "y1", tr.h_out);
     w.key("logits");
@@ -128,44 +174,8 @@ void write_trained_trace_json(std::ostream& out, const Model& m, const TrainedTr
         for (size_t l = 0; l < tr.layers.size(); ++l) write_layer(w, int(l), tr.layers[l]);
         w.end_array();
     }
-    if (r.perturb) {
-        // The next token of the vocabulary at p (wrapping), and what changes downstream.
-        const int p = *r.perturb;
-        std::vector<int> tokens2 = tokens;
-        tokens2[size_t(p)] = (tokens[size_t(p)] + 1) % c.vocab;
-        ModelTrace tr2;
-        model_forward(m, tokens2, kernel, tr2, ablated);
-        w.key("perturbed_token");
-        w.begin_object();
-        w.key("from"); w.value_string(token_name(c, tokens[size_t(p)]));
-        w.key("to"); w.value_string(token_name(c, tokens2[size_t(p)]));
-        w.end_object();
-        write_mat(w, "y2", tr2.h_out);
-        std::vector<float> diff = max_abs_diff_per_position(tr.h_out, tr2.h_out);
-        w.key("max_abs_diff_per_position"); w.array(diff.data(), {int64_t(diff.size())});
-        w.key("max_abs_diff_per_position_per_layer");
-        w.begin_array();
-        for (size_t l = 0; l < tr.layers.size(); ++l) {
-            std::vector<float> d = max_abs_diff_per_position(tr.layers[l].y, tr2.layers[l].y);
-            w.array(d.data(), {int64_t(d.size())});
-        }
-        w.end_array();
-    }
-    if (ablated) {
-        // The task's loss and accuracy on the accuracy probe (train.h), before and after.
-        const TaskMetrics before = task_metrics(m, kernel), after = task_metrics(m, kernel, ablated);
-        w.key("ablation");
-        w.begin_object();
-        write_ablation_heads(w, *ablated);
-        w.key("before"); write_task_metrics(w, before);
-        w.key("after"); write_task_metrics(w, after);
-        TaskMetrics delta = after;
-        delta.loss = after.loss - before.loss;
-        for (size_t i = 0; i < delta.accuracy.size() && i < before.accuracy.size(); ++i)
-            delta.accuracy[i].second -= before.accuracy[i].second;
-        w.key("delta"); write_task_metrics(w, delta);
-        w.end_object();
-    }
+    if (r.perturb) write_trained_perturbation(w, m, tokens, *r.perturb, kernel, ablated, tr);
+    if (ablated) write_trained_ablation(w, m, kernel, *ablated);
     if (ablated || r.dla_pos) {
         w.key("dla");
         write_dla(w, logit_attribution(m, tr, dla_pos, dla_class, ablated), nullptr);
