@@ -38,8 +38,12 @@ void patch_demo(AppState& s, UiContext& ui) {
         float range = 1;
         for (const auto& row : d.heads)
             for (float v : row) range = std::max(range, std::abs(v));
-        const int clicked = draw_patch_heatmap(s, ui, d.heads, cols, "each head's output patched in (hook_z)", "check_patch_heads", p0,
-                                               ImVec2(p0.x + std::max(w, std::round(330 * ui.scale)), p0.y + h), range);
+        // As wide as its title at least: the heat map cuts a title to its own width.
+        const char* title = "each head's output patched in (hook_z)";
+        const ImFont* font = ui.fonts->heading;
+        const float title_w = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0, title).x + std::round(8 * ui.scale);
+        const int clicked = draw_patch_heatmap(s, ui, d.heads, cols, title, "check_patch_heads", p0,
+                                               ImVec2(p0.x + std::max({w, title_w, std::round(330 * ui.scale)}), p0.y + h), range);
         if (clicked >= 0) open_in_scores(s, clicked / c.n_head, clicked % c.n_head);
         ImGui::Dummy(ImVec2(w, h + 4));
     }
@@ -69,7 +73,7 @@ void patch_question(AppState& s, UiContext& ui) {
     choices(s, ui, 5);
     if (ImGui::Button("Show me##6")) show_me(s, 6);
     ImGui::SameLine();
-    ImGui::TextDisabled("patch each head of the trained induction model from a clean repeat into a corrupted one");
+    ImGui::TextDisabled("patch each head of the trained induction model from a clean repeat into a corrupted one (Alt+7)");
     patch_demo(s, ui);
     answer(s, 5,
            "An induction head in layer 1. Patch one head's output from the clean run (the segment repeated) into the "

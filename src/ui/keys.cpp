@@ -100,6 +100,7 @@ const std::vector<Shortcut>& shortcuts() {
         {"Alt+4", "check yourself: question 2 by training both with H = 1, then H = 4"},
         {"Alt+5", "check yourself: question 4, ablate the induction model's previous-token head"},
         {"Alt+6", "check yourself: question 5, generate with and without the KV cache"},
+        {"Alt+7", "check yourself: question 6, patch each head of the induction model"},
         {"T", "theme: dark → light → high contrast"},
         {"P", "palette: default ↔ cb (colour-blind safe)"},
         {"Ctrl+= / Ctrl+-", "larger / smaller text (1× to 3×)"},
@@ -146,6 +147,7 @@ void handle_keys(AppState& s) {
         if (pressed('4')) start_heads_comparison(s);
         if (pressed('5')) start_ablation_demo(s);
         if (pressed('6')) show_me(s, 5);
+        if (pressed('7')) show_me(s, 6);
     }
     if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
     for (ImWchar c : io.InputQueueCharacters)

@@ -37,7 +37,7 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
 // the next-token bars, Step / Play / Back / Reset, the text, the growing attention picture,
 // the cache's K and V strips and the cached step's time against a full recompute's.
 void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1);
-// The check view's "Show me" of question 1, 2, 3 (Alt+1, Alt+2, Alt+3), 4 or 5 (Alt+5, Alt+6), or 6.
+// The check view's "Show me" of question 1, 2, 3 (Alt+1, Alt+2, Alt+3), 4, 5 or 6 (Alt+5, Alt+6, Alt+7).
 // Question 2 steps H through 1, 2, 4 (those that divide C), as its buttons do one at a time.
 void show_me(AppState& s, int question);
 
