@@ -357,10 +357,28 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     s.model_view.predict_hover = -1; // set again below while the cursor is over a pattern
     s.model_view.hover_layer = s.model_view.hover_head = -1; // and the head under it, for the key A
     float y = p0.y;
+    // The choice of the main area (heads, logit lens, Patching) sits on the title's line, right
+    // aligned, so it takes none of the grid's height.
+    const bool choices = s.shown.input && lens_available(s);
+    const char* labels[3] = {"Heads", "Logit lens", "Patching"};
+    float choices_w = 0;
+    if (choices) {
+        const ImGuiStyle& st = ImGui::GetStyle();
+        for (const char* l : labels) choices_w += ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + ImGui::CalcTextSize(l).x + st.ItemSpacing.x;
+    }
     std::string title = "Model: " + std::to_string(L) + (L == 1 ? " layer × " : " layers × ") + std::to_string(H) + " heads";
-    if (text_size(hf, title + ", each head's weights on the sequence").x <= width) title += ", each head's weights on the sequence";
+    if (text_size(hf, title + ", each head's weights on the sequence").x <= width - choices_w) title += ", each head's weights on the sequence";
     dl->AddText(hf, hf->FontSize, ImVec2(p0.x, y), pal.text, title.c_str());
-    y += hf->FontSize + std::round(4 * ui.scale);
+    if (choices) {
+        int panel = int(s.model_view.panel);
+        ImGui::SetCursorScreenPos(ImVec2(p1.x - choices_w, y));
+        for (int i = 0; i < 3; ++i) {
+            if (i) ImGui::SameLine();
+            ImGui::RadioButton(labels[i], &panel, i);
+        }
+        s.model_view.panel = ModelPanel(panel);
+    }
+    y += std::max(hf->FontSize, choices ? ImGui::GetFrameHeight() : 0.f) + std::round(4 * ui.scale);
     ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
     if (!s.shown.input) {
@@ -375,13 +393,6 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::PopTextWrapPos();
     if (s.shown.input && lens_available(s)) {
         // The main area: the heads, the logit lens or the Patching panel.
-        int panel = int(s.model_view.panel);
-        ImGui::RadioButton("Heads", &panel, 0);
-        ImGui::SameLine();
-        ImGui::RadioButton("Logit lens", &panel, 1);
-        ImGui::SameLine();
-        ImGui::RadioButton("Patching", &panel, 2);
-        s.model_view.panel = ModelPanel(panel);
         const ImVec2 a(p0.x, ImGui::GetCursorScreenPos().y + std::round(4 * ui.scale));
         if (s.model_view.panel == ModelPanel::lens) return draw_lens_table(s, ui, a, p1);
         if (s.model_view.panel == ModelPanel::patching) return draw_patch_panel(s, ui, a, p1);
