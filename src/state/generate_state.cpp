@@ -1,4 +1,8 @@
-// generate_state.cpp: see generate_state.h.
+// generate_state.cpp: see generate_state.h. GCC 12's -Wmaybe-uninitialized inside Eigen's
+// AVX-512 reductions (maxCoeff) is silenced as in model.cpp (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "generate_state.h"
 #include "follow_gpt.h"
 #include "generate_detail.h"
