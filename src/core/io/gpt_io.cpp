@@ -138,31 +138,12 @@ bool looks_like_gpt(const std::string& path) {
     return read_safetensors_header(path, f, error) && !is_trained_model(f) && find_prefix(f, prefix);
 }
 
-bool load_gpt(const std::string& path, std::optional<int> n_head, Model& out, GptFileInfo& info,
-              std::string& error) {
-    GptFileInfo fi;
-    std::string file = path, config_path;
-    if (is_directory(path)) {
-        file = path + "/model.safetensors";
-        if (!is_file(file))
-            return fail(error, path,
-                        "this directory has no model.safetensors; save the model with transformers' "
-                        "save_pretrained (safe_serialization) or give the .safetensors file itself");
-    }
-    if (is_file(dir_of(file) + "/config.json")) config_path = dir_of(file) + "/config.json";
-    HfConfig hc;
-    if (!config_path.empty()) {
-        if (!read_config_json(config_path, hc, error)) return false;
-        fi.config_json = true;
-    }
-    MappedSafetensors map;
-    if (!map.open(file, error)) return false;
-    const SafetensorsFile& f = map.file();
-    if (is_trained_model(f))
-        return fail(error, file, "this is a toy model written by attnviz train, not a GPT-2 or nanoGPT file");
-    if (!find_prefix(f, fi.prefix))
-        return fail(error, file, "no wte.weight tensor; the file is not a whole GPT-2 or nanoGPT model "
-                                 "(for one attention layer, use --weights)");
+namespace {
+
+// The model's sizes and layout from the tensors' shapes: wte, wpe, the blocks' count and
+// whether c_attn is stored as Conv1D (Hugging Face) or nn.Linear (nanoGPT).
+bool gpt_shapes(const SafetensorsFile& f, const std::string& file, const HfConfig& hc, GptFileInfo& fi, ModelConfig& c,
+                std::string& error) {
     const std::string& P = fi.prefix;
     const TensorInfo* wte = f.find(P + "wte.weight");
     const TensorInfo* wpe = f.find(P + "wpe.weight");
@@ -171,7 +152,6 @@ bool load_gpt(const std::string& path, std::optional<int> n_head, Model& out, Gp
         return fail(error, file, "tensor " + P + "wte.weight has shape " + shape_text(wte->shape) +
                                      "; a token embedding is [vocabulary, n_embd]");
     if (!wpe) return fail(error, file, "tensor " + P + "wpe.weight is missing; the file is not a whole model");
-    ModelConfig c;
     c.arch = Arch::gpt;
     c.vocab = int(wte->shape[0]);
     c.n_embd = int(wte->shape[1]);
@@ -194,17 +174,24 @@ bool load_gpt(const std::string& path, std::optional<int> n_head, Model& out, Gp
     if (hc.activation == "gelu_new") c.gelu = Gelu::tanh;
     else if (hc.activation == "gelu") c.gelu = Gelu::erf;
     c.bias = f.find(P + "h.0.attn.c_attn.bias") != nullptr;
+    return true;
+}
 
-    // config.json must describe these tensors
+// config.json must describe these tensors.
+bool config_agrees(const HfConfig& hc, const ModelConfig& c, const std::string& config_path, std::string& error) {
     auto agree = [&](int v, int shape_v, const char* key, const char* what) {
         if (v < 0 || v == shape_v) return true;
         return fail(error, config_path, std::string(key) + " is " + std::to_string(v) + " but the weights have " +
                                             std::to_string(shape_v) + " " + what +
                                             "; use the config.json saved with these weights");
     };
-    if (!agree(hc.vocab, c.vocab, "vocab_size", "tokens") || !agree(hc.n_embd, C, "n_embd", "channels") ||
-        !agree(hc.n_layer, c.n_layer, "n_layer", "blocks") || !agree(hc.n_positions, c.seq_len, "n_positions", "positions"))
-        return false;
+    return agree(hc.vocab, c.vocab, "vocab_size", "tokens") && agree(hc.n_embd, c.n_embd, "n_embd", "channels") &&
+           agree(hc.n_layer, c.n_layer, "n_layer", "blocks") && agree(hc.n_positions, c.seq_len, "n_positions", "positions");
+}
+
+// The number of heads, which no shape holds: --n-head, config.json, or the file's __metadata__.
+bool gpt_heads(std::optional<int> n_head, const HfConfig& hc, const SafetensorsFile& f, const std::string& file,
+               GptFileInfo& fi, ModelConfig& c, std::string& error) {
     if (n_head) {
         c.n_head = *n_head;
         fi.n_head_from = "--n-head";
@@ -226,11 +213,15 @@ bool load_gpt(const std::string& path, std::optional<int> n_head, Model& out, Gp
         return fail(error, file, "the number of heads is not in the shapes and there is no config.json or n_head "
                                  "in __metadata__; give it with --n-head (GPT-2 small has 12)");
     }
-    const std::string bad = validate_gpt(c);
-    if (!bad.empty()) return fail(error, file, bad.substr(0, bad.size() - 1));
+    return true;
+}
 
-    Model m;
-    m.config = c;
+// Every tensor of the model, checked for shape and finiteness, into m.
+bool read_gpt_tensors(const MappedSafetensors& map, const std::string& file, const GptFileInfo& fi, Model& m,
+                      std::string& error) {
+    const ModelConfig& c = m.config;
+    const int C = c.n_embd;
+    const std::string& P = fi.prefix;
     Reader r{map, file, error};
     const bool cv = fi.conv1d;
     if (!r.matrix(P + "wte.weight", c.vocab, C, false, m.wte) || !r.matrix(P + "wpe.weight", c.seq_len, C, false, m.wpe))
@@ -256,12 +247,51 @@ bool load_gpt(const std::string& path, std::optional<int> n_head, Model& out, Gp
             return false;
         b.attn.source = file;
     }
-    if (!ln(P + "ln_f", m.ln_f)) return false;
+    return ln(P + "ln_f", m.ln_f);
+}
+
+} // namespace
+
+bool load_gpt(const std::string& path, std::optional<int> n_head, Model& out, GptFileInfo& info,
+              std::string& error) {
+    GptFileInfo fi;
+    std::string file = path, config_path;
+    if (is_directory(path)) {
+        file = path + "/model.safetensors";
+        if (!is_file(file))
+            return fail(error, path,
+                        "this directory has no model.safetensors; save the model with transformers' "
+                        "save_pretrained (safe_serialization) or give the .safetensors file itself");
+    }
+    if (is_file(dir_of(file) + "/config.json")) config_path = dir_of(file) + "/config.json";
+    HfConfig hc;
+    if (!config_path.empty()) {
+        if (!read_config_json(config_path, hc, error)) return false;
+        fi.config_json = true;
+    }
+    MappedSafetensors map;
+    if (!map.open(file, error)) return false;
+    const SafetensorsFile& f = map.file();
+    if (is_trained_model(f))
+        return fail(error, file, "this is a toy model written by attnviz train, not a GPT-2 or nanoGPT file");
+    if (!find_prefix(f, fi.prefix))
+        return fail(error, file, "no wte.weight tensor; the file is not a whole GPT-2 or nanoGPT model "
+                                 "(for one attention layer, use --weights)");
+    ModelConfig c;
+    if (!gpt_shapes(f, file, hc, fi, c, error) || !config_agrees(hc, c, config_path, error) ||
+        !gpt_heads(n_head, hc, f, file, fi, c, error))
+        return false;
+    const std::string bad = validate_gpt(c);
+    if (!bad.empty()) return fail(error, file, bad.substr(0, bad.size() - 1));
+
+    Model m;
+    m.config = c;
+    if (!read_gpt_tensors(map, file, fi, m, error)) return false;
     m.source = file + ": " + fi.layout + ", " + std::to_string(c.n_layer) + " layers, " + std::to_string(c.n_head) +
-               " heads (from " + fi.n_head_from + "), n_embd " + std::to_string(C) + ", vocabulary " +
+               " heads (from " + fi.n_head_from + "), n_embd " + std::to_string(c.n_embd) + ", vocabulary " +
                std::to_string(c.vocab) + ", block size " + std::to_string(c.seq_len) + ", " +
                (c.bias ? "with biases" : "no biases") + ", GELU " + to_string(c.gelu) +
-               (cv ? ", transposed from Conv1D" : "");
+               (fi.conv1d ? ", transposed from Conv1D" : "");
     fi.file = file;
     out = std::move(m);
     info = fi;

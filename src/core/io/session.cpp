@@ -147,13 +147,10 @@ json generate_json(const SessionGenerate& g) {
 
 } // namespace
 
-bool parse_session(const std::string& text, const std::string& path, Session& out, std::string& error) {
-    const std::string name = escaped(path); // the sentences below stay one line
-    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) {
-        error = name + " is not a session file: it is not valid JSON";
-        return false;
-    }
+namespace {
+
+// The version field: present, whole, and one this attnviz reads.
+bool check_version(json& j, const std::string& name, std::string& error) {
     if (!j.is_object() || !j.contains("attnviz_session")) {
         error = name + " is not a session file: it has no \"attnviz_session\" version field";
         return false;
@@ -172,8 +169,11 @@ bool parse_session(const std::string& text, const std::string& path, Session& ou
         error = name + ": session version " + std::to_string(version) + " is not valid";
         return false;
     }
+    return true;
+}
 
-    Session s; // defaults for absent keys
+// The lesson's settings and the window's: sizes, seed, step, perturbation, names.
+bool parse_settings(json& j, const std::string& name, Session& s, std::string& error) {
     Reader r{j, name, error};
     int64_t v = 0;
     std::string mask = to_string(s.config.mask), scale = to_string(s.config.scale);
@@ -208,7 +208,12 @@ bool parse_session(const std::string& text, const std::string& path, Session& ou
         error = name + ": theme \"" + escaped(s.theme, 60) + "\" is not known; use " + join(session_themes());
         return false;
     }
-    if (j.contains("answers_shown")) { // optional: sessions saved before it show no answer
+    return true;
+}
+
+// "answers_shown" and "tokens", both optional (sessions saved before them have neither).
+bool parse_lists(const json& j, const std::string& name, Session& s, std::string& error) {
+    if (j.contains("answers_shown")) {
         const json& a = j["answers_shown"];
         bool ok = a.is_array() && a.size() <= 16;
         for (size_t i = 0; ok && i < a.size(); ++i)
@@ -234,52 +239,71 @@ bool parse_session(const std::string& text, const std::string& path, Session& ou
         }
         if (!s.tokens.empty()) s.config.seq_len = int(s.tokens.size());
     }
-    if (j.contains("train")) {
-        const json& tj = j["train"];
-        if (!tj.is_object()) {
-            error = name + ": \"train\" must be an object";
-            return false;
-        }
-        SessionTrain& t = s.train;
-        t.present = true;
-        Reader tr{tj, name, error};
-        int64_t x = 0;
-        struct IntField {
-            const char* key;
-            int64_t lo, hi;
-            int& field;
-        } ints[] = {{"V", 2, 26, t.vocab},         {"T", 1, 64, t.seq_len},      {"C", 1, 256, t.n_embd},
-                    {"H", 1, 16, t.n_head},        {"L", 1, 4, t.n_layer},       {"batch", 1, 256, t.batch},
-                    {"speed_index", 0, 6, t.speed_index}};
-        for (IntField& f : ints) {
-            x = f.field;
-            if (!tr.get_int(f.key, f.lo, f.hi, x)) return false;
-            f.field = int(x);
-        }
-        if (!tr.get_int("step", 0, 100'000'000, t.step) || !tr.get_int("scrub", -1, 100'000'000, t.scrub) ||
-            !tr.get_seed("seed", t.seed) || !tr.get_real("lr", 1e-30, 1e30, t.lr) || !tr.get_string("task", t.task) ||
-            !tr.get_string("probe", t.probe))
-            return false;
-        t.weights_path = train_weights_path(path);
+    return true;
+}
+
+// The Train view's run: its settings, and its weights beside the session file.
+bool parse_train(const json& tj, const std::string& name, const std::string& path, SessionTrain& t, std::string& error) {
+    if (!tj.is_object()) {
+        error = name + ": \"train\" must be an object";
+        return false;
     }
-    if (j.contains("model")) {
-        const json& mj = j["model"];
-        if (!mj.is_object()) {
-            error = name + ": \"model\" must be an object";
-            return false;
-        }
-        SessionModel& m = s.model;
-        m.present = true;
-        Reader mr{mj, name, error};
-        int64_t layer = 0, replace = -1;
-        if (!mr.get_string("letters", m.letters) || !mr.get_string("source", m.source) ||
-            !mr.get_int("layer", 0, 63, layer) || !mr.get_int("replace_token", -1, 255, replace) ||
-            !mr.get_string("ablate", m.ablate) || !mr.get_string("ablate_mode", m.ablate_mode))
-            return false; // "ablate" and "ablate_mode" are optional: sessions saved before them open unablated
-        m.layer = int(layer);
-        m.replace_token = int(replace);
-        m.weights_path = model_weights_path(path);
+    t.present = true;
+    Reader tr{tj, name, error};
+    int64_t x = 0;
+    struct IntField {
+        const char* key;
+        int64_t lo, hi;
+        int& field;
+    } ints[] = {{"V", 2, 26, t.vocab},         {"T", 1, 64, t.seq_len},      {"C", 1, 256, t.n_embd},
+                {"H", 1, 16, t.n_head},        {"L", 1, 4, t.n_layer},       {"batch", 1, 256, t.batch},
+                {"speed_index", 0, 6, t.speed_index}};
+    for (IntField& f : ints) {
+        x = f.field;
+        if (!tr.get_int(f.key, f.lo, f.hi, x)) return false;
+        f.field = int(x);
     }
+    if (!tr.get_int("step", 0, 100'000'000, t.step) || !tr.get_int("scrub", -1, 100'000'000, t.scrub) ||
+        !tr.get_seed("seed", t.seed) || !tr.get_real("lr", 1e-30, 1e30, t.lr) || !tr.get_string("task", t.task) ||
+        !tr.get_string("probe", t.probe))
+        return false;
+    t.weights_path = train_weights_path(path);
+    return true;
+}
+
+// The Model view's model: its letters, source, layer and ablation, its weights beside the file.
+bool parse_model(const json& mj, const std::string& name, const std::string& path, SessionModel& m, std::string& error) {
+    if (!mj.is_object()) {
+        error = name + ": \"model\" must be an object";
+        return false;
+    }
+    m.present = true;
+    Reader mr{mj, name, error};
+    int64_t layer = 0, replace = -1;
+    if (!mr.get_string("letters", m.letters) || !mr.get_string("source", m.source) ||
+        !mr.get_int("layer", 0, 63, layer) || !mr.get_int("replace_token", -1, 255, replace) ||
+        !mr.get_string("ablate", m.ablate) || !mr.get_string("ablate_mode", m.ablate_mode))
+        return false; // "ablate" and "ablate_mode" are optional: sessions saved before them open unablated
+    m.layer = int(layer);
+    m.replace_token = int(replace);
+    m.weights_path = model_weights_path(path);
+    return true;
+}
+
+} // namespace
+
+bool parse_session(const std::string& text, const std::string& path, Session& out, std::string& error) {
+    const std::string name = escaped(path); // the sentences below stay one line
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+        error = name + " is not a session file: it is not valid JSON";
+        return false;
+    }
+    if (!check_version(j, name, error)) return false;
+    Session s; // defaults for absent keys
+    if (!parse_settings(j, name, s, error) || !parse_lists(j, name, s, error)) return false;
+    if (j.contains("train") && !parse_train(j["train"], name, path, s.train, error)) return false;
+    if (j.contains("model") && !parse_model(j["model"], name, path, s.model, error)) return false;
     if (j.contains("generate") && !parse_generate(j["generate"], name, s.generate, error)) return false;
     std::string bad = validate(s.config);
     if (!bad.empty()) {

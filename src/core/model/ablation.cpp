@@ -350,113 +350,136 @@ const Mat& toy_logits(const Model& m, const ModelTrace& tr) {
 
 } // namespace
 
-LogitAttribution logit_attribution(const Model& m, const ModelTrace& tr, int pos, int token, const Ablation* ab) {
-    const ModelConfig& c = m.config;
-    const bool gpt = c.arch == Arch::gpt;
+namespace {
+
+void check_dla_args(const Model& m, const ModelTrace& tr, int pos, int token) {
     const Mat& U = dla_unembedding(m);
-    const int T = int(tr.tokens.size()), C = c.n_embd, H = c.n_head, hd = c.head_dim(), L = int(m.h.size());
+    const int T = int(tr.tokens.size());
     if (pos < 0 || pos >= T)
         throw std::invalid_argument("position " + std::to_string(pos) + " is outside the " + std::to_string(T) +
                                     " tokens; give 0 to " + std::to_string(T - 1) + ".");
     if (token < 0 || token >= U.rows())
         throw std::invalid_argument("token " + std::to_string(token) + " is not one of the " + std::to_string(U.rows()) +
                                     " outputs of the model's unembedding; give 0 to " + std::to_string(U.rows() - 1) + ".");
-    if (int(tr.layers.size()) != L || tr.h_out.rows() != T)
+    if (int(tr.layers.size()) != int(m.h.size()) || tr.h_out.rows() != T)
         throw std::invalid_argument("the trace was not made by this model's forward; run the forward first.");
-    LogitAttribution out;
-    out.pos = pos;
-    out.token = token;
-    // u: the direction a component is read along. Toy: U[token]. GPT: ln_f frozen at this
-    // position's scale, so a component c gives ((c - mean c) / sigma * w) . wte[token] =
-    // (c - mean c) . u with u = w * wte[token] / sigma.
+}
+
+// u: the direction a component is read along. Toy: U[token]. GPT: ln_f frozen at this
+// position's scale, so a component c gives ((c - mean c) / sigma * w) . wte[token] =
+// (c - mean c) . u with u = w * wte[token] / sigma. Also fills out's logit, scale and ln_bias.
+std::vector<double> dla_direction(const Model& m, const ModelTrace& tr, LogitAttribution& out) {
+    const Mat& U = dla_unembedding(m);
+    const int C = m.config.n_embd, pos = out.pos, token = out.token;
     std::vector<double> u(static_cast<size_t>(C));
     for (int k = 0; k < C; ++k) u[size_t(k)] = double(U(token, k));
-    if (gpt) {
-        double mean = 0, var = 0;
-        for (int k = 0; k < C; ++k) mean += double(tr.h_out(pos, k));
-        mean /= C;
-        for (int k = 0; k < C; ++k) var += (double(tr.h_out(pos, k)) - mean) * (double(tr.h_out(pos, k)) - mean);
-        var /= C;
-        const double sigma = std::sqrt(var + 1e-5);
-        out.scale = float(sigma);
-        for (int k = 0; k < C; ++k)
-            u[size_t(k)] *= (m.ln_f.weight.size() == C ? double(m.ln_f.weight[k]) : 1.0) / sigma;
-        if (m.ln_f.bias.size() == C) {
-            double b = 0;
-            for (int k = 0; k < C; ++k) b += double(m.ln_f.bias[k]) * double(U(token, k));
-            out.ln_bias = float(b);
-        }
-        if (tr.compact) { // no logits kept: the row the forward made
-            Mat row;
-            gpt_logits_rows(m, tr, pos, pos + 1, row);
-            out.logit = row(0, token);
-        } else {
-            out.logit = tr.logits(pos, token);
-        }
-    } else {
+    if (m.config.arch != Arch::gpt) {
         out.logit = toy_logits(m, tr)(pos, token);
+        return u;
     }
-    // A component's term: centred first for a GPT (LayerNorm removes the mean).
-    std::vector<double> comp(static_cast<size_t>(C));
-    auto term = [&]() {
+    double mean = 0, var = 0;
+    for (int k = 0; k < C; ++k) mean += double(tr.h_out(pos, k));
+    mean /= C;
+    for (int k = 0; k < C; ++k) var += (double(tr.h_out(pos, k)) - mean) * (double(tr.h_out(pos, k)) - mean);
+    var /= C;
+    const double sigma = std::sqrt(var + 1e-5);
+    out.scale = float(sigma);
+    for (int k = 0; k < C; ++k) u[size_t(k)] *= (m.ln_f.weight.size() == C ? double(m.ln_f.weight[k]) : 1.0) / sigma;
+    if (m.ln_f.bias.size() == C) {
+        double b = 0;
+        for (int k = 0; k < C; ++k) b += double(m.ln_f.bias[k]) * double(U(token, k));
+        out.ln_bias = float(b);
+    }
+    if (tr.compact) { // no logits kept: the row the forward made
+        Mat row;
+        gpt_logits_rows(m, tr, pos, pos + 1, row);
+        out.logit = row(0, token);
+    } else {
+        out.logit = tr.logits(pos, token);
+    }
+    return u;
+}
+
+// A component's term along u: centred first for a GPT (LayerNorm removes the mean).
+struct DlaTerm {
+    std::vector<double> u, comp;
+    bool gpt;
+    float operator()() const {
         double mean = 0;
         if (gpt) {
             for (double v : comp) mean += v;
-            mean /= C;
+            mean /= double(comp.size());
         }
         double s = 0;
-        for (int k = 0; k < C; ++k) s += (comp[size_t(k)] - mean) * u[size_t(k)];
+        for (size_t k = 0; k < comp.size(); ++k) s += (comp[k] - mean) * u[k];
         return float(s);
-    };
+    }
+};
+
+// Layer l's heads (each one's part of y, W_proj's columns h*hd.. times z), its attention bias
+// and its MLP, at out.pos.
+void dla_layer(const Model& m, const ModelTrace& tr, int l, const Ablation* ab, DlaTerm& term, LogitAttribution& out) {
+    const ModelConfig& c = m.config;
+    const int C = c.n_embd, H = c.n_head, hd = c.head_dim(), pos = out.pos, T = int(tr.tokens.size());
+    std::vector<double>& comp = term.comp;
+    std::vector<float> z(static_cast<size_t>(hd));
+    std::vector<double> attn(static_cast<size_t>(C), 0.0);
+    const Trace& a = tr.layers[size_t(l)];
+    const Weights& w = m.h[size_t(l)].attn;
+    for (int h = 0; h < H; ++h) {
+        const Vec* r = ab ? ab->replacement(l, h, hd) : nullptr;
+        if (r) for (int d = 0; d < hd; ++d) z[size_t(d)] = (*r)[d];
+        else head_output(a, h, pos, z.data());
+        for (int k = 0; k < C; ++k) {
+            double s = 0;
+            for (int d = 0; d < hd; ++d) s += double(w.c_proj.weight(k, h * hd + d)) * double(z[size_t(d)]);
+            comp[size_t(k)] = s;
+            attn[size_t(k)] += s;
+        }
+        out.heads[size_t(l)][size_t(h)] = term();
+    }
+    if (!term.gpt) return;
+    if (w.c_proj.bias.size() == C) {
+        for (int k = 0; k < C; ++k) {
+            comp[size_t(k)] = double(w.c_proj.bias[k]);
+            attn[size_t(k)] += double(w.c_proj.bias[k]);
+        }
+        out.attn_bias[size_t(l)] = term();
+    }
+    // The MLP's output: the trace's own, or (lean) what resid_post adds beyond the
+    // block's input and its attention.
+    const BlockTrace& bt = tr.blocks[size_t(l)];
+    if (bt.mlp.rows() == T) {
+        for (int k = 0; k < C; ++k) comp[size_t(k)] = double(bt.mlp(pos, k));
+    } else {
+        const Mat& in = gpt_resid_pre(tr, l);
+        for (int k = 0; k < C; ++k) comp[size_t(k)] = double(bt.resid_post(pos, k)) - double(in(pos, k)) - attn[size_t(k)];
+    }
+    out.mlp[size_t(l)] = term();
+}
+
+} // namespace
+
+LogitAttribution logit_attribution(const Model& m, const ModelTrace& tr, int pos, int token, const Ablation* ab) {
+    const ModelConfig& c = m.config;
+    const bool gpt = c.arch == Arch::gpt;
+    const int C = c.n_embd, H = c.n_head, L = int(m.h.size());
+    check_dla_args(m, tr, pos, token);
+    LogitAttribution out;
+    out.pos = pos;
+    out.token = token;
+    DlaTerm term{dla_direction(m, tr, out), std::vector<double>(static_cast<size_t>(C)), gpt};
     const int tok = tr.tokens[size_t(pos)];
-    for (int k = 0; k < C; ++k) comp[size_t(k)] = double(m.wte(tok, k));
+    for (int k = 0; k < C; ++k) term.comp[size_t(k)] = double(m.wte(tok, k));
     out.embed = term();
-    for (int k = 0; k < C; ++k) comp[size_t(k)] = double(m.wpe(pos, k));
+    for (int k = 0; k < C; ++k) term.comp[size_t(k)] = double(m.wpe(pos, k));
     out.pos_embed = term();
     out.heads.assign(size_t(L), std::vector<float>(size_t(H), 0.f));
     if (gpt) {
         out.mlp.assign(size_t(L), 0.f);
         if (c.bias) out.attn_bias.assign(size_t(L), 0.f);
     }
-    std::vector<float> z(static_cast<size_t>(hd));
-    std::vector<double> attn(static_cast<size_t>(C));
-    for (int l = 0; l < L; ++l) {
-        const Trace& a = tr.layers[size_t(l)];
-        const Weights& w = m.h[size_t(l)].attn;
-        std::fill(attn.begin(), attn.end(), 0.0);
-        for (int h = 0; h < H; ++h) {
-            const Vec* r = ab ? ab->replacement(l, h, hd) : nullptr;
-            if (r) for (int d = 0; d < hd; ++d) z[size_t(d)] = (*r)[d];
-            else head_output(a, h, pos, z.data());
-            // The head's part of y: W_proj's columns h*hd .. times z.
-            for (int k = 0; k < C; ++k) {
-                double s = 0;
-                for (int d = 0; d < hd; ++d) s += double(w.c_proj.weight(k, h * hd + d)) * double(z[size_t(d)]);
-                comp[size_t(k)] = s;
-                attn[size_t(k)] += s;
-            }
-            out.heads[size_t(l)][size_t(h)] = term();
-        }
-        if (!gpt) continue;
-        if (w.c_proj.bias.size() == C) {
-            for (int k = 0; k < C; ++k) {
-                comp[size_t(k)] = double(w.c_proj.bias[k]);
-                attn[size_t(k)] += double(w.c_proj.bias[k]);
-            }
-            out.attn_bias[size_t(l)] = term();
-        }
-        // The MLP's output: the trace's own, or (lean) what resid_post adds beyond the
-        // block's input and its attention.
-        const BlockTrace& bt = tr.blocks[size_t(l)];
-        if (bt.mlp.rows() == T) {
-            for (int k = 0; k < C; ++k) comp[size_t(k)] = double(bt.mlp(pos, k));
-        } else {
-            const Mat& in = gpt_resid_pre(tr, l);
-            for (int k = 0; k < C; ++k)
-                comp[size_t(k)] = double(bt.resid_post(pos, k)) - double(in(pos, k)) - attn[size_t(k)];
-        }
-        out.mlp[size_t(l)] = term();
-    }
+    for (int l = 0; l < L; ++l) dla_layer(m, tr, l, ab, term, out);
     return out;
 }
 

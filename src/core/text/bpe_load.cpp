@@ -225,17 +225,13 @@ bool BpeTokenizer::load_files(const std::string& vocab_path, const std::string& 
     return load_text(vocab, merges, vocab_path, merges_path, error);
 }
 
-bool BpeTokenizer::load_text(const std::string& vocab_json, const std::string& merges_text, const std::string& vocab_name,
-                             const std::string& merges_name, std::string& error) {
-    auto t = std::make_unique<Tables>();
-    if (!parse_vocab(vocab_json, vocab_name, t->symbols, error)) return false;
-    const int n = int(t->symbols.size());
-    std::unordered_map<std::string, int> id_of;
-    id_of.reserve(size_t(n));
-    for (int id = 0; id < n; ++id) id_of.emplace(t->symbols[size_t(id)], id);
+namespace {
 
-    // The 256 byte tokens.
-    std::unordered_map<std::string, int> byte_of;
+using IdOf = std::unordered_map<std::string, int>;
+
+// The 256 byte tokens: each byte's symbol and its id.
+bool read_byte_tokens(const IdOf& id_of, const std::string& vocab_name, IdOf& byte_of, std::array<int, 256>& byte_id,
+                      std::string& error) {
     const std::vector<std::string>& syms = byte_symbols();
     for (int b = 0; b < 256; ++b) {
         byte_of.emplace(syms[size_t(b)], b);
@@ -246,40 +242,34 @@ bool BpeTokenizer::load_text(const std::string& vocab_json, const std::string& m
             return fail(error, vocab_name, std::string("has no token for the byte ") + hex + " (" + quote(syms[size_t(b)]) +
                                                "); a byte-level BPE vocabulary has all 256, so this is not GPT-2's kind");
         }
-        t->byte_id[size_t(b)] = it->second;
+        byte_id[size_t(b)] = it->second;
     }
+    return true;
+}
 
-    // The merges, one per line after the "#version" line, in rank order.
-    if (merges_text.empty()) return fail(error, merges_name, "the file is empty; give the tokenizer's merges.txt or vocab.bpe");
-    std::vector<int> made_at(size_t(n), -1); // id -> first line (rank) whose merge makes it
+// The merges, one per line after the "#version" line, in rank order.
+struct MergeReader {
+    const IdOf& id_of;
+    const IdOf& byte_of;
+    const std::string& vocab_name;
+    const std::string& merges_name;
+    std::string& error;
+    std::unordered_map<uint64_t, BpeMerge>& merges;
+    int& merge_count;
+    std::vector<int> made_at;                // id -> first line (rank) whose merge makes it
     std::unordered_map<uint64_t, int> line_of;
-    size_t pos = 0;
-    int line_no = 0;
-    auto line_text = [&](int k) { return "line " + std::to_string(k); };
-    const bool ends_in_newline = merges_text.back() == '\n';
-    while (pos < merges_text.size()) {
-        size_t eol = merges_text.find('\n', pos);
-        const bool last = eol == std::string::npos;
-        if (last) eol = merges_text.size();
-        std::string line = merges_text.substr(pos, eol - pos);
-        pos = eol + 1;
-        ++line_no;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line_no == 1 && !line.empty() && line[0] == '#') continue; // "#version: 0.2"
-        if (line.empty()) {
-            if (last || pos >= merges_text.size()) break; // the final newline
-            return fail(error, merges_name, line_text(line_no) + " is empty; each line after the first is one merge, "
-                                                                 "two tokens separated by one space");
-        }
-        // A last line with no newline after it may be where a copy stopped.
-        const std::string cut = last && !ends_in_newline ? "; the file may be cut short" : "";
+
+    static std::string line_text(int k) { return "line " + std::to_string(k); }
+
+    // One merge line; cut says the file may be cut short (a last line with no newline).
+    bool line(const std::string& line, int line_no, const std::string& cut) {
         const size_t space = line.find(' ');
         if (space == std::string::npos || space == 0 || space + 1 == line.size() ||
             line.find(' ', space + 1) != std::string::npos)
             return fail(error, merges_name, line_text(line_no) + " (" + quote(line, 40) +
                                                 ") is not two tokens separated by one space" + cut);
         const std::string left = line.substr(0, space), right = line.substr(space + 1);
-        const int rank = t->merge_count;
+        const int rank = merge_count;
         int part_id[2];
         const std::string* parts[2] = {&left, &right};
         for (int k = 0; k < 2; ++k) {
@@ -302,10 +292,54 @@ bool BpeTokenizer::load_text(const std::string& vocab_json, const std::string& m
         if (!fresh)
             return fail(error, merges_name, line_text(line_no) + " repeats the merge of " + line_text(seen->second) +
                                                 " (" + quote(line, 40) + "); each merge appears once" + cut);
-        t->merges.emplace(key, BpeMerge{rank, made->second});
+        merges.emplace(key, BpeMerge{rank, made->second});
         if (made_at[size_t(made->second)] < 0) made_at[size_t(made->second)] = rank;
-        ++t->merge_count;
+        ++merge_count;
+        return true;
     }
+
+    bool all(const std::string& merges_text) {
+        if (merges_text.empty()) return fail(error, merges_name, "the file is empty; give the tokenizer's merges.txt or vocab.bpe");
+        size_t pos = 0;
+        int line_no = 0;
+        const bool ends_in_newline = merges_text.back() == '\n';
+        while (pos < merges_text.size()) {
+            size_t eol = merges_text.find('\n', pos);
+            const bool last = eol == std::string::npos;
+            if (last) eol = merges_text.size();
+            std::string text = merges_text.substr(pos, eol - pos);
+            pos = eol + 1;
+            ++line_no;
+            if (!text.empty() && text.back() == '\r') text.pop_back();
+            if (line_no == 1 && !text.empty() && text[0] == '#') continue; // "#version: 0.2"
+            if (text.empty()) {
+                if (last || pos >= merges_text.size()) break; // the final newline
+                return fail(error, merges_name, line_text(line_no) + " is empty; each line after the first is one merge, "
+                                                                     "two tokens separated by one space");
+            }
+            // A last line with no newline after it may be where a copy stopped.
+            if (!line(text, line_no, last && !ends_in_newline ? "; the file may be cut short" : "")) return false;
+        }
+        return true;
+    }
+};
+
+} // namespace
+
+bool BpeTokenizer::load_text(const std::string& vocab_json, const std::string& merges_text, const std::string& vocab_name,
+                             const std::string& merges_name, std::string& error) {
+    auto t = std::make_unique<Tables>();
+    if (!parse_vocab(vocab_json, vocab_name, t->symbols, error)) return false;
+    const int n = int(t->symbols.size());
+    IdOf id_of;
+    id_of.reserve(size_t(n));
+    for (int id = 0; id < n; ++id) id_of.emplace(t->symbols[size_t(id)], id);
+    IdOf byte_of;
+    if (!read_byte_tokens(id_of, vocab_name, byte_of, t->byte_id, error)) return false;
+    MergeReader merges{id_of, byte_of, vocab_name, merges_name, error, t->merges, t->merge_count,
+                       std::vector<int>(size_t(n), -1), {}};
+    if (!merges.all(merges_text)) return false;
+    const std::vector<int>& made_at = merges.made_at;
 
     // Every entry is a byte, a merge's result or a special token.
     int unmade = 0;
