@@ -165,6 +165,50 @@ static double process_cpu_ms() {
     return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
 }
 
+// The lesson's timed runs on the warm-up's trace: forwards, the first update after a forward, a drag's updates,
+// each by wall clock and then by the process's CPU clock.
+static void time_lesson_runs(const Config& c, Experiment& e, KernelKind kernel, int p, int64_t repeat, const Vec (&rows)[2],
+                             Trace& tr, LessonBenchTimes& t) {
+    // Wall times first, CPU times in passes of their own: reading the process's CPU clock
+    // is a system call, and the call timed right after one ran about 0.1 us slower at the
+    // lesson's size (its caches and branch history were cold).
+    std::vector<double>&forward_ms = t.forward_ms, &update_first_ms = t.update_first_ms, &update_ms = t.update_ms,
+                        &forward_cpu_ms = t.forward_cpu_ms, &update_cpu_ms = t.update_cpu_ms;
+    Clock::time_point t0;
+    for (int64_t i = 0; i < repeat; ++i) {
+        t0 = Clock::now();
+        forward(c, e.weights, e.x, kernel, tr);
+        forward_ms.push_back(ms_since(t0));
+    }
+    for (int64_t i = 0; i < repeat; ++i) {
+        const double c0 = process_cpu_ms();
+        forward(c, e.weights, e.x, kernel, tr);
+        forward_cpu_ms.push_back(process_cpu_ms() - c0);
+    }
+    // The first update at p after a forward, as when the user starts to drag the slider.
+    for (int64_t i = 0; i < repeat; ++i) {
+        forward(c, e.weights, e.x, kernel, tr);
+        t0 = Clock::now();
+        update_row(e.weights, p, rows[0].data(), tr);
+        update_first_ms.push_back(ms_since(t0));
+    }
+    forward(c, e.weights, e.x, kernel, tr);
+    // A drag from x (what the trace now holds): its first move (untimed, timed above), then
+    // moves alternating between x and the replacement, each a real change of row p.
+    update_row(e.weights, p, rows[0].data(), tr);
+    for (int64_t i = 0; i < repeat; ++i) {
+        t0 = Clock::now();
+        update_row(e.weights, p, rows[(i + 1) % 2].data(), tr);
+        update_ms.push_back(ms_since(t0));
+    }
+    for (int64_t i = 0; i < repeat; ++i) {
+        const double c0 = process_cpu_ms();
+        update_row(e.weights, p, rows[(i + 1) % 2].data(), tr);
+        update_cpu_ms.push_back(process_cpu_ms() - c0);
+    }
+
+}
+
 static int run_bench(const BenchArgs& a) {
     if (a.logit_lens && !a.config.model)
         return usage_error("--logit-lens times a GPT model's logit lens; give --model with a GPT-2 directory or nanoGPT file");
@@ -203,41 +247,8 @@ static int run_bench(const BenchArgs& a) {
     if (repeat == 0)
         repeat = std::clamp<int64_t>(int64_t(std::ceil(1000.0 / std::max(first_forward + first_update, 1e-3))), 3, 200);
 
-    // Wall times first, CPU times in passes of their own: reading the process's CPU clock
-    // is a system call, and the call timed right after one ran about 0.1 us slower at the
-    // lesson's size (its caches and branch history were cold).
-    std::vector<double> forward_ms, update_first_ms, update_ms, forward_cpu_ms, update_cpu_ms;
-    for (int64_t i = 0; i < repeat; ++i) {
-        t0 = Clock::now();
-        forward(c, e.weights, e.x, kernel, tr);
-        forward_ms.push_back(ms_since(t0));
-    }
-    for (int64_t i = 0; i < repeat; ++i) {
-        const double c0 = process_cpu_ms();
-        forward(c, e.weights, e.x, kernel, tr);
-        forward_cpu_ms.push_back(process_cpu_ms() - c0);
-    }
-    // The first update at p after a forward, as when the user starts to drag the slider.
-    for (int64_t i = 0; i < repeat; ++i) {
-        forward(c, e.weights, e.x, kernel, tr);
-        t0 = Clock::now();
-        update_row(e.weights, p, rows[0].data(), tr);
-        update_first_ms.push_back(ms_since(t0));
-    }
-    forward(c, e.weights, e.x, kernel, tr);
-    // A drag from x (what the trace now holds): its first move (untimed, timed above), then
-    // moves alternating between x and the replacement, each a real change of row p.
-    update_row(e.weights, p, rows[0].data(), tr);
-    for (int64_t i = 0; i < repeat; ++i) {
-        t0 = Clock::now();
-        update_row(e.weights, p, rows[(i + 1) % 2].data(), tr);
-        update_ms.push_back(ms_since(t0));
-    }
-    for (int64_t i = 0; i < repeat; ++i) {
-        const double c0 = process_cpu_ms();
-        update_row(e.weights, p, rows[(i + 1) % 2].data(), tr);
-        update_cpu_ms.push_back(process_cpu_ms() - c0);
-    }
+    LessonBenchTimes t;
+    time_lesson_runs(c, e, kernel, p, repeat, rows, tr, t);
 
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
@@ -246,7 +257,6 @@ static int run_bench(const BenchArgs& a) {
     // started for the second rate, spin for a moment after it.
     const detail::SgemmRates sgemm = detail::measure_sgemm(c.seq_len, 3 * c.n_embd, c.n_embd,
                                                            detail::work_team_threads(), 8, 0.2);
-    LessonBenchTimes t;
     t.config = c;
     t.kernel = kernel;
     t.text_input = a.config.text.has_value();
@@ -255,11 +265,6 @@ static int run_bench(const BenchArgs& a) {
     t.threads = detail::work_team_threads();
     t.repeat = repeat;
     t.perturbed_position = p;
-    t.forward_ms = std::move(forward_ms);
-    t.update_ms = std::move(update_ms);
-    t.update_first_ms = std::move(update_first_ms);
-    t.forward_cpu_ms = std::move(forward_cpu_ms);
-    t.update_cpu_ms = std::move(update_cpu_ms);
     t.peak_rss_mb = double(usage.ru_maxrss) / 1024.0; // ru_maxrss is in KiB
     t.blas_core = detail::blas_core_name();
     t.sgemm_gflops = sgemm.team;
