@@ -8,18 +8,13 @@
 #include "app_state.h"
 #include "head_detector.h"
 #include "train_view_state.h"
+#include "text_util.h"
 #include <algorithm>
 #include <cstdio>
 
 namespace attnviz {
 
 namespace {
-
-std::string two(double v) {
-    char b[16];
-    std::snprintf(b, sizeof b, "%.2f", v);
-    return b;
-}
 
 double next_accuracy(const TaskMetrics& m) {
     for (const auto& [k, v] : m.accuracy)
@@ -38,7 +33,7 @@ std::string head_list(const std::vector<int>& heads) {
 // The induction heads' scores of one state, "0.88 and 0.85".
 std::string scores_of(const AblationDemo& d, const AblationDemoState& st) {
     std::vector<std::string> v;
-    for (int h : d.induction_heads) v.push_back(two(st.induction[1][size_t(h)]));
+    for (int h : d.induction_heads) v.push_back(two_decimals(st.induction[1][size_t(h)]));
     std::string out;
     for (size_t i = 0; i < v.size(); ++i) out += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
     return out;
@@ -122,7 +117,7 @@ void compute_ablation_demo(AblationDemo& d) {
             for (int i = 0; i < N; ++i)
                 for (int j = 0; j <= i; ++j) hv.probs[size_t(i) * size_t(N) + size_t(j)] = p(i, j);
             hv.induction = st.induction[1][size_t(h)];
-            hv.label = "L1 h" + std::to_string(h) + ": ind " + two(hv.induction);
+            hv.label = "L1 h" + std::to_string(h) + ": ind " + two_decimals(hv.induction);
             st.heads.push_back(std::move(hv));
         }
     }
@@ -136,13 +131,13 @@ std::string ablation_demo_sentence(const AblationDemo& d) {
     const AblationDemoState &before = d.states[0], &off = d.states[1], &back = d.states[2];
     const double a0 = next_accuracy(before.metrics), a1 = next_accuracy(off.metrics), a2 = next_accuracy(back.metrics);
     const int V = d.picture.model ? d.picture.model->config.vocab : 0;
-    const std::string chance = "1/" + std::to_string(V) + " = " + two(d.chance);
+    const std::string chance = "1/" + std::to_string(V) + " = " + two_decimals(d.chance);
     if (d.prev_heads.empty())
-        return "This run has no previous-token head in layer 0 (no score passes " + two(prev_token_threshold) +
-               "), so there is nothing to ablate; next-token accuracy " + two(a0) + ", chance " + chance + ".";
+        return "This run has no previous-token head in layer 0 (no score passes " + two_decimals(prev_token_threshold) +
+               "), so there is nothing to ablate; next-token accuracy " + two_decimals(a0) + ", chance " + chance + ".";
     const bool many = d.prev_heads.size() > 1, many_ind = d.induction_heads.size() > 1;
     std::string prev = "layer 0's previous-token head" + std::string(many ? "s " : " ") + head_list(d.prev_heads) + " (";
-    for (size_t i = 0; i < d.prev_scores.size(); ++i) prev += (i ? ", " : "") + two(d.prev_scores[i]);
+    for (size_t i = 0; i < d.prev_scores.size(); ++i) prev += (i ? ", " : "") + two_decimals(d.prev_scores[i]);
     prev += ")";
     double lowest_after = 1;
     for (int h : d.induction_heads) lowest_after = std::min(lowest_after, double(off.induction[1][size_t(h)]));
@@ -155,10 +150,10 @@ std::string ablation_demo_sentence(const AblationDemo& d) {
     std::string out = "With " + prev + (many ? " ablated (all of them, their output set to zero), " : " ablated (its output set to zero), ") +
                       "layer 1's induction head" + (many_ind ? "s " : " ") + head_list(d.induction_heads) + " score" +
                       (many_ind ? " " : "s ") + scores_of(d, off) + " instead of " + scores_of(d, before) + " on repeated sequences" +
-                      (lost ? ", below the detector's " + two(induction_threshold) : "") +
-                      ", and the next-token accuracy falls from " + two(a0) + " to " + two(a1) +
+                      (lost ? ", below the detector's " + two_decimals(induction_threshold) : "") +
+                      ", and the next-token accuracy falls from " + two_decimals(a0) + " to " + two_decimals(a1) +
                       (near_chance ? ", about chance (" + chance + ")" : " (chance is " + chance + ")") + ". ";
-    out += "Restored, the score" + std::string(many_ind ? "s are " : " is ") + scores_of(d, back) + " and the accuracy " + two(a2) +
+    out += "Restored, the score" + std::string(many_ind ? "s are " : " is ") + scores_of(d, back) + " and the accuracy " + two_decimals(a2) +
            (same ? " again, exactly. " : ". ");
     out += "The induction head" + std::string(many_ind ? "s" : "") + " still compute" + (many_ind ? "" : "s") +
            " a pattern, but " + (many_ind ? "they find" : "it finds") +

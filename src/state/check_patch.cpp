@@ -4,6 +4,7 @@
 #include "app_state.h"
 #include "train.h"
 #include "train_view_state.h"
+#include "text_util.h"
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
@@ -11,12 +12,6 @@
 namespace attnviz {
 
 namespace {
-
-std::string two(double v) {
-    char b[16];
-    std::snprintf(b, sizeof b, "%.2f", v);
-    return b;
-}
 
 std::string letter(const ModelConfig& c, int t) { return sequence_text(c, {c.bos(), t}); }
 
@@ -85,14 +80,14 @@ std::string patch_demo_sentence(const PatchDemo& d) {
     const float best = d.heads[size_t(d.best_layer)][size_t(d.best_head)];
     const float ind = d.induction[size_t(d.best_layer)][size_t(d.best_head)];
     std::string out = "Copying L" + std::to_string(d.best_layer) + " h" + std::to_string(d.best_head) +
-                      "'s output from the clean run into the corrupted one brings back " + two(best) +
-                      " of the logit difference " + ans + " − " + wr + " (clean " + two(d.clean_ld) + ", corrupted " +
-                      two(d.corrupt_ld) + "), the most of any head; its induction score is " + two(ind) +
-                      (ind >= induction_threshold ? ", above the detector's " + two(induction_threshold) + ": an induction head. "
-                                                  : ", below the detector's " + two(induction_threshold) + ". ");
+                      "'s output from the clean run into the corrupted one brings back " + two_decimals(best) +
+                      " of the logit difference " + ans + " − " + wr + " (clean " + two_decimals(d.clean_ld) + ", corrupted " +
+                      two_decimals(d.corrupt_ld) + "), the most of any head; its induction score is " + two_decimals(ind) +
+                      (ind >= induction_threshold ? ", above the detector's " + two_decimals(induction_threshold) + ": an induction head. "
+                                                  : ", below the detector's " + two_decimals(induction_threshold) + ". ");
     float layer0 = 0;
     for (float v : d.heads[0]) layer0 = std::max(layer0, v);
-    out += "Layer 0's heads bring back at most " + two(layer0) +
+    out += "Layer 0's heads bring back at most " + two_decimals(layer0) +
            ": they prepare where to look, but the copied letter reaches the answer through the head that reads it.";
     return out;
 }

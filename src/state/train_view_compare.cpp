@@ -6,6 +6,7 @@
 // the class sees the single head's result before the four heads'.
 #include "app_state.h"
 #include "train_view_state.h"
+#include "text_util.h"
 #include <cstdio>
 
 namespace attnviz {
@@ -23,12 +24,6 @@ void take_picture(HeadsRun& r, const std::vector<int>& probe) {
     p.probe = probe;
     fill_heads(p, h.snapshots);
     r.picture = std::move(p);
-}
-
-std::string two(double v) {
-    char b[16];
-    std::snprintf(b, sizeof b, "%.2f", v);
-    return b;
 }
 
 double acc(const HeadsRun& r, const char* key) {
@@ -89,15 +84,15 @@ std::string comparison_sentence(const HeadsRun& one, const HeadsRun& four) {
                                   : "became a " + role(one.picture.heads[0]);
     const bool split = std::min(p1, d1) < 0.8 && std::min(p4, d4) > 0.95 && prev >= 1 && dup >= 1;
     if (!split)
-        return "H = 1: previous letter " + two(p1) + ", appeared before " + two(d1) + "; H = 4: " + two(p4) + " and " +
-               two(d4) + ". This run did not split the relations as the recipe's runs do.";
+        return "H = 1: previous letter " + two_decimals(p1) + ", appeared before " + two_decimals(d1) + "; H = 4: " + two_decimals(p4) + " and " +
+               two_decimals(d4) + ". This run did not split the relations as the recipe's runs do.";
     const bool dup_lost = d1 <= p1;
     return std::string("One head has one softmax per letter: it can look at the previous letter or at an earlier copy, "
                        "not at both. With H = 1 the head ") +
            head1 + " and \u201c" + (dup_lost ? "appeared before" : "previous letter") + "\u201d stays at " +
-           two(dup_lost ? d1 : p1) + ". Four heads of head_dim " + std::to_string(four.settings.model.head_dim()) +
+           two_decimals(dup_lost ? d1 : p1) + ". Four heads of head_dim " + std::to_string(four.settings.model.head_dim()) +
            " split the two relations, " + std::to_string(prev) + " previous-token and " + std::to_string(dup) +
-           " duplicate-token heads, and both accuracies reach " + two(std::min(p4, d4)) + ", at the same C = " +
+           " duplicate-token heads, and both accuracies reach " + two_decimals(std::min(p4, d4)) + ", at the same C = " +
            std::to_string(four.settings.model.n_embd) + " and with as many weights.";
 }
 

@@ -6,6 +6,12 @@
 
 namespace attnviz {
 
+std::string two_decimals(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", v);
+    return b;
+}
+
 size_t utf8_sequence_length(const std::string& s, size_t i) {
     const unsigned char c = (unsigned char)s[i];
     const int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;

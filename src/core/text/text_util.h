@@ -35,6 +35,9 @@ size_t invalid_utf8_at(const std::string& s);
 size_t utf8_count(const std::string& s);
 size_t utf8_prefix(const std::string& s, size_t n);
 
+// "0.46": v with two decimals, as the check view's sentences quote scores.
+std::string two_decimals(double v);
+
 // "1, 2, 5 or 10"
 inline std::string list_or(const std::vector<int>& v) {
     std::string s;
