@@ -117,6 +117,21 @@ void answer(AppState& s, int n, const char* text) {
     ImGui::PopID();
 }
 
+// A text at the cursor, recorded (when visible) for the layout file with its value.
+void recorded_text(UiContext& ui, const std::string& text, const std::string& kind, const std::string& name, int position,
+                   float value, ImU32 colour) {
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colour));
+    ImGui::TextUnformatted(text.c_str());
+    ImGui::PopStyleColor();
+    const ImVec2 size = ImGui::GetItemRectSize();
+    if (!ui.layout || !ImGui::IsRectVisible(at, ImVec2(at.x + size.x, at.y + size.y))) return;
+    LayoutItem it;
+    it.kind = kind, it.name = name, it.position = position, it.value = value;
+    it.x = at.x, it.y = at.y, it.w = size.x, it.h = size.y;
+    ui.layout->push_back(it);
+}
+
 namespace {
 
 // Question 1: the lesson's perturbation in the causality view.
@@ -145,13 +160,6 @@ void set_scale(AppState& s, ScaleMode m) {
     request_config(s, e, s.kernel_choice);
 }
 
-std::string fmt(double v, const char* f) {
-    if (std::isnan(v)) return "NaN";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
-
 // Question 3: each head's and each query row's max weight and entropy under both scales,
 // as recompute() left them in s.sharpness.
 void sharpness_table(AppState& s, UiContext& ui) {
@@ -178,13 +186,13 @@ void sharpness_table(AppState& s, UiContext& ui) {
                 ImGui::TableNextColumn();
                 ImGui::Text("%d", i);
                 ImGui::TableNextColumn();
-                ImGui::TextUnformatted(fmt(x.max_weight, "%.3f").c_str());
+                ImGui::TextUnformatted(format_with(x.max_weight, "%.3f").c_str());
                 ImGui::TableNextColumn();
-                ImGui::TextUnformatted(fmt(x.entropy, "%.3f").c_str());
+                ImGui::TextUnformatted(format_with(x.entropy, "%.3f").c_str());
                 ImGui::TableNextColumn();
-                ImGui::TextUnformatted(fmt(y.max_weight, "%.3f").c_str());
+                ImGui::TextUnformatted(format_with(y.max_weight, "%.3f").c_str());
                 ImGui::TableNextColumn();
-                ImGui::TextUnformatted(fmt(y.entropy, "%.3f").c_str());
+                ImGui::TextUnformatted(format_with(y.entropy, "%.3f").c_str());
             }
         ImGui::EndTable();
     }
@@ -192,21 +200,6 @@ void sharpness_table(AppState& s, UiContext& ui) {
         ImGui::TextDisabled("showing heads 0–%d and query rows 0–%d of %d × %d", heads - 1, rows - 1, tr.H, tr.T);
     ImGui::TextDisabled("entropy in nats: 0 = all weight on one key, ln(i+1) = spread evenly over the visible keys");
     ImGui::PopFont();
-}
-
-// A text at the cursor, recorded (when visible) for the layout file with its value.
-void recorded_text(UiContext& ui, const std::string& text, const std::string& kind, const std::string& name, int position,
-                   float value, ImU32 colour) {
-    const ImVec2 at = ImGui::GetCursorScreenPos();
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colour));
-    ImGui::TextUnformatted(text.c_str());
-    ImGui::PopStyleColor();
-    const ImVec2 size = ImGui::GetItemRectSize();
-    if (!ui.layout || !ImGui::IsRectVisible(at, ImVec2(at.x + size.x, at.y + size.y))) return;
-    LayoutItem it;
-    it.kind = kind, it.name = name, it.position = position, it.value = value;
-    it.x = at.x, it.y = at.y, it.w = size.x, it.h = size.y;
-    ui.layout->push_back(it);
 }
 
 // Question 2's second demonstration: both runs, each with its accuracies and its heads on
@@ -261,10 +254,10 @@ void heads_comparison(AppState& s, UiContext& ui) {
         const auto& a = r.picture.accuracy;
         const double prev = a.count("prev") ? a.at("prev") : 0, dup = a.count("dup") ? a.at("dup") : 0;
         const std::string h = "H=" + std::to_string(m.n_head);
-        recorded_text(ui, "previous letter " + fmt(prev, "%.3f"), "check_accuracy", h + " prev", m.n_head, float(prev),
+        recorded_text(ui, "previous letter " + format_with(prev, "%.3f"), "check_accuracy", h + " prev", m.n_head, float(prev),
                       ui.pal.text);
         ImGui::SameLine(0, gap);
-        recorded_text(ui, "appeared before " + fmt(dup, "%.3f"), "check_accuracy", h + " dup", m.n_head, float(dup),
+        recorded_text(ui, "appeared before " + format_with(dup, "%.3f"), "check_accuracy", h + " dup", m.n_head, float(dup),
                       dup < 0.8 ? ui.pal.warning : ui.pal.text);
         ImGui::SameLine(0, gap);
         ImGui::TextDisabled("(step %lld)", (long long)r.picture.step);
@@ -295,109 +288,6 @@ void heads_comparison(AppState& s, UiContext& ui) {
     if (!c.sentence.empty()) recorded_text(ui, c.sentence, "check_sentence", c.sentence, -1, 0, ui.pal.text);
 }
 
-// Question 4: the induction model before, with layer 0's previous-token heads ablated, and
-// restored: per state its next-token accuracy and layer 1's induction heads (pattern and
-// score on repeated sequences), then the sentence built from them.
-void ablation_demo(AppState& s, UiContext& ui) {
-    if (!s.train || !s.train->ablation_demo.asked()) return;
-    const AblationDemo& d = s.train->ablation_demo;
-    if (!d.computed) {
-        if (d.session)
-            ImGui::TextDisabled("training the induction model, step %lld of %lld", (long long)d.status.step, (long long)d.steps);
-        else
-            ImGui::TextDisabled("trained; ablating layer 0's previous-token heads…");
-        return;
-    }
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    ImFont* f = ui.fonts->small;
-    const float gap = std::round(12 * ui.scale), line = f->FontSize + 2;
-    const float avail = ImGui::GetContentRegionAvail().x;
-    const int N = int(d.picture.probe.size());
-    const int n = int(d.induction_heads.size());
-    // One row per state: its name and accuracy, then each induction head's pattern with its
-    // score beside it. Patterns small enough that the three rows and the sentence fit the
-    // view once it has scrolled here.
-    const float title_w = std::max(text_size(f, "restored").x, text_size(f, "accuracy 0.00").x) + gap;
-    const float label_w = text_size(f, "L1 h0").x + gap;
-    const float text_h = 6 * ImGui::GetFrameHeightWithSpacing() + ImGui::CalcTextSize(d.sentence.c_str(), nullptr, false, avail).y +
-                         6 * ImGui::GetStyle().ItemSpacing.y;
-    const float view_h = ImGui::GetWindowHeight() - ImGui::GetFrameHeightWithSpacing();
-    const float row_room = std::floor((view_h - text_h) / 3 - gap);
-    const float cell = std::max(2.f, std::min({std::floor((avail - title_w - float(n) * (label_w + 2 * gap)) / float(n * N)),
-                                               std::floor(row_room / float(N)), std::round(6 * ui.scale)}));
-    const float side = cell * float(N), row_h = std::max(side, 2 * line);
-    std::string heads;
-    for (size_t i = 0; i < d.prev_heads.size(); ++i) heads += (i ? ", h" : "h") + std::to_string(d.prev_heads[i]);
-    ImGui::TextWrapped("The induction model (V = %d, step %lld), layer 1's induction heads on the probe; ablated: layer 0's %s %s (zero).",
-                       d.picture.model->config.vocab, (long long)d.picture.step,
-                       d.prev_heads.size() > 1 ? "previous-token heads" : "previous-token head", heads.empty() ? "none" : heads.c_str());
-    const ImVec2 p0 = ImGui::GetCursorScreenPos();
-    for (int k = 0; k < 3; ++k) {
-        const AblationDemoState& st = d.states[k];
-        const float y0 = p0.y + float(k) * (row_h + gap);
-        double acc = 0;
-        for (const auto& [key, v] : st.metrics.accuracy)
-            if (key == "next") acc = v;
-        const ImU32 colour = k == 1 ? ui.pal.warning : ui.pal.text;
-        const std::string acc_text = "accuracy " + fmt(acc, "%.2f");
-        dl->AddText(f, f->FontSize, ImVec2(p0.x, y0), colour, st.name.c_str());
-        dl->AddText(f, f->FontSize, ImVec2(p0.x, y0 + line), colour, acc_text.c_str());
-        if (ui.layout) {
-            LayoutItem it;
-            it.kind = "check_ablation_accuracy", it.name = st.name, it.position = k, it.value = float(acc);
-            const ImVec2 ts = text_size(f, acc_text);
-            it.x = p0.x, it.y = y0 + line, it.w = ts.x, it.h = ts.y;
-            ui.layout->push_back(it);
-        }
-        for (int i = 0; i < n; ++i) {
-            const HeadView& hv = st.heads[size_t(i)];
-            const ImVec2 at(p0.x + title_w + float(i) * (side + label_w + 2 * gap), y0);
-            draw_head_pattern(ui, dl, hv, d.picture, at, cell, false);
-            if (k == 1) // still computed, but fed no previous-token output: its stripe is what is lost
-                dl->AddRect(ImVec2(at.x - 2, at.y - 2), ImVec2(at.x + side + 2, at.y + side + 2), ui.pal.warning, 0, 0, 2);
-            const std::string name = "L1 h" + std::to_string(hv.head), score = "ind " + fmt(hv.induction, "%.2f");
-            dl->AddText(f, f->FontSize, ImVec2(at.x + side + gap, at.y), colour, name.c_str());
-            dl->AddText(f, f->FontSize, ImVec2(at.x + side + gap, at.y + line), colour, score.c_str());
-            if (ui.layout && ImGui::IsRectVisible(at, ImVec2(at.x + side, at.y + side))) {
-                LayoutItem it;
-                it.kind = "check_ablation_head", it.name = st.name, it.head = hv.head, it.position = k, it.value = hv.induction;
-                it.x = at.x, it.y = at.y, it.w = it.h = side;
-                ui.layout->push_back(it);
-            }
-        }
-    }
-    const float bottom = p0.y + 3 * row_h + 2 * gap;
-    ImGui::Dummy(ImVec2(avail, bottom - p0.y + 4));
-    recorded_text(ui, d.sentence, "check_ablation_sentence", d.sentence, -1, 0, ui.pal.text);
-    if (ImGui::SmallButton("See it in the Model view")) open_ablation_demo(s);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The model on its probe, layer 0's previous-token heads ablated; restore them there.");
-}
-
-// Question 5: a few tokens with the cache and by full recomputes (generate_state.h).
-void generate_demo(AppState& s, UiContext& ui) {
-    const GenerateDemo& d = s.generate.demo;
-    if (!d.asked) return;
-    if (!d.computed) {
-        ImGui::TextDisabled("generating…");
-        return;
-    }
-    if (!d.why_not.empty()) {
-        recorded_text(ui, d.why_not, "check_generate_sentence", d.why_not, -1, 0, ui.pal.warning);
-        return;
-    }
-    if (!d.lesson) {
-        std::string cached, full;
-        for (int t : d.cached_tokens) cached += (cached.empty() ? "" : " ") + model_token_label(s, t);
-        for (int t : d.full_tokens) full += (full.empty() ? "" : " ") + model_token_label(s, t);
-        ImGui::Text("with the cache:    %s", cached.c_str());
-        ImGui::Text("full recompute:    %s", full.c_str());
-    }
-    recorded_text(ui, "max |Δ| of the logits: " + format_diff(float(d.max_abs_logits)), "check_generate_diff", "logits", d.steps,
-                  float(d.max_abs_logits), d.max_abs_logits == 0 ? ui.pal.exact_zero : ui.pal.text);
-    recorded_text(ui, d.sentence, "check_generate_sentence", d.sentence, -1, 0, ui.pal.text);
-    if (ImGui::SmallButton("Step it yourself in the Generate view")) s.screen.view = View::generate;
-}
-
 void takeaways(UiContext& ui) {
     heading(ui, "Key takeaways");
     ImGui::PushFont(ui.fonts->body);
@@ -412,42 +302,13 @@ void takeaways(UiContext& ui) {
     ImGui::PopFont();
 }
 
-} // namespace
-
-void show_me(AppState& s, int question) {
-    if (question == 1) show_causality(s);
-    if (question == 2) {
-        // The next of 1, 2, 4 after the current H that divides C (back to 1 after the last).
-        int next = 1;
-        for (int H : {1, 2, 4})
-            if (H > s.config.n_head && s.config.n_embd % H == 0) {
-                next = H;
-                break;
-            }
-        // A trained model's H is its own: the Train view trains another.
-        if (s.shown.input) s.status = "A trained model keeps its H = " + std::to_string(s.config.n_head) +
-                                  "; press L (Back to the lesson) to compare H = 1, 2, 4 on the lesson's module.";
-        else show_heads(s, next);
-    }
-    if (question == 3) s.screen.view = View::scores;
-    if (question == 4) start_ablation_demo(s);
-    if (question == 5) request_generate_demo(s);
-    if (question == 6) start_patch_demo(s);
+void spacing_between_questions() {
+    ImGui::Spacing();
+    ImGui::Spacing();
 }
 
-void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
-    const float width = p1.x - p0.x;
-    const bool two_columns = width >= 760 * ui.scale;
-    const float left_w = two_columns ? std::round(width * 0.64f) : width;
-    const float gap = std::round(16 * ui.scale);
-    const float wx = ImGui::GetWindowPos().x; // wrap positions are window-local
-    const Config& c = s.config;
-
-    ImGui::SetCursorScreenPos(p0);
-    ImGui::BeginChild("questions", ImVec2(left_w, p1.y - p0.y), false);
-    ImGui::PushTextWrapPos(0.f);
-    ImGui::PushFont(ui.fonts->body);
-
+// Question 1: what the causal mask keeps from y[0] and y[1].
+void causality_question(AppState& s, UiContext& ui) {
     heading(ui, check_questions()[0].text);
     choices(s, ui, 0);
     if (ImGui::Button("Show me##1")) show_me(s, 1);
@@ -457,9 +318,11 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
            "The causal mask: query i only sees keys j ≤ i, so the softmax weights of queries 0 and 1 on key 2 are "
            "exactly 0 and nothing from position 2 reaches y[0] or y[1]. Their max |Δy| is 0.0 (exactly); the "
            "outputs from position 2 on move (0.3175 in the lesson).");
-    ImGui::Spacing();
-    ImGui::Spacing();
+}
 
+// Question 2: why several heads, and what they cost; its second demonstration trains both.
+void heads_question(AppState& s, UiContext& ui) {
+    const Config& c = s.config;
     heading(ui, check_questions()[1].text);
     choices(s, ui, 1);
     ImGui::AlignTextToFramePadding();
@@ -495,9 +358,11 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
            "Each head has its own softmax over its own head_dim channels of q and k, so different heads can attend "
            "to different positions at once (compare the heads' weights in the scores view). The cost stays the "
            "same: W_qkv is 3C × C and W_proj is C × C for any H; heads split the channels, not the budget.");
-    ImGui::Spacing();
-    ImGui::Spacing();
+}
 
+// Question 3: why ÷ √head_dim; the scale buttons and both scales' sharpness.
+void scale_question(AppState& s, UiContext& ui) {
+    const Config& c = s.config;
     heading(ui, check_questions()[2].text);
     choices(s, ui, 2);
     ImGui::AlignTextToFramePadding();
@@ -521,53 +386,52 @@ void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
            "A head's score is a dot product of head_dim numbers, so its spread grows like √head_dim, not √C. "
            "Dividing by √head_dim keeps every head's scores near unit variance; dividing by √C shrinks them √H "
            "times too much, and the softmax flattens: lower max weight, higher entropy.");
+}
 
-    ImGui::Spacing();
-    ImGui::Spacing();
+} // namespace
 
-    // The demonstration brings its question into sight (at the start, and when its numbers are
-    // in); a short view (text size 2 at 720 pixels) starts under the question, so that the
-    // sentence fits too.
-    auto scroll_to_demo = [&] {
-        if (!s.train || !s.train->ablation_demo.scroll || !s.train->ablation_demo.asked()) return;
-        ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
-        s.train->ablation_demo.scroll = false;
-    };
-    const bool short_view = ImGui::GetWindowHeight() < 450 * ui.scale;
-    if (!short_view) scroll_to_demo();
-    heading(ui, check_questions()[3].text);
-    choices(s, ui, 3);
-    if (short_view) scroll_to_demo();
-    if (ImGui::Button("Show me##4")) show_me(s, 4);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Alt+5: train the 2-layer induction model, then ablate layer 0's previous-token heads");
-    ImGui::SameLine();
-    ImGui::TextDisabled("train the induction model, ablate its previous-token heads, restore them (Alt+5)");
-    ablation_demo(s, ui);
-    answer(s, 3,
-           "Ablate it: replace the head's output by zero (or its mean) and run the model again. A pattern says where a "
-           "head looks; the change in the loss, the accuracy and the other heads' scores says what it is for. An "
-           "induction head copies the token after an earlier copy of the current one, and finds that copy only through "
-           "a previous-token head in the layer before: ablate the previous-token head and the induction head's stripe and "
-           "the accuracy go, restore it and they come back.");
-
-    ImGui::Spacing();
-    ImGui::Spacing();
-    if (s.generate.demo.scroll && s.generate.demo.computed) { // its demonstration's numbers are in: into sight
-        ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
-        s.generate.demo.scroll = false;
+void show_me(AppState& s, int question) {
+    if (question == 1) show_causality(s);
+    if (question == 2) {
+        // The next of 1, 2, 4 after the current H that divides C (back to 1 after the last).
+        int next = 1;
+        for (int H : {1, 2, 4})
+            if (H > s.config.n_head && s.config.n_embd % H == 0) {
+                next = H;
+                break;
+            }
+        // A trained model's H is its own: the Train view trains another.
+        if (s.shown.input) s.status = "A trained model keeps its H = " + std::to_string(s.config.n_head) +
+                                  "; press L (Back to the lesson) to compare H = 1, 2, 4 on the lesson's module.";
+        else show_heads(s, next);
     }
-    heading(ui, check_questions()[4].text);
-    choices(s, ui, 4);
-    if (ImGui::Button("Show me##5")) show_me(s, 5);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Alt+6: generate a few tokens with the KV cache and by full recomputes");
-    ImGui::SameLine();
-    ImGui::TextDisabled("generate with and without the KV cache and compare (Alt+6)");
-    generate_demo(s, ui);
-    answer(s, 4,
-           "Under the causal mask no position looks ahead, so a new token changes nothing about the positions before it: "
-           "in every layer their keys and values are what they were. A model that writes on keeps them (the KV cache) and "
-           "computes only the new position's q, k and v and its one row of scores. The result is the full forward's, bit "
-           "for bit on the reference kernel, and a step costs one row of every product instead of T rows.");
+    if (question == 3) s.screen.view = View::scores;
+    if (question == 4) start_ablation_demo(s);
+    if (question == 5) request_generate_demo(s);
+    if (question == 6) start_patch_demo(s);
+}
+
+void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    const float width = p1.x - p0.x;
+    const bool two_columns = width >= 760 * ui.scale;
+    const float left_w = two_columns ? std::round(width * 0.64f) : width;
+    const float gap = std::round(16 * ui.scale);
+    const float wx = ImGui::GetWindowPos().x; // wrap positions are window-local
+
+    ImGui::SetCursorScreenPos(p0);
+    ImGui::BeginChild("questions", ImVec2(left_w, p1.y - p0.y), false);
+    ImGui::PushTextWrapPos(0.f);
+    ImGui::PushFont(ui.fonts->body);
+
+    causality_question(s, ui);
+    spacing_between_questions();
+    heads_question(s, ui);
+    spacing_between_questions();
+    scale_question(s, ui);
+    spacing_between_questions();
+    ablation_question(s, ui); // question 4 (check_demos_view.cpp)
+    spacing_between_questions();
+    generate_question(s, ui); // question 5 (check_demos_view.cpp)
     patch_question(s, ui); // question 6 (check_patch_view.cpp)
 
     ImGui::PopFont();

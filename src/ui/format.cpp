@@ -76,6 +76,13 @@ std::string format_diff(float d) {
     return with_minus(buf);
 }
 
+std::string format_with(double v, const char* printf_format) {
+    if (std::isnan(v)) return "NaN";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, printf_format, v);
+    return buf;
+}
+
 std::string format_count(int64_t n) {
     std::string digits = std::to_string(n), grouped;
     for (size_t i = 0; i < digits.size(); ++i) {

@@ -22,6 +22,8 @@ std::string format_exact(float v);
 std::string format_diff(float d);
 // 256 -> "256"; 16777216 -> "16,777,216 (about 16.8M)".
 std::string format_count(int64_t n);
+// v with a printf format ("%.3f"), "NaN" for NaN.
+std::string format_with(double v, const char* printf_format);
 // "(B, T, C) = (1, 4, 8)" from symbols and the numbers for the config.
 std::string format_shape(const char* symbols, const Config& c);
 

@@ -16,12 +16,6 @@ namespace attnviz {
 
 namespace {
 
-std::string percent(float p) {
-    char b[16];
-    std::snprintf(b, sizeof b, "%.3f", double(p));
-    return b;
-}
-
 std::string row_name(int r) { return r == 0 ? "embed" : "after L" + std::to_string(r - 1); }
 
 void cell_tooltip(const AppState& s, int r, int pos) {
@@ -31,10 +25,10 @@ void cell_tooltip(const AppState& s, int r, int pos) {
     ImGui::BeginTooltip();
     ImGui::Text("%s, position %d (%s): its top 5", row_name(r).c_str(), pos,
                 model_token_label(s, s.model_base.tokens[size_t(pos)]).c_str());
-    for (const TokenProb& tp : *top) ImGui::Text("  %-16s %s", model_token_label(s, tp.token).c_str(), percent(tp.prob).c_str());
+    for (const TokenProb& tp : *top) ImGui::Text("  %-16s %s", model_token_label(s, tp.token).c_str(), format_with(tp.prob, "%.3f").c_str());
     const float next = t.next_prob(r, pos);
     if (!std::isnan(next))
-        ImGui::Text("the next token, %s: %s", model_token_label(s, s.model_base.tokens[size_t(pos) + 1]).c_str(), percent(next).c_str());
+        ImGui::Text("the next token, %s: %s", model_token_label(s, s.model_base.tokens[size_t(pos) + 1]).c_str(), format_with(next, "%.3f").c_str());
     else
         ImGui::TextDisabled("the last position: no next token in the sequence");
     ImGui::EndTooltip();

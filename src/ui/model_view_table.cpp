@@ -109,17 +109,8 @@ void draw_ablation_box(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool co
 
 namespace {
 
-void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool compact) {
-    ImGui::PushID("ablation_box");
-    ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
-    const float width = p1.x - p0.x;
-    if (!s.shown.input) {
-        ImGui::TextDisabled("Ablating a head needs a model: train one in the Train view (Open in the views) or open "
-                            "one with --model.");
-        ImGui::PopTextWrapPos();
-        ImGui::PopID();
-        return;
-    }
+// The mode, the heads and Restore all on one line; returns whether any head is ablated.
+bool ablation_mode_line(AppState& s, UiContext& ui) {
     const bool ablated = !s.ablation.applied.empty();
     // The mode, the heads and Restore all on one line.
     ImGui::AlignTextToFramePadding();
@@ -140,25 +131,13 @@ void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     if (ImGui::SmallButton("Restore all")) restore_all_heads(s);
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Every head back (Shift+A): the clean model.");
     ImGui::EndDisabled();
-    ImFont* f = ui.fonts->small;
-    ImGui::PushFont(f);
-    if (!ablated) {
-        if (!compact)
-            ImGui::TextDisabled("Click a head's corner mark, its box in the table, or press A over it: its output is replaced "
-                                "and the model runs again.");
-        else
-            ImGui::TextDisabled("A or a head's corner mark ablates it.");
-        ImGui::PopFont();
-        ImGui::PopTextWrapPos();
-        ImGui::PopID();
-        return;
-    }
-    if (!compact) // the heads are crossed out in the grid and ticked in the table; said once more here
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.warning), "%s",
-                           fit_text(f, ablated_heads_text(s.ablation.applied) + ": every view shows the ablated model", width).c_str());
-    // before -> after -> Δ, in a table so that the numbers line up.
-    const std::vector<BoxRow> rows = box_rows(s);
+    return ablated;
+}
+
+// before -> after -> Δ, in a table so that the numbers line up.
+void ablation_numbers_table(AppState& s, UiContext& ui, float width, bool compact) {
     const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX;
+    const std::vector<BoxRow> rows = box_rows(s);
     if (ImGui::BeginTable("before_after", 4, flags, ImVec2(width, 0))) {
         ImGui::TableSetupColumn("", 0, 1.5f);
         ImGui::TableSetupColumn("before", 0, 1.f);
@@ -191,53 +170,89 @@ void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, b
         }
         ImGui::EndTable();
     }
-    // GPT: the top 5 at the predictions' position, before and after.
+}
+
+// GPT: the top 5 at the predictions' position, before and after.
+void ablation_top5(AppState& s, UiContext& ui, float width, bool compact) {
+    ImFont* f = ui.fonts->small;
+    const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX;
     const AblationNumbers& n = s.ablation.numbers;
-    if (mode(s) == Mode::gpt_model) {
-        const std::vector<std::string>& words = position_words(s);
-        const std::string at = "top 5 after " + std::to_string(n.pos) +
-                               (size_t(n.pos) < words.size() ? " “" + words[size_t(n.pos)] + "”" : "");
-        if (compact) {
-            // Two lines, as many as fit: before and after.
-            for (int k = 0; k < 2; ++k) {
-                const std::vector<TokenProb>& top = k == 0 ? n.clean.top : n.ablated.top;
-                std::string line = k == 0 ? "before: " : "after: ";
-                for (size_t i = 0; i < top.size(); ++i) {
-                    const std::string more = (i ? " · " : "") + token_prob(s, top[i]);
-                    if (text_size(f, line + more).x > width) break;
-                    line += more;
-                }
-                ImGui::TextUnformatted(line.c_str());
+    if (mode(s) != Mode::gpt_model) return;
+    const std::vector<std::string>& words = position_words(s);
+    const std::string at = "top 5 after " + std::to_string(n.pos) +
+                           (size_t(n.pos) < words.size() ? " “" + words[size_t(n.pos)] + "”" : "");
+    if (compact) {
+        // Two lines, as many as fit: before and after.
+        for (int k = 0; k < 2; ++k) {
+            const std::vector<TokenProb>& top = k == 0 ? n.clean.top : n.ablated.top;
+            std::string line = k == 0 ? "before: " : "after: ";
+            for (size_t i = 0; i < top.size(); ++i) {
+                const std::string more = (i ? " · " : "") + token_prob(s, top[i]);
+                if (text_size(f, line + more).x > width) break;
+                line += more;
             }
-        } else if (ImGui::BeginTable("top5", 3, flags, ImVec2(width, 0))) {
-            ImGui::TableSetupColumn(fit_text(f, at, width * 0.3f).c_str(), 0, 0.6f);
-            ImGui::TableSetupColumn("before", 0, 1.f);
-            ImGui::TableSetupColumn("after", 0, 1.f);
-            ImGui::TableHeadersRow();
-            for (size_t i = 0; i < 5; ++i) {
-                ImGui::TableNextRow();
-                ImGui::TableNextColumn();
-                ImGui::TextDisabled("%zu", i + 1);
-                for (int k = 0; k < 2; ++k) {
-                    ImGui::TableNextColumn();
-                    const std::vector<TokenProb>& top = k == 0 ? n.clean.top : n.ablated.top;
-                    if (i >= top.size()) continue;
-                    ImGui::TextUnformatted(token_prob(s, top[i]).c_str());
-                    if (ui.layout) {
-                        LayoutItem it;
-                        it.kind = "ablation_top";
-                        it.name = model_token_label(s, top[i].token) + (k == 0 ? " before" : " after");
-                        it.position = int(i);
-                        it.value = top[i].prob;
-                        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-                        it.x = a.x, it.y = a.y, it.w = b.x - a.x, it.h = b.y - a.y;
-                        ui.layout->push_back(it);
-                    }
-                }
-            }
-            ImGui::EndTable();
+            ImGui::TextUnformatted(line.c_str());
         }
+    } else if (ImGui::BeginTable("top5", 3, flags, ImVec2(width, 0))) {
+        ImGui::TableSetupColumn(fit_text(f, at, width * 0.3f).c_str(), 0, 0.6f);
+        ImGui::TableSetupColumn("before", 0, 1.f);
+        ImGui::TableSetupColumn("after", 0, 1.f);
+        ImGui::TableHeadersRow();
+        for (size_t i = 0; i < 5; ++i) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%zu", i + 1);
+            for (int k = 0; k < 2; ++k) {
+                ImGui::TableNextColumn();
+                const std::vector<TokenProb>& top = k == 0 ? n.clean.top : n.ablated.top;
+                if (i >= top.size()) continue;
+                ImGui::TextUnformatted(token_prob(s, top[i]).c_str());
+                if (ui.layout) {
+                    LayoutItem it;
+                    it.kind = "ablation_top";
+                    it.name = model_token_label(s, top[i].token) + (k == 0 ? " before" : " after");
+                    it.position = int(i);
+                    it.value = top[i].prob;
+                    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+                    it.x = a.x, it.y = a.y, it.w = b.x - a.x, it.h = b.y - a.y;
+                    ui.layout->push_back(it);
+                }
+            }
+        }
+        ImGui::EndTable();
     }
+}
+
+void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool compact) {
+    ImGui::PushID("ablation_box");
+    ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
+    const float width = p1.x - p0.x;
+    if (!s.shown.input) {
+        ImGui::TextDisabled("Ablating a head needs a model: train one in the Train view (Open in the views) or open "
+                            "one with --model.");
+        ImGui::PopTextWrapPos();
+        ImGui::PopID();
+        return;
+    }
+    const bool ablated = ablation_mode_line(s, ui);
+    ImFont* f = ui.fonts->small;
+    ImGui::PushFont(f);
+    if (!ablated) {
+        if (!compact)
+            ImGui::TextDisabled("Click a head's corner mark, its box in the table, or press A over it: its output is replaced "
+                                "and the model runs again.");
+        else
+            ImGui::TextDisabled("A or a head's corner mark ablates it.");
+        ImGui::PopFont();
+        ImGui::PopTextWrapPos();
+        ImGui::PopID();
+        return;
+    }
+    if (!compact) // the heads are crossed out in the grid and ticked in the table; said once more here
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.warning), "%s",
+                           fit_text(f, ablated_heads_text(s.ablation.applied) + ": every view shows the ablated model", width).c_str());
+    ablation_numbers_table(s, ui, width, compact);
+    ablation_top5(s, ui, width, compact);
     ImGui::PopFont();
     ImGui::PopTextWrapPos();
     ImGui::PopID();

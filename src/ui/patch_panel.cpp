@@ -2,6 +2,7 @@
 // two answers and Run; a progress bar while the worker patches; then two heat maps of the
 // normalised logit difference, resid_pre (layer x position) and hook_z (layer x head), in the
 // diverging palette around 0 with a colour bar. A click on a head opens it in the scores view.
+#include "format.h"
 #include "matrix_panel.h"
 #include "model_view.h"
 #include <imgui_stdlib.h>
@@ -13,12 +14,6 @@
 namespace attnviz {
 
 namespace {
-
-std::string two(float v) {
-    char b[16];
-    std::snprintf(b, sizeof b, "%.2f", double(v));
-    return b;
-}
 
 float table_range(const std::vector<std::vector<float>>& t) {
     float m = 1;
@@ -38,7 +33,7 @@ void draw_patch_colorbar(UiContext& ui, ImVec2 a, float width, float range) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
     const float bw = std::min(width * 0.4f, std::round(200 * ui.scale)), h = f->FontSize;
-    const std::string lo = "−" + two(range), hi = "+" + two(range);
+    const std::string lo = "−" + format_with(range, "%.2f"), hi = "+" + format_with(range, "%.2f");
     float x = a.x;
     dl->AddText(f, h, ImVec2(x, a.y), ui.pal.text_dim, lo.c_str());
     x += text_size(f, lo).x + 6;
@@ -80,13 +75,13 @@ int draw_patch_heatmap(AppState& s, UiContext& ui, const std::vector<std::vector
             ImVec4 col;
             dl->AddRectFilled(a, b, value_colour(ui, v, range, &col));
             if (side >= text_size(f, "-0.00").x + 4) {
-                const std::string txt = two(v);
+                const std::string txt = format_with(v, "%.2f");
                 dl->AddText(f, f->FontSize, ImVec2(a.x + (side - text_size(f, txt).x) * 0.5f, a.y + (side - f->FontSize) * 0.5f),
                             text_over(col), txt.c_str());
             }
             if (ImGui::IsMouseHoveringRect(a, b)) {
                 dl->AddRect(a, b, pal.hover, 0, 0, 2);
-                ImGui::SetTooltip("layer %d, %s: %s restored%s", l, c < int(cols.size()) ? cols[size_t(c)].c_str() : "", two(v).c_str(),
+                ImGui::SetTooltip("layer %d, %s: %s restored%s", l, c < int(cols.size()) ? cols[size_t(c)].c_str() : "", format_with(v, "%.2f").c_str(),
                                   name == "patch_heads" ? "\nclick: open this head in the scores view" : "");
                 if (ImGui::IsMouseClicked(0)) clicked = l * N + c;
             }
@@ -187,7 +182,7 @@ void draw_patch_panel(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     draw_patch_colorbar(ui, ImVec2(p0.x, p1.y - bar_h + 4), width, range);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->AddText(ui.fonts->small, ui.fonts->small->FontSize, ImVec2(p0.x, p1.y - ui.fonts->small->FontSize), ui.pal.text_dim,
-                fit_text(ui.fonts->small, metric + " at the last position: clean " + two(r.clean_ld) + ", corrupted " + two(r.corrupt_ld),
+                fit_text(ui.fonts->small, metric + " at the last position: clean " + format_with(r.clean_ld, "%.2f") + ", corrupted " + format_with(r.corrupt_ld, "%.2f"),
                          width)
                     .c_str());
 }
