@@ -35,25 +35,14 @@ namespace {
 const std::string data_dir = ATTNVIZ_TEST_DATA "/model_view/";
 
 std::shared_ptr<const TrainedInput> toy(const std::string& file, const std::string& text = "") {
-    std::shared_ptr<const TrainedInput> in;
-    std::string error;
-    EXPECT_TRUE(read_trained_input(data_dir + file, text, in, error)) << error;
-    return in;
+    return trained_input(data_dir + file, text);
 }
 
 std::shared_ptr<const TrainedInput> tiny_gpt(const std::string& text = "The cat sat on the mat, and the cat saw it.") {
-    std::shared_ptr<const TrainedInput> in;
-    std::string error;
-    EXPECT_TRUE(read_gpt_input(tiny_gpt_dir(true), std::nullopt, text, "", in, error)) << error;
-    return in;
+    return tiny_gpt_input(text);
 }
 
-AppState shown(const std::shared_ptr<const TrainedInput>& in) {
-    AppState s = lesson_state();
-    request_trained_model(s, in);
-    recompute(s);
-    return s;
-}
+AppState shown(const std::shared_ptr<const TrainedInput>& in) { return shown_model(in); }
 
 // Layer 0's best previous-token head of a model, by the recipe's detector.
 int prev_head(const Model& m) {

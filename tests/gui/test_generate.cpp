@@ -28,26 +28,11 @@ using namespace attnviz_gui_test;
 namespace {
 
 std::shared_ptr<const TrainedInput> tiny_gpt(const std::string& text = "The cat sat on the mat, and the cat") {
-    std::shared_ptr<const TrainedInput> in;
-    std::string error;
-    EXPECT_TRUE(read_gpt_input(tiny_gpt_dir(true), std::nullopt, text, "", in, error)) << error;
-    return in;
+    return tiny_gpt_input(text);
 }
 
 std::shared_ptr<const TrainedInput> toy(const std::string& file, const std::string& text = "") {
-    std::shared_ptr<const TrainedInput> in;
-    std::string error;
-    EXPECT_TRUE(read_trained_input(ATTNVIZ_TEST_DATA "/model_view/" + file, text, in, error)) << error;
-    return in;
-}
-
-// The window's state showing `in` (nullptr: the lesson) in the Generate view, on the reference kernel.
-AppState generating(const std::shared_ptr<const TrainedInput>& in) {
-    AppState s = lesson_state();
-    if (in) request_trained_model(s, in);
-    s.screen.view = View::generate;
-    recompute(s);
-    return s;
+    return trained_input(ATTNVIZ_TEST_DATA "/model_view/" + file, text);
 }
 
 bool same_rows(const std::vector<Mat>& a, const std::vector<Mat>& b) {

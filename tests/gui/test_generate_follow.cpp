@@ -26,21 +26,7 @@ using namespace attnviz_gui_test;
 
 namespace {
 
-std::shared_ptr<const TrainedInput> tiny_gpt() {
-    std::shared_ptr<const TrainedInput> in;
-    std::string error;
-    EXPECT_TRUE(read_gpt_input(tiny_gpt_dir(true), std::nullopt, "The cat sat on the mat, and the cat", "", in, error))
-        << error;
-    return in;
-}
-
-AppState generating(const std::shared_ptr<const TrainedInput>& in) {
-    AppState s = lesson_state();
-    if (in) request_trained_model(s, in);
-    s.screen.view = View::generate;
-    recompute(s);
-    return s;
-}
+std::shared_ptr<const TrainedInput> tiny_gpt() { return tiny_gpt_input("The cat sat on the mat, and the cat"); }
 
 void steps(AppState& s, int n) {
     for (int i = 0; i < n; ++i) {

@@ -33,12 +33,7 @@ std::shared_ptr<const TrainedInput> gpt_input(bool tokenizer, const std::string&
     return in;
 }
 
-AppState gpt_state(const std::shared_ptr<const TrainedInput>& in) {
-    AppState s = lesson_state();
-    request_trained_model(s, in);
-    recompute(s);
-    return s;
-}
+AppState gpt_state(const std::shared_ptr<const TrainedInput>& in) { return shown_model(in); }
 
 // A fresh forward of the model on `tokens`, every layer whole.
 ModelTrace forward_of(const Model& m, const std::vector<int>& tokens) {

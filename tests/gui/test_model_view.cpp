@@ -23,18 +23,10 @@ namespace {
 const std::string data_dir = ATTNVIZ_TEST_DATA "/model_view/";
 
 std::shared_ptr<const TrainedInput> trained(const std::string& file, const std::string& text = "") {
-    std::shared_ptr<const TrainedInput> in;
-    std::string error;
-    EXPECT_TRUE(read_trained_input(data_dir + file, text, in, error)) << error;
-    return in;
+    return trained_input(data_dir + file, text);
 }
 
-AppState state_with(const std::shared_ptr<const TrainedInput>& in) {
-    AppState s = lesson_state();
-    request_trained_model(s, in);
-    recompute(s);
-    return s;
-}
+AppState state_with(const std::shared_ptr<const TrainedInput>& in) { return shown_model(in); }
 
 // (layer, head, kind) of every highlighted head.
 std::set<std::tuple<int, int, int>> roles(const HeadDetection& d) {

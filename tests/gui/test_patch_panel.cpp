@@ -31,29 +31,8 @@ namespace {
 
 const std::string toy_file = ATTNVIZ_TEST_DATA "/generate/induction_c32_s3.safetensors";
 
-std::shared_ptr<const TrainedInput> toy_input(const std::string& text) {
-    std::shared_ptr<const TrainedInput> in;
-    std::string error;
-    EXPECT_TRUE(read_trained_input(toy_file, text, in, error)) << error;
-    return in;
-}
-
-std::shared_ptr<const TrainedInput> gpt_input(const std::string& text) {
-    std::shared_ptr<const TrainedInput> in;
-    std::string error;
-    EXPECT_TRUE(read_gpt_input(tiny_gpt_dir(true), std::nullopt, text, "", in, error)) << error;
-    return in;
-}
-
-AppState shown(const std::shared_ptr<const TrainedInput>& in) {
-    AppState s = lesson_state();
-    request_trained_model(s, in);
-    recompute(s);
-    return s;
-}
-
-AppState shown_toy(const std::string& text) { return shown(toy_input(text)); }
-AppState shown_gpt(const std::string& text) { return shown(gpt_input(text)); }
+AppState shown_toy(const std::string& text) { return shown_model(trained_input(toy_file, text)); }
+AppState shown_gpt(const std::string& text) { return shown_model(tiny_gpt_input(text)); }
 
 // recompute() until `done` or a generous deadline: the worker's result arrives by polling.
 template <class F>
@@ -248,7 +227,7 @@ TEST(LensTable, CellsAreTheCoresForTheShownPositionsOnly) {
         ASSERT_TRUE(until(s, [&] { return !lens_busy(s) && s.model_view.lens.has(7); }));
         EXPECT_EQ(s.model_view.lens.p0, 4);
         s.model_view.panel = ModelPanel::heads;
-        request_trained_model(s, gpt ? gpt_input("The dog ran to the park and the dog sat.") : toy_input("a b c a b c"));
+        request_trained_model(s, gpt ? tiny_gpt_input("The dog ran to the park and the dog sat.") : trained_input(toy_file, "a b c a b c"));
         recompute(s);
         EXPECT_EQ(s.model_view.lens.count(), 0) << "a new run's cells are made again";
     }

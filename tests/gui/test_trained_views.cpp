@@ -21,19 +21,11 @@ namespace {
 const std::string train_dir = ATTNVIZ_TEST_DATA "/train/";
 
 std::shared_ptr<const TrainedInput> trained(const std::string& file, const std::string& text) {
-    std::shared_ptr<const TrainedInput> in;
-    std::string error;
-    EXPECT_TRUE(read_trained_input(train_dir + file, text, in, error)) << error;
-    return in;
+    return trained_input(train_dir + file, text);
 }
 
 // The lesson's state, then the model on `text`, on the reference kernel.
-AppState state_with(const std::shared_ptr<const TrainedInput>& in) {
-    AppState s = lesson_state();
-    request_trained_model(s, in);
-    recompute(s);
-    return s;
-}
+AppState state_with(const std::shared_ptr<const TrainedInput>& in) { return shown_model(in); }
 
 void expect_same_trace(const Trace& a, const Trace& b, const std::string& what) {
     EXPECT_TRUE(same_bits(a.x, b.x)) << what << ": x";
