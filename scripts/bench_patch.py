@@ -64,7 +64,8 @@ def main():
             print(what, "%.0f ms" % j["patch_ms"], file=sys.stderr)
         j = attnviz([args.bin, "bench", "--model", d, "--seq-len", str(args.lens_T), "--repeat", str(args.repeat),
                      "--logit-lens"])
-        for k in ("T", "forward_ms", "logit_lens_ms", "logit_lens_over_forward", "threads", "blas_core"):
+        for k in ("T", "forward_ms", "logit_lens_ms", "logit_lens_over_forward",
+                  "logit_lens_window_positions", "logit_lens_window_ms", "logit_lens_window_over_forward", "threads", "blas_core"):
             out["lens_" + k if k == "T" else k] = j[k]
     finally:
         shutil.rmtree(d, ignore_errors=True)

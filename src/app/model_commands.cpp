@@ -371,7 +371,9 @@ int run_model_bench(const BenchArgs& a) {
 
     ModelTrace tr;
     gpt_forward(run.model, run.tokens, run.kernel, true, tr); // warm-up: buffers, pages, threads
-    std::vector<double> forward_ms, update_ms, lens_ms;
+    std::vector<double> forward_ms, update_ms, lens_ms, lens_window_ms;
+    // The Model view's lens table at 1280 pixels shows 14 positions; it asks for those alone.
+    const int window_positions = std::min(T, 14);
     for (int64_t i = 0; i < repeat; ++i) {
         const Clock::time_point t0 = Clock::now();
         gpt_forward(run.model, run.tokens, run.kernel, true, tr);
@@ -380,6 +382,9 @@ int run_model_bench(const BenchArgs& a) {
             const Clock::time_point t1 = Clock::now();
             const LogitLens lens = logit_lens(run.model, tr, run.kernel);
             lens_ms.push_back(ms_since(t1));
+            const Clock::time_point t2 = Clock::now();
+            const LogitLens shown = logit_lens_range(run.model, tr, run.kernel, T - window_positions, T);
+            lens_window_ms.push_back(ms_since(t2));
         }
     }
     // Token p alternates between a replacement and the original: every update is a change.
@@ -405,6 +410,8 @@ int run_model_bench(const BenchArgs& a) {
     t.forward_ms = std::move(forward_ms);
     t.update_ms = std::move(update_ms);
     t.logit_lens_ms = std::move(lens_ms);
+    t.logit_lens_window_ms = std::move(lens_window_ms);
+    t.lens_window_positions = window_positions;
     t.peak_rss_mb = double(usage.ru_maxrss) / 1024.0; // ru_maxrss is in KiB
     t.threads = detail::work_team_threads();
     t.blas_core = detail::blas_core_name();

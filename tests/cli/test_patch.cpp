@@ -153,6 +153,18 @@ TEST(Patch, RefusesBadInput) {
                        "is a toy model");
 }
 
+// The window's options for the Model view's panels: refused before any window opens (so
+// without a display too), one sentence, exit 2.
+TEST(Patch, WindowOptionsRefuseBadInputBeforeAWindowOpens) {
+    expect_usage_error({"--model", gpt2_dir, "--model-panel", "mlp"},
+                       "--model-panel mlp is not a panel; use heads, lens or patching");
+    expect_usage_error({"--model", gpt2_dir, "--patch-answer", "708"},
+                       "--patch-answer and --patch-wrong need --patch-corrupt");
+    expect_usage_error({"--model", gpt2_dir, "--patch-wrong", "9"}, "--patch-answer and --patch-wrong need --patch-corrupt");
+    expect_usage_error({"--patch-corrupt", "When John left"}, "--patch-corrupt needs a model to patch");
+    expect_usage_error({"--model", gpt2_dir, "--model-panel"}, "--model-panel");
+}
+
 TEST(LogitLens, TraceAddsEveryLayersTopTokens) {
     const json j = run_json({"trace", "--model", gpt2_dir, "--tokens", "5,6,7,8", "--logit-lens"});
     const json& lens = j["logit_lens"];
@@ -193,6 +205,8 @@ TEST(LogitLens, TextWithATokenizerAndRefusals) {
 TEST(LogitLens, BenchTimesItBesideTheForward) {
     const json j = run_json({"bench", "--model", gpt2_dir, "--seq-len", "8", "--repeat", "2", "--logit-lens"});
     EXPECT_GT(j["logit_lens_ms"].get<double>(), 0.0);
+    EXPECT_EQ(j["logit_lens_window_positions"].get<int>(), 8); // all 8 of --seq-len 8 (14 at most)
+    EXPECT_GT(j["logit_lens_window_ms"].get<double>(), 0.0);
     EXPECT_GT(j["logit_lens_over_forward"].get<double>(), 0.0);
     EXPECT_FALSE(run_json({"bench", "--model", gpt2_dir, "--seq-len", "8", "--repeat", "1"}).contains("logit_lens_ms"));
     expect_usage_error({"bench", "--logit-lens"}, "--logit-lens times a GPT model's logit lens");

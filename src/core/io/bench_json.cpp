@@ -82,6 +82,11 @@ void write_gpt_bench_json(std::ostream& out, const GptBenchTimes& t) {
         w.key("logit_lens_ms"); w.value(float(median_ms(t.logit_lens_ms)));
         w.key("logit_lens_over_forward"); w.value(float(median_ms(t.logit_lens_ms) / fwd));
     }
+    if (!t.logit_lens_window_ms.empty()) { // the window's table: the positions it shows
+        w.key("logit_lens_window_positions"); w.value(t.lens_window_positions);
+        w.key("logit_lens_window_ms"); w.value(float(median_ms(t.logit_lens_window_ms)));
+        w.key("logit_lens_window_over_forward"); w.value(float(median_ms(t.logit_lens_window_ms) / fwd));
+    }
     if (t.ablation && !t.ablation->empty()) {
         const Ablation& ab = *t.ablation;
         const AblationBenchTimes& abt = t.ablation_times;

@@ -65,6 +65,10 @@ struct GptBenchTimes {
     const Ablation* ablation = nullptr; // nullptr or empty: no "ablation" object
     AblationBenchTimes ablation_times;
     std::vector<double> logit_lens_ms; // --logit-lens: the lens on each timed forward's trace; empty: none
+    // --logit-lens: the lens on the last lens_window_positions positions alone, as the Model
+    // view's table asks for what it shows (logit_lens_range); empty: none.
+    std::vector<double> logit_lens_window_ms;
+    int lens_window_positions = 0;
 };
 void write_gpt_bench_json(std::ostream& out, const GptBenchTimes& t);
 
