@@ -85,47 +85,6 @@ RunResult run_attnviz(const std::vector<std::string>& args, const char* stdout_p
     return r;
 }
 
-TempDir::TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/attnviz-cli-dir.XXXXXX";
-    std::vector<char> name(pattern.begin(), pattern.end());
-    name.push_back('\0');
-    if (mkdtemp(name.data())) path = name.data();
-}
-
-std::vector<std::string> TempDir::entries() const {
-    std::vector<std::string> names;
-    if (DIR* d = opendir(path.c_str())) {
-        while (dirent* e = readdir(d)) {
-            std::string n = e->d_name;
-            if (n != "." && n != "..") names.push_back(n);
-        }
-        closedir(d);
-    }
-    return names;
-}
-
-static void remove_tree(const std::string& path) {
-    struct stat st {};
-    if (lstat(path.c_str(), &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        if (DIR* d = opendir(path.c_str())) {
-            while (dirent* e = readdir(d)) {
-                std::string n = e->d_name;
-                if (n != "." && n != "..") remove_tree(path + "/" + n);
-            }
-            closedir(d);
-        }
-        rmdir(path.c_str());
-    } else {
-        unlink(path.c_str());
-    }
-}
-
-TempDir::~TempDir() {
-    if (!path.empty()) remove_tree(path);
-}
-
 bool same_float32(const nlohmann::json& ours, const nlohmann::json& ref, const std::string& path,
                   std::string& where) {
     if (ref.is_null() || ours.is_null()) {

@@ -1,5 +1,6 @@
 // run_attnviz.h: runs build/attnviz as a child process and captures what it says.
 #pragma once
+#include "common/temp_dir.h"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,13 +36,6 @@ inline nlohmann::json run_json(const std::vector<std::string>& args) {
 std::string read_file(const std::string& path);
 nlohmann::json load_json(const std::string& path);
 
-// A fresh empty directory under the system temporary directory, removed by the destructor.
-struct TempDir {
-    std::string path;
-    TempDir();
-    ~TempDir();
-    std::vector<std::string> entries() const; // file names inside, without . and ..
-};
 
 // Compares two JSON values as float32 data: numbers equal after rounding each to float32
 // (bit for bit, so -0 and 0 differ only in sign and are treated as equal as floats), null

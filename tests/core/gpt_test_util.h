@@ -1,6 +1,7 @@
 // gpt_test_util.h: the tiny GPT fixtures of tests/data/gpt_tiny (scripts/gen_gpt_reference.py)
 // and a writer of GPT files with chosen faults, for the GPT core tests.
 #pragma once
+#include "common/temp_dir.h"
 #include "gpt_io.h"
 #include "gpt_model.h"
 #include "safetensors.h"
@@ -106,14 +107,6 @@ inline GptTensors gpt_tensors(const Model& m, bool conv1d, const std::string& pr
 }
 
 // A scratch directory removed with everything in it at the end of the test.
-struct ScratchDir {
-    std::string path;
-    ScratchDir() {
-        char tmpl[] = "/tmp/attnviz_gpt_XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~ScratchDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-    std::string file(const std::string& name) const { return path + "/" + name; }
-};
+using ScratchDir = attnviz_test::TempDir;
 
 } // namespace attnviz::test

@@ -1,6 +1,7 @@
 // AtomicFile: a file appears whole or not at all. Two writers to one path never mix; a
 // failed write (a missing folder, a directory as the target, a full disk) leaves the old
 // file as it was and no temporary file beside it; the session file is written this way.
+#include "common/temp_dir.h"
 #include "atomic_file.h"
 #include "session.h"
 #include <gtest/gtest.h>
@@ -20,16 +21,7 @@ using namespace attnviz;
 
 namespace {
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        std::string t = std::string(::testing::TempDir()) + "/attnviz-atomic-XXXXXX";
-        path = ::mkdtemp(&t[0]) ? t : std::string();
-    }
-    ~TempDir() {
-        if (!path.empty()) std::system(("rm -rf '" + path + "'").c_str());
-    }
-};
+using attnviz_test::TempDir;
 
 std::string read_all(const std::string& path) {
     std::ifstream f(path, std::ios::binary);

@@ -1,6 +1,7 @@
 // GPT-2's tokenizer (bpe_tokenizer.h) against GPT-2's real vocabulary and the ids its
 // encoder gives a corpus of texts (tests/data/gpt2_tokenizer, made by
 // scripts/gen_tokenizer_fixtures.js), and its refusal of bad files.
+#include "common/temp_dir.h"
 #include "bpe_tokenizer.h"
 #include "unicode_classes.h"
 #include <gtest/gtest.h>
@@ -33,15 +34,7 @@ void write_all(const std::string& path, const std::string& text) {
 }
 
 // A fresh folder, removed with what is in it.
-struct Folder {
-    std::string path;
-    Folder() {
-        char name[] = "/tmp/attnviz_bpe_XXXXXX";
-        path = mkdtemp(name);
-    }
-    ~Folder() { std::filesystem::remove_all(path); }
-    std::string file(const std::string& name) const { return path + "/" + name; }
-};
+using Folder = attnviz_test::TempDir;
 
 // GPT-2's tokenizer, loaded once for all the tests (it takes a fraction of a second).
 const BpeTokenizer& gpt2() {

@@ -4,6 +4,7 @@
 // bytes (raw_tensors: nlohmann-json on the header, memcpy on the data) and against
 // values that torch and numpy wrote into the fixtures, never against the reader itself.
 #pragma once
+#include "common/temp_dir.h"
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -112,17 +113,6 @@ inline uint32_t bits_of(float f) {
 }
 
 // A fresh directory for one test, removed with everything in it afterwards.
-struct TempDir {
-    std::string path;
-    TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "attnviz-st-XXXXXX").string();
-        path = ::mkdtemp(&tmpl[0]) ? tmpl : std::string();
-    }
-    ~TempDir() {
-        std::error_code ec;
-        if (!path.empty()) std::filesystem::remove_all(path, ec);
-    }
-    std::string file(const std::string& name) const { return path + "/" + name; }
-};
+using TempDir = attnviz_test::TempDir;
 
 } // namespace st_test

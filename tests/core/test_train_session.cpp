@@ -2,6 +2,7 @@
 // single steps, the speed and a scrub-back-and-resume never change a bit (against plain
 // train_step and against the file `attnviz train` writes); resuming drops the later
 // history; the history stays within its memory budget on a 5000-step run.
+#include "common/temp_dir.h"
 #include "core_test_util.h"
 #include "model_io.h"
 #include "train_session.h"
@@ -130,9 +131,9 @@ TEST(TrainSession, ResumeFromAScrubbedStepDropsWhatCameAfter) {
 TEST(TrainSession, WeightsAtStepNAreTheFileAttnvizTrainWrites) {
     const TrainSettings s = small_prev();
     const int N = 60;
-    char dir[] = "/tmp/attnviz_session_XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    const std::string out = std::string(dir) + "/cli.safetensors";
+    const attnviz_test::TempDir dir;
+    ASSERT_FALSE(dir.path.empty());
+    const std::string out = dir.file("cli.safetensors");
     const std::string cmd = std::string(ATTNVIZ_BIN) + " train --task prev --seed 3 --n-embd 32 --batch 16 --steps " +
                             std::to_string(N) + " --out " + out + " > /dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
@@ -149,12 +150,9 @@ TEST(TrainSession, WeightsAtStepNAreTheFileAttnvizTrainWrites) {
     ASSERT_EQ(ses.status().step, N);
     EXPECT_TRUE(same_model(*ses.latest(), from_cli)) << "the session's weights at " << N << " differ from attnviz train's file";
     // Written again by the session's model, the file is the same bytes.
-    const std::string mine = std::string(dir) + "/session.safetensors";
+    const std::string mine = dir.file("session.safetensors");
     ASSERT_TRUE(save_model(mine, *ses.latest(), error)) << error;
     EXPECT_EQ(read_file_bytes(out), read_file_bytes(mine));
-    std::remove(out.c_str());
-    std::remove(mine.c_str());
-    rmdir(dir);
 }
 
 TEST(TrainSession, HistoryStaysWithinItsBudgetOver5000Steps) {

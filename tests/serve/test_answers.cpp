@@ -5,7 +5,7 @@
 // under xvfb-run) shows the same counts in the check view.
 #include "check_questions.h"
 #include "follow_server.h"
-#include "temp_dir.h"
+#include "common/temp_dir.h"
 #include "ws_client.h"
 #include <chrono>
 #include <csignal>

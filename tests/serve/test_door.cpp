@@ -5,7 +5,7 @@
 // foreign Host or Origin is refused, the log cannot move the teacher's terminal, the page's
 // headers, and the class code. Every loop is bounded in count and time.
 #include "follow_server.h"
-#include "temp_dir.h"
+#include "common/temp_dir.h"
 #include "ws_client.h"
 #include <chrono>
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // model's weights, a weights file's block): served from memory whole, at their paths only,
 // replaced and removed.
 #include "follow_server.h"
-#include "temp_dir.h"
+#include "common/temp_dir.h"
 #include "ws_client.h"
 #include <cstdio>
 #include <fstream>

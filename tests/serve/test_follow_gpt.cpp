@@ -9,7 +9,7 @@
 #include "safetensors.h"
 #include "serve_link.h"
 #include "session_state.h"
-#include "temp_dir.h"
+#include "common/temp_dir.h"
 #include "ws_client.h"
 #include <cstdio>
 #include <cstring>

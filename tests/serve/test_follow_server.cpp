@@ -6,7 +6,7 @@
 // exactly the session file the same options save.
 #include "follow_server.h"
 #include "serve_address.h"
-#include "temp_dir.h"
+#include "common/temp_dir.h"
 #include "ws_client.h"
 #include <chrono>
 #include <csignal>

@@ -9,7 +9,7 @@
 // latency's tail and the frame time's mean to within a few percent, and CI runs this test
 // twice (plain and under AddressSanitizer) inside its 90 minutes.
 #include "follow_server.h"
-#include "temp_dir.h"
+#include "common/temp_dir.h"
 #include "ws_client.h"
 #include <algorithm>
 #include <atomic>
