@@ -76,6 +76,9 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
     if (plan.train_steps > 0) train_view(s).session->run_to(plan.train_steps);
 }
 
+// attnviz's --screenshot: it registers no probe (probe.h).
+int screenshot_without_probes(GuiRun& r) { return run_screenshot(r, {}); }
+
 } // namespace
 
 int open_window(const GuiOptions& o, const GuiPlan& plan, OpenWindow& w) {
@@ -121,11 +124,11 @@ int run_gui(const GuiOptions& o) {
     if (!make_plan(o, plan, error)) return usage_error(error);
 #ifndef __EMSCRIPTEN__
     if (!start_serving(o, error)) return usage_error(error); // --serve: before the window, so without a display too
-    const int status = run_window(o, plan, o.screenshot.empty() ? GuiMode(run_interactive) : GuiMode(run_screenshot));
+    const int status = run_window(o, plan, o.screenshot.empty() ? GuiMode(run_interactive) : GuiMode(screenshot_without_probes));
     stop_serving();
     return status;
 #else
-    return run_window(o, plan, o.screenshot.empty() ? GuiMode(run_interactive) : GuiMode(run_screenshot));
+    return run_window(o, plan, o.screenshot.empty() ? GuiMode(run_interactive) : GuiMode(screenshot_without_probes));
 #endif
 }
 

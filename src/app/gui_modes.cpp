@@ -1,7 +1,6 @@
 // gui_modes.cpp: see gui_modes.h.
 #include "gui_modes.h"
 #include "frame.h"
-#include "layout_record.h"
 #include "model_io.h"
 #include "screenshot.h"
 #include "session_state.h"
@@ -77,19 +76,13 @@ void toggle_fullscreen(GLFWwindow* window, WindowedPlace& place) {
 
 } // namespace
 
-int run_screenshot(GuiRun& r) {
-    // --keys: each key held for one frame and released in the next, as a user presses it.
+int run_screenshot(GuiRun& r, const Probes& probes) {
     frame_and_swap(r);
-    for (const KeyPress& k : r.plan.keys) {
-        press_key(k, true);
-        frame_and_swap(r);
-        press_key(k, false);
-        frame_and_swap(r);
-    }
+    for (Probe* p : probes) p->before_picture(r, [&] { frame_and_swap(r); }); // a test's input (probe.h)
     r.settings.save_if_changed(r.state);
-    poll_model_load(r.state, true); // a model the keys asked for, read before the picture
+    poll_model_load(r.state, true); // a model the input asked for, read before the picture
     finish_training(r.state); // --train-steps, or a session's run: trained before the picture
-    finish_generate(r.state); // the Generate view's steps the keys asked for, checked on its worker
+    finish_generate(r.state); // the Generate view's steps the input asked for, checked on its worker
     // Three frames: the first computes and uploads, the next ones let the layout settle;
     // the last is read back before it is swapped.
     frame_and_swap(r);
@@ -98,9 +91,9 @@ int run_screenshot(GuiRun& r) {
     int fw = 0, fh = 0;
     glfwGetFramebufferSize(r.window.glfw(), &fw, &fh);
     std::string error;
-    const GuiOptions& o = r.options;
-    if (!write_screenshot_png(o.screenshot, fw, fh, error) ||
-        (!o.layout_out.empty() && !write_layout_json(o.layout_out, r.state, fw, fh, error))) {
+    bool ok = write_screenshot_png(r.options.screenshot, fw, fh, error);
+    for (Probe* p : probes) ok = ok && p->after_picture(r, fw, fh, error);
+    if (!ok) {
         std::fprintf(stderr, "attnviz: %s\n", error.c_str());
         return 2;
     }

@@ -2,12 +2,13 @@
 // frame benchmark and the soak as modes of its own.
 #pragma once
 #include "gui_main.h"
+#include "probe.h"
 
 namespace attnviz {
 
-// --screenshot: press the --keys, let the layout settle, read back the frame into the PNG,
-// then --layout-out and --save-session.
-int run_screenshot(GuiRun& r);
+// --screenshot: the probes' input (none in attnviz), let the layout settle, read back the
+// frame into the PNG, then the probes' reading of it, --save-session and --save-weights.
+int run_screenshot(GuiRun& r, const Probes& probes);
 // The window's loop until it is closed; then --save-session.
 int run_interactive(GuiRun& r);
 

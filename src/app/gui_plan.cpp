@@ -42,7 +42,6 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
     app.add_option("--settings", o.settings,
                    "settings file (default $XDG_CONFIG_HOME/attnviz/settings.json; --screenshot runs use none unless given)")
         ->type_name("FILE");
-    app.add_option("--keys", o.keys, "headless: key presses before the screenshot, e.g. t,p,f2")->group("");
     app.add_flag("--serve", o.serve, "serve the web page and follow this window: students' pages mirror it live");
     app.add_option("--port", o.port, "with --serve: the port (default 8642)")->type_name("N");
     app.add_option("--bind", o.bind, "with --serve: the IPv4 address to listen on (default 0.0.0.0, every network)")
@@ -60,7 +59,6 @@ void add_gui_options(CLI::App& app, GuiOptions& o) {
     app.add_flag("--no-code", o.no_code, "with --serve: no class code (pages join without one)");
     app.add_option("--screenshot", o.screenshot, "render the chosen view into this PNG file and exit")->type_name("FILE");
     app.add_option("--size", o.size, "screenshot size WxH (default 1280x800)")->type_name("WxH");
-    app.add_option("--layout-out", o.layout_out, "with --screenshot: write the drawn rectangles as JSON")->type_name("FILE");
     app.add_option("--open", o.open, "start from this session file (its state replaces the state options)")->type_name("FILE");
     app.add_option("--save-session", o.save_session, "write the state to this session file (after --screenshot, or when the window closes)")->type_name("FILE");
     app.add_option("--save-weights", o.save_weights,
@@ -359,13 +357,6 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         if (!parse_palette(o.palette, k, error)) return false;
         plan.palette = k;
     }
-    if (!o.keys.empty()) {
-        if (o.screenshot.empty()) {
-            error = "--keys needs --screenshot: the keys are pressed before the screenshot's frame";
-            return false;
-        }
-        if (!parse_key_script(o.keys, plan.keys, error)) return false;
-    }
     if (!o.font_scale.empty()) {
         if (!parse_real(o.font_scale, "--font-scale", 1, 3, d, error)) return false;
         plan.font_scale = float(d);
@@ -430,10 +421,6 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     }
     if (!model_panel_plan(o, plan, error)) return false;
     if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
-    if (!o.layout_out.empty() && o.screenshot.empty()) {
-        error = "--layout-out needs --screenshot: the layout is written for the screenshot's frame";
-        return false;
-    }
     plan.headless = !o.screenshot.empty();
     return true;
 }

@@ -4,7 +4,7 @@
 //   attnviz [config options] [--view walk|qkv|scores|causality|check|train|model] [--head N] [--step N] [--perturb P]
 //           [--strength A] [--theme dark|light|high-contrast] [--font-scale S] [--palette default|cb]
 //           [--settings FILE]
-//   attnviz ... --screenshot FILE.png [--size WxH] [--layout-out FILE.json] [--keys K,...]
+//   attnviz ... --screenshot FILE.png [--size WxH]
 //   attnviz --open FILE [--screenshot ...] [--save-session FILE]
 //   attnviz --weights TRAINED.safetensors [--text "a b c a b d"] [--layer L] [--perturb P] ...
 //   attnviz --model GPT2_DIR|NANOGPT.safetensors|TRAINED.safetensors [--text "..." | --tokens 1,2,3]
@@ -13,7 +13,6 @@
 //           [--train-steps N] [--screenshot ...]
 #pragma once
 #include "app_state.h"
-#include "key_script.h"
 #include "options.h"
 #include "theme.h"
 #include "train_session.h"
@@ -33,7 +32,6 @@ struct GuiOptions {
     std::string view;         // walk (default), qkv, scores, causality, check
     std::string step;         // shape-walk step, 0 (the input x) .. 11 (proj)
     std::string strength;     // 0 (original row) .. 1 (the lesson's replacement row)
-    std::string layout_out;   // with --screenshot: the drawn rectangles as JSON
     std::string theme;        // dark (default), light, high-contrast
     std::string font_scale;   // 1 .. 3
     std::string open;         // start from this session file
@@ -41,7 +39,6 @@ struct GuiOptions {
     std::string save_weights; // write the model the window holds (after the screenshot, or on exit)
     std::string palette;      // default (RdBu, viridis) or cb (PuOr, cividis)
     std::string settings;     // the settings file (settings.h); headless runs use one only when given
-    std::string keys;         // headless: key presses before the screenshot, e.g. "t,p,f2" (key_script.h)
     // The Train view's run, as `attnviz train` takes it. With --task, --seed, --n-embd and
     // --n-head are the run's (and the lesson's config keeps its own defaults).
     std::string task, train_steps, lr, batch, n_layer;
@@ -72,7 +69,6 @@ struct GuiPlan {
     std::optional<float> font_scale;
     bool theme_given = false;
     std::optional<PaletteKind> palette;
-    std::vector<KeyPress> keys;
     int width = 1280, height = 800;
     bool headless = false;      // a hidden window, no vsync, no settings file unless --settings
     bool debug_context = false; // a GL debug context, so that KHR_debug reports every error

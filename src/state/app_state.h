@@ -92,7 +92,7 @@ struct Minimap {
     int view = 0;                   // the view whose window it moves
 };
 
-// One drawn rectangle, as --layout-out writes it: a heatmap (with its window of cells),
+// One drawn rectangle, as attnviz_harness's --layout-out writes it: a heatmap (with its window of cells),
 // a colour bar or a bar of the causality chart.
 struct LayoutItem {
     std::string kind;  // "heatmap", "colorbar", "bar"
@@ -210,7 +210,7 @@ struct ScreenState {
     float view_rect[4] = {0, 0, 0, 0};     // the view's screen rectangle x0, y0, x1, y1 (tabs included)
     // A PNG the loop writes after the next frame is drawn (empty: none asked for).
     std::string png_request;
-    // Rectangles drawn in the last frame (--layout-out), and the overview to draw next frame.
+    // Rectangles drawn in the last frame (the harness's --layout-out), and the overview to draw next frame.
     std::vector<LayoutItem> layout;
     Minimap minimap;
 };

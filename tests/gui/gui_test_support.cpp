@@ -70,15 +70,22 @@ RunResult run(const std::vector<std::string>& argv, bool unset_display) {
     return r;
 }
 
-RunResult run_headless(const std::vector<std::string>& args) {
+namespace {
+
+RunResult run_under_xvfb(const char* bin, const std::vector<std::string>& args) {
     // -a picks a free display; different tests start their search at different numbers so
     // that parallel ctest runs rarely race for the same one.
     const int start = 100 + int(getpid() % 800);
-    std::vector<std::string> argv = {"xvfb-run", "-a", "-n", std::to_string(start), "-s", "-screen 0 1280x800x24",
-                                     ATTNVIZ_BIN};
+    std::vector<std::string> argv = {"xvfb-run", "-a", "-n", std::to_string(start), "-s", "-screen 0 1280x800x24", bin};
     argv.insert(argv.end(), args.begin(), args.end());
     return run(argv, false);
 }
+
+} // namespace
+
+RunResult run_headless(const std::vector<std::string>& args) { return run_under_xvfb(ATTNVIZ_BIN, args); }
+
+RunResult run_headless_harness(const std::vector<std::string>& args) { return run_under_xvfb(ATTNVIZ_HARNESS_BIN, args); }
 
 RunResult run_direct(const std::vector<std::string>& args, bool unset_display) {
     std::vector<std::string> argv = {ATTNVIZ_BIN};
@@ -137,7 +144,7 @@ Shot take_shot(const std::string& name, const std::vector<std::string>& args) {
     const std::string png = temp_dir() + "/" + name + ".png", json = temp_dir() + "/" + name + ".json";
     std::vector<std::string> a = {"--screenshot", png, "--layout-out", json};
     a.insert(a.end(), args.begin(), args.end());
-    s.result = run_headless(a);
+    s.result = run_headless_harness(a); // --layout-out (and --keys) are the harness's probes
     s.image = load_png(png);
     std::ifstream in(json);
     if (in) s.layout = nlohmann::json::parse(in, nullptr, false);

@@ -1,5 +1,6 @@
 // gui_test_support.h: running build/attnviz headless (under xvfb-run) and reading back what
-// it drew: the screenshot PNG (stb_image) and the --layout-out rectangles.
+// it drew: the screenshot PNG (stb_image), and, through build/attnviz_harness (the same
+// window with the test probes), the --layout-out rectangles after --keys.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -18,9 +19,12 @@ struct RunResult {
 RunResult run(const std::vector<std::string>& argv, bool unset_display = false);
 // Runs ATTNVIZ_BIN with `args` inside `xvfb-run -a -s '-screen 0 1280x800x24'`.
 RunResult run_headless(const std::vector<std::string>& args);
+// The same for ATTNVIZ_HARNESS_BIN: attnviz's window options plus the probes, --keys and
+// --layout-out (tests/harness/screenshot_probes.h).
+RunResult run_headless_harness(const std::vector<std::string>& args);
 // Runs ATTNVIZ_BIN with `args` directly (for option errors and the no-display case).
 RunResult run_direct(const std::vector<std::string>& args, bool unset_display);
-// The same for ATTNVIZ_HARNESS_BIN (tests/harness: the soak and the frame benchmark).
+// The same for ATTNVIZ_HARNESS_BIN (tests/harness: the probes, the soak, the frame benchmark).
 RunResult run_harness(const std::vector<std::string>& args, bool unset_display);
 
 struct Rgb {
@@ -45,7 +49,7 @@ struct Shot {
     // Heatmaps / bars with this name (and head, when >= 0).
     std::vector<nlohmann::json> items(const std::string& kind, const std::string& name, int head = -1) const;
 };
-// attnviz --screenshot DIR/name.png --layout-out DIR/name.json args...
+// attnviz_harness --screenshot DIR/name.png --layout-out DIR/name.json args...
 Shot take_shot(const std::string& name, const std::vector<std::string>& args);
 
 // A failed expectation for each drawn item of the shot that is not inside its window.

@@ -106,8 +106,8 @@ TEST(ExportWindow, CtrlPSavesTheViewAndCtrlEATensor) {
     std::filesystem::remove(png);
     std::filesystem::remove(npy);
     const std::string shot = temp_dir() + "/ctrl_p_window.png";
-    RunResult r = run_headless({"--view", "scores", "--text", "the cat saw the cat", "--keys", "ctrl+p,ctrl+e",
-                                "--screenshot", shot});
+    RunResult r = run_headless_harness({"--view", "scores", "--text", "the cat saw the cat", "--keys", "ctrl+p,ctrl+e",
+                                        "--screenshot", shot});
     ASSERT_EQ(r.status, 0) << r.err;
     const Image view = load_png(png.string()), window = load_png(shot);
     std::filesystem::remove(png);

@@ -276,7 +276,7 @@ TEST(Keys, ShortcutsDoWhatTheirOptionsDo) {
 }
 
 TEST(Keys, BadKeyScriptIsOneSentence) {
-    RunResult r = run_direct({"--keys", "t,nosuchkey", "--screenshot", temp_dir() + "/never.png"}, false);
+    RunResult r = run_harness({"--keys", "t,nosuchkey", "--screenshot", temp_dir() + "/never.png"}, false);
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err_lines(), 1) << r.err;
     EXPECT_NE(r.err.find("nosuchkey"), std::string::npos) << r.err;

@@ -2,6 +2,9 @@
 // the tests and `make bench`. It takes attnviz's window options and runs the same window,
 // state and frame (attnviz_app), but is not part of the shipped attnviz.
 //
+//   attnviz_harness [window options] --screenshot FILE.png [--keys K,...] [--layout-out FILE.json]
+//       attnviz's --screenshot with the test probes (screenshot_probes.h): key presses
+//       before the picture, and its drawn rectangles as JSON
 //   attnviz_harness [window options] --bench-frames N
 //   attnviz_harness [window options] --soak N [--soak-seed S] [--soak-fault none|gl-error|leak]
 //   attnviz_harness --serve [serve options] [window options] --follow-stdin
@@ -21,8 +24,10 @@
 #include "frame.h"
 #include "gl_debug.h"
 #include "gui_main.h"
+#include "gui_modes.h"
 #include "inputs.h"
 #include "layout_record.h"
+#include "screenshot_probes.h"
 #include "screenshot.h"
 #include "serve_link.h"
 #include "session_state.h"
@@ -50,6 +55,7 @@ struct HarnessOptions {
 };
 
 struct HarnessPlan {
+    bool screenshot = false; // attnviz's --screenshot, with the probes
     bool follow_stdin = false;
     int bench_frames = 0;
     SoakPlan soak; // soak.frames > 0: the soak run
@@ -107,8 +113,9 @@ bool make_harness_plan(const GuiOptions& g, const HarnessOptions& o, GuiPlan& gu
         error = "--follow-stdin needs --serve: it is the teacher's window";
         return false;
     }
-    if (plan.bench_frames == 0 && plan.soak.frames == 0 && !plan.follow_stdin) {
-        error = "attnviz_harness needs --bench-frames N, --soak N or --serve --follow-stdin";
+    plan.screenshot = !g.screenshot.empty() && !plan.follow_stdin;
+    if (plan.bench_frames == 0 && plan.soak.frames == 0 && !plan.follow_stdin && !plan.screenshot) {
+        error = "attnviz_harness needs --screenshot FILE, --bench-frames N, --soak N or --serve --follow-stdin";
         return false;
     }
     gui.headless = true;
@@ -246,6 +253,10 @@ int main(int argc, char** argv) {
     CLI::App app{"attnviz_harness: attnviz's window driven by a script, for the tests and make bench.", "attnviz_harness"};
     GuiOptions gui;
     add_gui_options(app, gui);
+    KeyScriptProbe keys;
+    LayoutProbe layout;
+    const Probes probes = {&keys, &layout};
+    for (Probe* p : probes) p->add_options(app);
     HarnessOptions o;
     app.add_flag("--follow-stdin", o.follow_stdin, "with --serve: edits as lines on stdin, for the browser test");
     app.add_option("--bench-frames", o.bench_frames, "time N idle and N slider-drag frames, print JSON")->type_name("N");
@@ -272,10 +283,14 @@ int main(int argc, char** argv) {
     GuiPlan plan;
     HarnessPlan harness;
     std::string error;
-    if (!make_plan(gui, plan, error) || !make_harness_plan(gui, o, plan, harness, error)) return usage_error(error);
+    if (!resolve_model_option(gui.config, error) || !make_plan(gui, plan, error)) return usage_error(error);
+    for (Probe* p : probes)
+        if (!p->check(gui, error)) return usage_error(error);
+    if (!make_harness_plan(gui, o, plan, harness, error)) return usage_error(error);
     if (!start_serving(gui, error)) return usage_error(error);
     return run_window(gui, plan, [&](GuiRun& r) {
         if (harness.follow_stdin) return follow_mode(r);
+        if (harness.screenshot) return run_screenshot(r, probes);
         if (harness.soak.frames > 0) return soak_mode(r, harness.soak);
         bench_frames(r.window, r.state, harness.bench_frames);
         return 0;

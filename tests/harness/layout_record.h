@@ -1,5 +1,7 @@
-// layout_record.h: the rectangles of the last frame as JSON (--layout-out), so that tests
-// can check pixels where a heatmap's cell or a bar really is.
+// layout_record.h: the rectangles of the last frame as JSON (attnviz_harness --layout-out,
+// and the follow-stdin "screenshot"), so that tests can check pixels where a heatmap's cell
+// or a bar really is. The views record the rectangles (AppState's screen.layout); only the
+// writing is here, out of the shipped attnviz.
 #pragma once
 #include "app_state.h"
 #include <string>

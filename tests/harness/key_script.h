@@ -1,5 +1,5 @@
-// key_script.h: key presses for a headless run (--keys), so that tests can drive the
-// app's shortcuts the way a user does: one press per frame before the screenshot.
+// key_script.h: key presses for a headless run (attnviz_harness --keys), so that tests can
+// drive the app's shortcuts the way a user does: one press per frame before the screenshot.
 #pragma once
 #include <string>
 #include <vector>
