@@ -117,11 +117,17 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     // A teacher's GPT layer (follow_gpt.h): its layer and position labels; -1 and none otherwise.
     j["gpt_layer"] = attnviz::received_gpt(s) ? s.shown.layer : -1;
     j["words"] = attnviz::received_gpt(s) ? s.shown.words : std::vector<std::string>{};
+    // The Generate view (generate_state.h): what it shows, to compare with the teacher's window.
+    j["generate_fingerprint"] = attnviz::generate_fingerprint(s);
+    j["generate_text"] = attnviz::generate_new_text(s);
+    j["generate_received"] = s.generate.received;
+    j["generate_why_not"] = s.generate.why_not;
     j["error"] = s.error;
     j["answers"] = std::vector<int>(s.follow.my_answer, s.follow.my_answer + attnviz::check_question_count);
     j["answers_shown"] = std::vector<bool>(s.screen.answer_shown, s.screen.answer_shown + attnviz::check_question_count);
     j["answers_pending"] = std::vector<bool>(s.follow.answer_pending, s.follow.answer_pending + attnviz::check_question_count);
-    text = j.dump();
+    // A token may end inside a character (GPT-2's bytes): replaced, not thrown on.
+    text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return text.c_str();
 }
 

@@ -1,6 +1,7 @@
 // session_state.cpp: see session_state.h.
 #include "session_state.h"
 #include "check_questions.h"
+#include "follow_generate.h"
 #include "text_util.h"
 #include "inputs.h"
 #include "model_io.h"
@@ -322,6 +323,12 @@ struct FloatHash {
             }
         }
     }
+    void add(int64_t v) {
+        for (int b = 0; b < 8; ++b) {
+            h ^= uint64_t(v >> (8 * b)) & 0xffu;
+            h *= 1099511628211ull;
+        }
+    }
 };
 
 } // namespace
@@ -374,6 +381,29 @@ std::string grid_fingerprint(const AppState& s) {
         }
     char text[80];
     std::snprintf(text, sizeof text, "%d %016llx", heads, static_cast<unsigned long long>(f.h));
+    return text;
+}
+
+std::string generate_fingerprint(const AppState& s) {
+    const GenerateState& g = s.generate;
+    if (!g.synced) return "none";
+    FloatHash f;
+    for (int t : g.tokens) f.add(int64_t(t));
+    // The picture's rows a page is sent (follow_generate.h): from rows_from to the diagonal,
+    // the newest whole; the rows before it are not on a page following a GPT model.
+    const int T = int(g.rows.size()), from = std::max(0, T - generate_follow_rows);
+    for (int t = from; t < T; ++t) {
+        const Mat& r = g.rows[size_t(t)];
+        const int c0 = t + 1 == T ? 0 : from;
+        if (r.cols() > c0) f.add(Mat(r.rightCols(r.cols() - c0)));
+    }
+    for (const TokenChance& c : g.top) {
+        f.add(int64_t(c.token));
+        f.add(Mat::Constant(1, 1, c.prob));
+    }
+    char text[96];
+    std::snprintf(text, sizeof text, "%d %d %d %016llx", T, g.prompt_len, int(g.steps.size()),
+                  static_cast<unsigned long long>(f.h));
     return text;
 }
 

@@ -39,5 +39,9 @@ std::string grid_fingerprint(const AppState& s);
 // builds whose products round differently: the web's Eigen, the window's OpenBLAS); "none"
 // without a run.
 std::string train_fingerprint(const AppState& s);
+// The Generate view's generation the same way: "T PROMPT STEPS HASH", the hash of its tokens,
+// the picture's rows a following page has (follow_generate.h) and the next-token bars'
+// tokens and chances; "none" before it follows the shown input.
+std::string generate_fingerprint(const AppState& s);
 
 } // namespace attnviz

@@ -50,9 +50,19 @@ void buttons(AppState& s, UiContext& ui) {
     ImGui::PopFont();
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
-    if (g.why_not.empty())
-        ImGui::Text("position %d of %d (prompt %d, written %d)%s", int(g.rows.size()), g.block, g.prompt_len, int(g.steps.size()),
-                    working ? " · working on the full recompute…" : g.received ? " · the teacher's window writes" : "");
+    if (!g.why_not.empty()) return;
+    char where_text[96];
+    std::snprintf(where_text, sizeof where_text, "position %d of %d (prompt %d, written %d)", int(g.rows.size()), g.block,
+                  g.prompt_len, int(g.steps.size()));
+    const std::string where = where_text;
+    const std::string note = working ? "working on the full recompute…" : g.received ? "the teacher's window writes" : "";
+    // The note goes under the buttons when the line has no room for it (a page at 900 pixels).
+    if (note.empty() || ImGui::CalcTextSize((where + " · " + note).c_str()).x <= ImGui::GetContentRegionAvail().x) {
+        ImGui::TextUnformatted((note.empty() ? where : where + " · " + note).c_str());
+    } else {
+        ImGui::TextUnformatted(where.c_str());
+        ImGui::TextDisabled("%s", note.c_str());
+    }
 }
 
 // The prompt and what was written after it, large; the written part in the accent colour.
@@ -177,7 +187,8 @@ void sampling_controls(AppState& s, UiContext& ui, float width) {
     ImGui::SetNextItemWidth(slider_w);
     if (ImGui::SliderFloat("temperature", &temp, 0.f, 3.f, "%.2f")) o.temperature = temp, changed = true;
     ImGui::SetNextItemWidth(slider_w);
-    const int V = int(g.logits.size());
+    // A page following a GPT model has the teacher's bars, not its logits: the vocabulary's size.
+    const int V = g.received && s.shown.input && s.shown.input->model ? s.shown.input->model->config.vocab : int(g.logits.size());
     if (ImGui::SliderInt("top-k", &o.top_k, 0, std::max(1, std::min(V, 50)), o.top_k == 0 ? "off" : "%d")) changed = true;
     ImGui::SetNextItemWidth(slider_w);
     if (ImGui::SliderFloat("top-p", &top_p, 0.f, 1.f, top_p >= 1.f ? "off (1)" : "%.2f")) o.top_p = top_p, changed = true;

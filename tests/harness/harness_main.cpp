@@ -19,7 +19,9 @@
 //       PATH" opens a model in the views; "fingerprint" prints the numbers shown as a hash;
 //       "reveal Q" shows question Q's answer, as the check view's Show the answer; "weights
 //       LAYER PATH" loads a weights file's block, as the side panel's Load weights; "train N"
-//       trains the Train view's run to step N; "train-fingerprint" prints its weights' hash.
+//       trains the Train view's run to step N; "train-fingerprint" prints its weights' hash;
+//       "generate N" takes N steps in the Generate view, as its Step button (published once
+//       they are taken); "generate-fingerprint" prints its generation's hash.
 #include "bench_frames.h"
 #include "frame.h"
 #include "gl_debug.h"
@@ -148,7 +150,8 @@ int follow_mode(GuiRun& r) {
         frame(r.window, s);
         glfwSwapBuffers(r.window.glfw());
         serve_after_frame(s);
-        if (!pending.empty() && !s.config_dirty && !s.perturb_dirty) {
+        if (!pending.empty() && !s.config_dirty && !s.perturb_dirty && s.generate.step_requests == 0 &&
+            !generate_working(s)) {
             const long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count();
@@ -216,6 +219,13 @@ int follow_mode(GuiRun& r) {
                 std::printf("train-fingerprint %s\n", train_fingerprint(s).c_str());
                 std::fflush(stdout);
                 continue;
+            } else if (line == "generate-fingerprint") {
+                std::printf("generate-fingerprint %s\n", generate_fingerprint(s).c_str());
+                std::fflush(stdout);
+                continue;
+            } else if (line.rfind("generate ", 0) == 0) {
+                // "generate N": N presses of the Generate view's Step.
+                for (int i = std::atoi(line.c_str() + 9); i > 0; --i) request_generate_step(s);
             } else if (line.rfind("train ", 0) == 0) {
                 // "train N": the Train view's run to step N, as its Train button with a target.
                 train_view(s).session->run_to(std::atoll(line.c_str() + 6));
@@ -239,7 +249,7 @@ int follow_mode(GuiRun& r) {
                 s.follow.clear_request = std::atoi(line.c_str() + 6); // as the check view's Clear
             } else {
                 return usage_error("--follow-stdin: " + line +
-                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, layer L, replace TOKEN, fingerprint, grid-fingerprint, reveal Q, weights LAYER PATH, train N, train-fingerprint, hub-get I, hub-cancel or quit");
+                                   " is not an edit; use view NAME, strength A, answers, clear Q, screenshot PATH, hide-address, open PATH, layer L, replace TOKEN, fingerprint, grid-fingerprint, reveal Q, weights LAYER PATH, train N, train-fingerprint, generate N, generate-fingerprint, hub-get I, hub-cancel or quit");
             }
             pending = line;
         }

@@ -22,6 +22,9 @@
 //      its weights file, and an exploring page says the model lives on the teacher's computer;
 //      The Train view: the window trains to step 120, each page's run goes on with it to the
 //      same weights, up to the products' rounding (OpenBLAS in the window, Eigen in the page);
+//      the Generate view: the window takes three steps, of the lesson's module (every page
+//      writes the same rows again) and of the GPT model (sent): every page shows the same
+//      generation (a hash of its tokens, the picture's rows and the next-token bars);
 //   7. a page's canvas (900 x 560, the window's size) has the window's pixels in every matrix
 //      and colour bar the window drew, up to the two GL implementations' rounding (Mesa's
 //      in the window, SwiftShader's in Chromium): no channel of any pixel off by more than 4.
@@ -29,7 +32,8 @@
 //
 //   node tests/web/follow_test.mjs --site build-web/site --node-modules build-web/node/node_modules \
 //        --harness build/attnviz_harness [--gpt-dir tests/data/gpt_tiny/gpt2 --shots DIR]
-// (--shots DIR keeps page 0's canvas at each step of the GPT model as DIR/follow-gpt-*.png.)
+// (--shots DIR keeps page 0's canvas at each step of the GPT model as DIR/follow-gpt-*.png,
+// and a 1280 x 800 page following the Generate view as DIR/follow-{lesson,gpt}-generate-1280.png.)
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import fs from 'node:fs';
@@ -60,6 +64,7 @@ const fingerprints = [];
 const shots = [];
 const trainPrints = [];
 const gridPrints = [];
+const generatePrints = [];
 teacher.stdout.on('data', (d) => {
   teacherOut += d;
   for (let nl; (nl = teacherOut.indexOf('\n')) >= 0; teacherOut = teacherOut.slice(nl + 1)) {
@@ -71,6 +76,7 @@ teacher.stdout.on('data', (d) => {
     else if (line.startsWith('shot ')) shots.push(line.slice(5));
     else if (line.startsWith('train-fingerprint ')) trainPrints.push(line.slice(18));
     else if (line.startsWith('grid-fingerprint ')) gridPrints.push(line.slice(17));
+    else if (line.startsWith('generate-fingerprint ')) generatePrints.push(line.slice(21));
     else {
       const q = line.match(/^attnviz: serving the class at (\S+\?code=[A-Z0-9]{6}) /);
       if (q) qrUrl = q[1];
@@ -322,6 +328,39 @@ try {
               `(${bitwise} of ${pages.length} bit for bit; the sums differ by at most ${worstTrain.toExponential(2)} of the magnitudes')`);
   await edit('view scores');
 
+  // The Generate view: the window writes on (its Step), and every page shows the same
+  // generation: the lesson's module's rows of x here, a GPT model's tokens below.
+  async function sameGeneration(what, extra = () => true) {
+    const n = generatePrints.length;
+    teacher.stdin.write('generate-fingerprint\n');
+    await untilTrue('the teacher\'s window did not print its generation\'s fingerprint', () => generatePrints.length > n, 10000);
+    const want = generatePrints[n];
+    if (want === 'none' || want.split(' ')[2] === '0') fail(`the teacher's window wrote nothing for ${what} (${want})`);
+    let s = {};
+    for (const [i, p] of pages.entries())
+      await untilTrue(() => `page ${i} does not show the teacher's generation for ${what} (teacher ${want}, page ` +
+                      `${s.generate_fingerprint}, view ${s.view}, why not "${s.generate_why_not}", note "${s.follow_note}", ` +
+                      `errors ${JSON.stringify(p.errors)})`,
+        async () => { s = await state(p); return s.view === 'generate' && s.generate_fingerprint === want && extra(s); }, 20000);
+    return { want, text: s.generate_text };
+  }
+  // With --shots: a page at a classroom projector's size following the Generate view.
+  async function projectorShot(name, fingerprint) {
+    if (!args.shots) return;
+    const big = await browser.newPage({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
+    await big.goto(url);
+    await untilTrue(`a 1280 x 800 page did not show the teacher's generation (${name})`, async () =>
+      (await state({ page: big })).generate_fingerprint === fingerprint, 60000);
+    await big.screenshot({ path: path.join(args.shots, `follow-${name}-1280.png`) });
+    await big.close();
+  }
+  await edit('view generate');
+  await edit('generate 3');
+  const lessonGen = await sameGeneration('the lesson\'s module');
+  await projectorShot('lesson-generate', lessonGen.want);
+  console.log(`every page shows the teacher's generation of the lesson's module (${lessonGen.want})`);
+  await edit('view scores');
+
   if (args['weights-file']) {
     // Layer 1 of a GPT-2 file: the window sends that block alone, the page reads it as layer 0.
     await edit(`weights 1 ${args['weights-file']}`);
@@ -399,6 +438,13 @@ try {
       async () => { const s = await state(p0); return s.follow === 'follow' && s.gpt_layer === 1; }, 5000);
     console.log(`every page shows the teacher's GPT model bit for bit: layer 0 (${gpt0}), layer 1 (${gpt1}), the walk, ` +
                 `Model and causality views; an exploring page says "${ex.follow_note}"`);
+    // The Generate view: the window writes three tokens; the pages show them as sent.
+    await edit('view generate');
+    await edit('generate 3');
+    const gptGen = await sameGeneration('the GPT model', (s) => s.generate_received && s.generate_text !== '');
+    await keepShot('generate');
+    await projectorShot('gpt-generate', gptGen.want);
+    console.log(`every page shows the teacher's GPT generation (${gptGen.want}): "${gptGen.text}"`);
   } else {
     console.log(`every page shows the teacher's numbers bit for bit (${lesson})`);
   }
