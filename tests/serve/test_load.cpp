@@ -158,6 +158,7 @@ TEST(Load, SixtyPagesFollowADraggingTeacher) {
     const long rss_before = rss_kb();
     const int first_with = last + 1;
     const double with = drag(server, seconds, first_with, publish_at, last);
+    const int states = last - first_with + 1;
     const long rss_after = rss_kb();
     // Every page ends on the latest state (waited for, with a generous deadline).
     const bool all = eventually(
@@ -192,7 +193,7 @@ TEST(Load, SixtyPagesFollowADraggingTeacher) {
     std::printf("load: 60 pages, a state every 16 ms for %.0f s (%d states): the latest page was %.0f ms behind at worst; "
                 "the fewest states a page took %d (coalesced); the teacher's frame (median) %.2f ms alone, %.2f ms with "
                 "60 pages (ratio %.2f); RSS %ld -> %ld kB during the drag\n",
-                seconds, last - first_with + 1, lag, fewest, alone, with, with / alone, rss_before, rss_after);
+                seconds, states, lag, fewest, alone, with, with / alone, rss_before, rss_after);
 #if defined(__SANITIZE_ADDRESS__)
     (void)rss_before, (void)rss_after; // ASan's quarantine keeps freed memory: LeakSanitizer checks it there
 #else
