@@ -32,7 +32,8 @@ torch is compared at its best.
 
 Options: --bin PATH (default build/attnviz), --quick (the two small sizes only), --rounds N
 (multiply the rounds), --json FILE (save all results), --gui-frames N (with attnviz_harness
-beside the binary, time N GUI frames too; 0 skips).
+beside the binary, time N GUI frames too, and N served with 60 following pages against none,
+scripts/bench_serve.py; 0 skips).
 """
 import argparse
 import json
@@ -340,6 +341,13 @@ def main():
                     print(f"Train view {'paused' if phase == 'idle' else 'training'} frame parts, ms: refresh "
                           f"{fmt(parts['refresh'], 3)}, panels {fmt(parts['panels'], 3)}, render {fmt(parts['render'], 3)}")
 
+    # The window serving 60 following pages against none (scripts/bench_serve.py), one pair.
+    serve_row = None
+    if args.gui_frames > 0:
+        import bench_serve
+        print(f"\nServing 60 pages ({args.gui_frames} frames each, with and without pages):")
+        serve_row = bench_serve.run(args.bin, frames=args.gui_frames, pages=60, runs=1)
+
     import bench_train  # the training rows (scripts/bench_train.py)
     train_rows = bench_train.run(args.bin, quick=args.quick, blas_core=TorchWorker.core)
     import bench_gpt  # a whole GPT-2 small against nanoGPT in torch (scripts/bench_gpt.py)
@@ -355,7 +363,7 @@ def main():
             json.dump({"machine": cpu_model(), "threads": threads, "torch": info, "libblas": alt,
                        "blas_core": {"attnviz": probe.get("blas_core"), "torch": core_info["blas_core"]},
                        "load_average_end": os.getloadavg(),
-                       "sizes": results, "gui_frames": frames, "train_view_frames": train_frames,
+                       "sizes": results, "gui_frames": frames, "train_view_frames": train_frames, "serve": serve_row,
                        "train": train_rows, "gpt": gpt_row, "generate": generate_row}, f, indent=1)
     return 0
 

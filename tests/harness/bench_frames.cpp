@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnviz {
@@ -13,12 +14,25 @@ namespace attnviz {
 namespace {
 
 struct FrameSamples {
-    std::vector<double> total, recompute, sync, panels, render, uploads;
+    std::vector<double> total, recompute, sync, panels, render, uploads, after;
 };
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double p95(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[std::min(v.size() - 1, v.size() * 95 / 100)];
+}
+
+// What the loop does after each frame besides swapping (with --serve: the publish).
+AfterFrame after_frame;
+
+void untimed_frame(AppWindow& w, AppState& s) {
+    frame(w, s);
+    if (after_frame) after_frame();
 }
 
 // `n` frames; `before` runs ahead of each one (untimed), e.g. to move the slider.
@@ -31,11 +45,14 @@ FrameSamples time_frames(AppWindow& w, AppState& s, int n, Before before) {
         const double t0 = glfwGetTime();
         frame(w, s, &m);
         read_back_buffer(1, 1); // waits for the GPU (llvmpipe draws here), so the frame is really done
+        const double drawn = glfwGetTime();
+        if (after_frame) after_frame();
         const double total = (glfwGetTime() - t0) * 1e3;
         out.recompute.push_back(m.recompute);
         out.sync.push_back(m.sync - m.recompute);
         out.panels.push_back(m.panels - m.sync);
-        out.render.push_back(total - m.panels);
+        out.render.push_back((drawn - t0) * 1e3 - m.panels);
+        out.after.push_back(total - (drawn - t0) * 1e3);
         out.uploads.push_back(m.uploads);
         out.total.push_back(total);
     }
@@ -43,10 +60,12 @@ FrameSamples time_frames(AppWindow& w, AppState& s, int n, Before before) {
 }
 
 std::string parts_json(const FrameSamples& f) {
-    char buf[240];
+    char buf[280];
     std::snprintf(buf, sizeof buf,
-                  "{\"recompute\": %.3f, \"sync\": %.3f, \"panels\": %.3f, \"render\": %.3f, \"render_uploads\": %.3f}",
-                  median(f.recompute), median(f.sync), median(f.panels), median(f.render), median(f.uploads));
+                  "{\"recompute\": %.3f, \"sync\": %.3f, \"panels\": %.3f, \"render\": %.3f, \"render_uploads\": %.3f, "
+                  "\"after\": %.3f}",
+                  median(f.recompute), median(f.sync), median(f.panels), median(f.render), median(f.uploads),
+                  median(f.after));
     return buf;
 }
 
@@ -54,7 +73,7 @@ std::string parts_json(const FrameSamples& f) {
 // layer, cycling): the layer recomputed, its ranges, its textures sent and the view drawn.
 // No drags: a GPT model's slider replaces a token, a forward of every later row.
 void bench_layer_switches(AppWindow& w, AppState& s, int n) {
-    for (int i = 0; i < 3; ++i) frame(w, s); // settle
+    for (int i = 0; i < 3; ++i) untimed_frame(w, s); // settle
     const FrameSamples idle = time_frames(w, s, n, [](int) {});
     const int L = s.shown.input->model->config.n_layer;
     const FrameSamples sw = time_frames(w, s, n, [&](int) { request_layer(s, (s.shown.layer + 1) % L); });
@@ -69,18 +88,19 @@ void bench_layer_switches(AppWindow& w, AppState& s, int n) {
 
 } // namespace
 
-void bench_frames(AppWindow& w, AppState& s, int n) {
+void bench_frames(AppWindow& w, AppState& s, int n, AfterFrame after) {
     if (s.screen.view == View::train) return bench_train_frames(w, s, n);
-    frame(w, s); // the model asked for is shown from the first frame's recompute
+    after_frame = std::move(after);
+    untimed_frame(w, s); // the model asked for is shown from the first frame's recompute
     if (s.shown.input && s.shown.input->gpt()) return bench_layer_switches(w, s, n);
-    for (int i = 0; i < 3; ++i) frame(w, s); // settle
+    for (int i = 0; i < 3; ++i) untimed_frame(w, s); // settle
     const FrameSamples idle = time_frames(w, s, n, [](int) {});
     const int heatmaps = w.gpu.renderer.drawn; // in the idle frame: what the drags redraw too
     // A drag at position p: a few untimed frames first, as moving p itself redoes more
     // (the old row goes back) than a strength step does.
     auto drag_at = [&](int p) {
         request_perturbation(s, p, 1.f);
-        for (int i = 0; i < 3; ++i) frame(w, s);
+        for (int i = 0; i < 3; ++i) untimed_frame(w, s);
         return time_frames(w, s, n,
                            [&](int i) { request_perturbation(s, p, float(i % 50 + 1) / 50.f); });
     };
@@ -90,10 +110,10 @@ void bench_frames(AppWindow& w, AppState& s, int n) {
     const double mi = median(idle.total), md = median(drag.total), mm = median(drag_mid.total);
     std::printf("{\"frames\": %d, \"seq_len\": %d, \"n_embd\": %d, \"n_head\": %d, \"kernel\": \"%s\", "
                 "\"view\": \"%s\", \"heatmaps_drawn\": %d, \"median_idle_ms\": %.3f, \"p\": %d, \"median_drag_ms\": %.3f, "
-                "\"drag_ratio\": %.3f, \"p_mid\": %d, \"median_drag_mid_ms\": %.3f, \"drag_mid_ratio\": %.3f, "
+                "\"drag_ratio\": %.3f, \"p95_idle_ms\": %.3f, \"p95_drag_ms\": %.3f, \"p_mid\": %d, \"median_drag_mid_ms\": %.3f, \"drag_mid_ratio\": %.3f, "
                 "\"idle_parts_ms\": %s, \"drag_parts_ms\": %s, \"drag_mid_parts_ms\": %s}\n",
                 n, s.config.seq_len, s.config.n_embd, s.config.n_head, to_string(s.kernel), to_string(s.screen.view), heatmaps, mi,
-                p_view, md, mi > 0 ? md / mi : 0.0, p_mid, mm, mi > 0 ? mm / mi : 0.0, parts_json(idle).c_str(),
+                p_view, md, mi > 0 ? md / mi : 0.0, p95(idle.total), p95(drag.total), p_mid, mm, mi > 0 ? mm / mi : 0.0, parts_json(idle).c_str(),
                 parts_json(drag).c_str(), parts_json(drag_mid).c_str());
 }
 

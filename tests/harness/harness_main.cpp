@@ -6,6 +6,12 @@
 //       attnviz's --screenshot with the test probes (screenshot_probes.h): key presses
 //       before the picture, and its drawn rectangles as JSON
 //   attnviz_harness [window options] --bench-frames N
+//   attnviz_harness --serve [serve options] [window options] --bench-frames N [--bench-pages K]
+//       the same frames, each followed by the publish to the pages as the window's loop does
+//       (timed with the frame). With --bench-pages K it first frames until K pages follow
+//       (at most a minute), and afterwards prints "published MS P STRENGTH" for each frame
+//       that handed a state to the server (MS as below), then "bench-done", and keeps serving
+//       until stdin ends (at most a minute): scripts/bench_serve.py's 60 pages.
 //   attnviz_harness [window options] --soak N [--soak-seed S] [--soak-fault none|gl-error|leak]
 //   attnviz_harness --serve [serve options] [window options] --follow-stdin
 //       the teacher's window for the browser test of Follow the teacher (tests/web): it
@@ -45,6 +51,7 @@
 #include <malloc.h>
 #include <unistd.h>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -52,7 +59,7 @@ using namespace attnviz;
 
 struct HarnessOptions {
     bool follow_stdin = false;
-    std::string bench_frames;
+    std::string bench_frames, bench_pages;
     std::string soak, soak_seed, soak_fault;
 };
 
@@ -60,6 +67,7 @@ struct HarnessPlan {
     bool screenshot = false; // attnviz's --screenshot, with the probes
     bool follow_stdin = false;
     int bench_frames = 0;
+    int bench_pages = 0; // with --serve: the pages to wait for before the benchmark
     SoakPlan soak; // soak.frames > 0: the soak run
 };
 
@@ -109,6 +117,15 @@ bool make_harness_plan(const GuiOptions& g, const HarnessOptions& o, GuiPlan& gu
         }
         if (g.view.empty()) gui.view = View::causality;
     }
+    if (!o.bench_pages.empty()) {
+        if (o.bench_frames.empty() || !g.serve) {
+            error = "--bench-pages needs --serve and --bench-frames N: it is the served benchmark's class";
+            return false;
+        }
+        int64_t v = 0;
+        if (!parse_int(o.bench_pages, "--bench-pages", 1, 1000, v, error)) return false;
+        plan.bench_pages = int(v);
+    }
     if (!make_soak_plan(g, o, plan, error)) return false;
     plan.follow_stdin = o.follow_stdin;
     if (plan.follow_stdin && !g.serve) {
@@ -136,6 +153,63 @@ int soak_mode(GuiRun& r, const SoakPlan& plan) {
     });
     remove_gl_debug(gl);
     return status;
+}
+
+double wall_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// One served frame outside the benchmark: the frame, its swap and the publish.
+void served_frame(GuiRun& r) {
+    glfwPollEvents();
+    frame(r.window, r.state);
+    glfwSwapBuffers(r.window.glfw());
+    serve_after_frame(r.state);
+}
+
+// --serve --bench-frames: each frame's publish timed with it; with --bench-pages K, the class
+// first (frames until K pages follow), and after the benchmark when each state was handed
+// to the server, then frames until stdin ends, for the pages to take the last state.
+int served_bench_mode(GuiRun& r, const HarnessPlan& plan) {
+    AppState& s = r.state;
+    served_frame(r);
+    s.follow.show_large = false; // the large address hidden, as the teacher does to teach
+    const double deadline = wall_ms() + 60000;
+    while (plan.bench_pages > 0 && s.follow.clients < plan.bench_pages) {
+        if (wall_ms() > deadline) {
+            std::fprintf(stderr, "attnviz_harness: %d of %d pages followed within a minute\n", s.follow.clients, plan.bench_pages);
+            return 1;
+        }
+        served_frame(r);
+        ::usleep(10000);
+    }
+    struct Published {
+        double ms;
+        int p;
+        float strength;
+    };
+    std::vector<Published> published;
+    published.reserve(size_t(plan.bench_frames) * 4 + 16);
+    std::string last;
+    bench_frames(r.window, s, plan.bench_frames, [&] {
+        // The time before the publish: a page may have the state before serve_after_frame returns.
+        const double ms = wall_ms();
+        serve_after_frame(s);
+        const std::string key = std::to_string(s.p) + ' ' + std::to_string(s.strength);
+        if (key != last) published.push_back({ms, s.p, s.strength}), last = key;
+    });
+    if (plan.bench_pages == 0) return 0;
+    for (const Published& p : published) std::printf("published %.3f %d %.6f\n", p.ms, p.p, double(p.strength));
+    std::printf("bench-done\n");
+    std::fflush(stdout);
+    ::fcntl(0, F_SETFL, ::fcntl(0, F_GETFL) | O_NONBLOCK);
+    for (const double end = wall_ms() + 60000; wall_ms() < end;) {
+        char buf[256];
+        if (::read(0, buf, sizeof buf) == 0) break;
+        served_frame(r);
+        ::usleep(10000);
+    }
+    return 0;
 }
 
 // The teacher's window for the browser test: frames until stdin ends or says quit, each
@@ -270,6 +344,8 @@ int main(int argc, char** argv) {
     HarnessOptions o;
     app.add_flag("--follow-stdin", o.follow_stdin, "with --serve: edits as lines on stdin, for the browser test");
     app.add_option("--bench-frames", o.bench_frames, "time N idle and N slider-drag frames, print JSON")->type_name("N");
+    app.add_option("--bench-pages", o.bench_pages, "with --serve --bench-frames: wait for K pages first, print when states went out")
+        ->type_name("K");
     app.add_option("--soak", o.soak, "drive every control for N frames, check GL errors and memory, print JSON")->type_name("N");
     app.add_option("--soak-seed", o.soak_seed, "with --soak: the random script's seed (default 1)")->type_name("S");
     app.add_option("--soak-fault", o.soak_fault, "with --soak: none, gl-error or leak (tests of the checks)")->type_name("F");
@@ -302,6 +378,7 @@ int main(int argc, char** argv) {
         if (harness.follow_stdin) return follow_mode(r);
         if (harness.screenshot) return run_screenshot(r, probes);
         if (harness.soak.frames > 0) return soak_mode(r, harness.soak);
+        if (gui.serve) return served_bench_mode(r, harness);
         bench_frames(r.window, r.state, harness.bench_frames);
         return 0;
     });
