@@ -278,10 +278,8 @@ bool model_panel_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     return true;
 }
 
-} // namespace
-
-bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
-    Inputs in;
+// The server's options need --serve.
+bool serve_options_plan(const GuiOptions& o, std::string& error) {
     if (!o.serve) {
         const char* given = !o.port.empty() ? "--port" : !o.bind.empty() ? "--bind" : !o.max_clients.empty() ? "--max-clients"
                             : !o.site.empty() ? "--site" : !o.per_address.empty() ? "--per-address"
@@ -291,16 +289,18 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
             return false;
         }
     }
-    if (!o.save_weights.empty() && !ends_with_nocase(o.save_weights, ".safetensors")) {
-        error = "--save-weights " + quote_path(o.save_weights) + " does not end in .safetensors; give a name like model.safetensors";
-        return false;
-    }
-    if (!make_train_plan(o, plan, error)) return false;
+    return true;
+}
+
+// What the window shows: a GPT or trained model, or the lesson's module (its config, words
+// and weights file), within the window's memory cap. `trained` says which.
+bool source_plan(const GuiOptions& o, GuiPlan& plan, bool& trained, std::string& error) {
+    Inputs in;
     if ((o.config.tokens || o.config.replace) && !o.config.model) {
         error = std::string(o.config.tokens ? "--tokens" : "--replace") + " needs --model, a GPT-2 directory or nanoGPT file";
         return false;
     }
-    const bool trained = o.config.model || (o.config.weights && is_trained_model_file(*o.config.weights));
+    trained = o.config.model || (o.config.weights && is_trained_model_file(*o.config.weights));
     if (o.config.model && !model_plan(o, plan, error)) return false;
     if (!o.config.model && trained && !trained_plan(o, plan, error)) return false;
     if (!trained) {
@@ -333,6 +333,11 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         }
         return false;
     }
+    return true;
+}
+
+// The kernel, the view, the step, the strength and the window's look.
+bool screen_plan(const GuiOptions& o, GuiPlan& plan, bool trained, std::string& error) {
     if (!o.config.kernel.empty()) {
         KernelKind k;
         if (!parse_kernel(o.config.kernel, k, error)) return false;
@@ -361,32 +366,40 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         if (!parse_real(o.font_scale, "--font-scale", 1, 3, d, error)) return false;
         plan.font_scale = float(d);
     }
-    if (!o.open.empty()) {
-        // The session replaces the state options; checked here, before any window opens.
-        Session ss;
-        AppState probe;
-        probe.memory_cap = gui_memory_cap;
-        if (!read_session(o.open, ss, error) || !apply_session(probe, ss, error)) return false;
-        plan.config = probe.edit;
-        plan.kernel = probe.edit_kernel_choice;
-        plan.view = probe.screen.view;
-        plan.step = probe.screen.step;
-        plan.perturb = probe.p;
-        plan.strength = probe.strength;
-        plan.theme = probe.screen.theme;
-        plan.theme_given = true;
-        plan.font_scale = probe.screen.font_scale;
-        plan.palette = probe.screen.palette;
-        plan.tokens = probe.edit_tokens;
-        plan.weights = probe.edit_weights;
-        plan.train_state = probe.train;
-        plan.trained = probe.edit_trained; // a trained model the session showed in the views
-        plan.layer = probe.edit_layer;
-        plan.replace_token = probe.shown.replace_token;
-        plan.ablate = probe.ablation.edit.heads;
-        plan.ablate_mode = probe.ablation.edit.mode;
-        plan.generate = probe.generate.restore;
-    }
+    return true;
+}
+
+// --open: the session replaces the state options; checked here, before any window opens.
+bool session_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
+    if (o.open.empty()) return true;
+    Session ss;
+    AppState probe;
+    probe.memory_cap = gui_memory_cap;
+    if (!read_session(o.open, ss, error) || !apply_session(probe, ss, error)) return false;
+    plan.config = probe.edit;
+    plan.kernel = probe.edit_kernel_choice;
+    plan.view = probe.screen.view;
+    plan.step = probe.screen.step;
+    plan.perturb = probe.p;
+    plan.strength = probe.strength;
+    plan.theme = probe.screen.theme;
+    plan.theme_given = true;
+    plan.font_scale = probe.screen.font_scale;
+    plan.palette = probe.screen.palette;
+    plan.tokens = probe.edit_tokens;
+    plan.weights = probe.edit_weights;
+    plan.train_state = probe.train;
+    plan.trained = probe.edit_trained; // a trained model the session showed in the views
+    plan.layer = probe.edit_layer;
+    plan.replace_token = probe.shown.replace_token;
+    plan.ablate = probe.ablation.edit.heads;
+    plan.ablate_mode = probe.ablation.edit.mode;
+    plan.generate = probe.generate.restore;
+    return true;
+}
+
+// --ablate and --ablate-mode, on the model the window will show.
+bool ablation_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     if (!o.ablate_mode.empty()) {
         if (!parse_ablation_mode(o.ablate_mode, plan.ablate_mode, error)) {
             error = "--ablate-mode " + escaped(o.ablate_mode, 40) + ": " + error;
@@ -408,8 +421,13 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
             return false;
         }
     }
+    return true;
+}
+
+// --head, after --open: the heads are those of the model or the config the window will show.
+bool head_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
+    int64_t v = 0;
     if (!o.head.empty()) {
-        // After --open: the heads are those of the model or the config the window will show.
         const int H = plan.trained ? plan.trained->model->config.n_head : plan.config.n_head;
         if (!parse_int(o.head, "--head", 0, H - 1, v, error)) {
             if (error.find("out of range") != std::string::npos)
@@ -419,7 +437,22 @@ bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
         }
         plan.head = int(v);
     }
-    if (!model_panel_plan(o, plan, error)) return false;
+    return true;
+}
+
+} // namespace
+
+bool make_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
+    if (!serve_options_plan(o, error)) return false;
+    if (!o.save_weights.empty() && !ends_with_nocase(o.save_weights, ".safetensors")) {
+        error = "--save-weights " + quote_path(o.save_weights) + " does not end in .safetensors; give a name like model.safetensors";
+        return false;
+    }
+    if (!make_train_plan(o, plan, error)) return false;
+    bool trained = false;
+    if (!source_plan(o, plan, trained, error) || !screen_plan(o, plan, trained, error) || !session_plan(o, plan, error) ||
+        !ablation_plan(o, plan, error) || !head_plan(o, plan, error) || !model_panel_plan(o, plan, error))
+        return false;
     if (!o.size.empty() && !parse_size(o.size, plan.width, plan.height, error)) return false;
     plan.headless = !o.screenshot.empty();
     return true;
