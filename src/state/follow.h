@@ -46,4 +46,14 @@ struct FollowStatus {
     bool answer_pending[check_question_count] = {};
 };
 
+// The teacher's window: why pages were refused for --per-address, naming the option (a class
+// behind one router shares one address, so the limit that keeps one machine from taking the
+// class then refuses real students); "" when none was.
+inline std::string refused_pages_text(const FollowStatus& f) {
+    if (f.refused_address == 0) return "";
+    return std::to_string(f.refused_address) + (f.refused_address == 1 ? " page was" : " pages were") +
+           " refused: more than " + std::to_string(f.per_address) +
+           " from one address. If the class shares one (behind one router), start with --per-address 0 or a larger number.";
+}
+
 } // namespace attnviz

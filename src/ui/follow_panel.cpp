@@ -85,13 +85,7 @@ void draw_serve_section(AppState& s, UiContext& ui) {
         wrapped_dim("No class code (--no-code): anyone who reaches the address follows.");
     }
     ImGui::TextDisabled("%d %s following", f.clients, f.clients == 1 ? "page" : "pages");
-    if (f.refused_address > 0) {
-        // A class behind one router shares one address: the limit that keeps one machine from
-        // taking the class then refuses real students.
-        const std::string why = std::to_string(f.refused_address) + (f.refused_address == 1 ? " page was" : " pages were") +
-                                " refused: more than " + std::to_string(f.per_address) +
-                                " from one address. If the class shares one (behind one router), start with "
-                                "--per-address 0 or a larger number.";
+    if (const std::string why = refused_pages_text(f); !why.empty()) {
         ImGui::PushTextWrapPos(0.f);
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.warning), "%s", why.c_str());
         ImGui::PopTextWrapPos();

@@ -14,6 +14,32 @@ float panel_width_shown(float W, float scale) {
     return std::round(std::min(std::clamp(W * 0.2f, 232 * scale, 300 * scale), W * 0.4f));
 }
 
+// Pages refused for --per-address, in the warning colour right-aligned on the tabs' last row,
+// or on a row of its own under them (the side panel's sentence is below the fold at 1280 x
+// 800); the whole sentence on hover. Returns the y of the row it drew on, or -1.
+float refused_pages(const AppState& s, UiContext& ui, float x0, float x, float y, float x_end) {
+    if (!s.follow.serving || s.follow.refused_address == 0) return -1;
+    const std::string label = std::to_string(s.follow.refused_address) +
+                              (s.follow.refused_address == 1 ? " page refused (--per-address)" : " pages refused (--per-address)");
+    float at = x_end - text_size(ui.fonts->body, label).x;
+    if (at <= x + 10) { // not beside the tabs: a row of its own
+        at = x0;
+        y += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.y;
+    }
+    ImGui::SetCursorScreenPos(ImVec2(at, y));
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.warning), "%s", label.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", refused_pages_text(s.follow).c_str());
+    if (ui.layout) {
+        LayoutItem it;
+        it.kind = "refused_pages", it.name = label, it.value = float(s.follow.refused_address);
+        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+        it.x = a.x, it.y = a.y, it.w = b.x - a.x, it.h = b.y - a.y;
+        ui.layout->push_back(it);
+    }
+    return y;
+}
+
 } // namespace
 
 float side_panel_width(const AppState& s, float W, float scale) {
@@ -71,6 +97,7 @@ float draw_view_tabs(AppState& s, UiContext& ui, ImVec2 p0, float x_end) {
                              " · H = " + std::to_string(s.config.n_head) + " · T = " + std::to_string(s.config.seq_len) +
                              " · " + to_string(s.config.mask) + " mask";
     const float tw = text_size(ui.fonts->body, info).x;
+    if (const float ry = refused_pages(s, ui, p0.x, x, y, x_end); ry >= 0) return ry + ImGui::GetFrameHeight();
     if (s.screen.view != View::train && x_end - tw > x + 10) { // the Train view names its own run
         ImGui::SetCursorScreenPos(ImVec2(x_end - tw, y));
         ImGui::AlignTextToFramePadding();

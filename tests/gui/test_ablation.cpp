@@ -13,6 +13,7 @@
 #include "app_state.h"
 #include "gpt_model.h"
 #include "gpt_test_dir.h"
+#include "imgui_frame.h"
 #include "head_detector.h"
 #include "model_io.h"
 #include "model_view.h"
@@ -349,43 +350,13 @@ TEST(Ablation, SessionsKeepTheAblationAndOldOnesOpenWithout) {
 
 namespace {
 
-struct PanelHarness {
-    ImGuiContext* ctx = nullptr;
-    Fonts fonts;
-    UiContext ui;
-    std::vector<LayoutItem> layout;
-    explicit PanelHarness(float scale = 1) {
-        ctx = ImGui::CreateContext();
-        ImGuiIO& io = ImGui::GetIO();
-        io.DisplaySize = ImVec2(1280, 720);
-        io.DeltaTime = 1.f / 60;
-        io.IniFilename = nullptr;
-        fonts = load_fonts(scale);
-        unsigned char* px = nullptr;
-        int w = 0, h = 0;
-        io.Fonts->GetTexDataAsRGBA32(&px, &w, &h);
-        apply_theme(Theme::dark, scale);
-        ui.fonts = &fonts;
-        ui.pal = make_palette(Theme::dark, PaletteKind::standard);
-        ui.scale = scale;
-        ui.layout = &layout;
-    }
-    ~PanelHarness() { ImGui::DestroyContext(ctx); }
+struct PanelHarness : ImGuiFrame {
+    using ImGuiFrame::ImGuiFrame;
     // One frame of the Model view with the mouse at `mouse`, button 0 `down`, key A `key_a`.
     void frame(AppState& s, ImVec2 mouse, bool down, bool key_a = false) {
-        ImGuiIO& io = ImGui::GetIO();
-        io.MousePos = mouse;
-        io.MouseDown[0] = down;
-        io.KeysDown['A'] = key_a;
-        ImGui::NewFrame();
-        handle_keys(s);
-        ImGui::SetNextWindowPos(ImVec2(0, 0));
-        ImGui::SetNextWindowSize(io.DisplaySize);
-        ImGui::Begin("view", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove);
-        layout.clear();
-        draw_model_view(s, ui, ImVec2(10, 10), ImVec2(1270, 710));
-        ImGui::End();
-        ImGui::Render();
+        ImGui::GetIO().KeysDown['A'] = key_a;
+        ImGuiFrame::frame(mouse, down, [&] { handle_keys(s); },
+                          [&] { draw_model_view(s, ui, ImVec2(10, 10), ImVec2(1270, 710)); });
     }
     const LayoutItem* find(const std::string& kind, int layer, int head) const {
         for (const LayoutItem& it : layout)

@@ -11,6 +11,7 @@
 #include "train_view_state.h"
 #include <cstdio>
 #include "gpt_test_dir.h"
+#include "imgui_frame.h"
 #include "logit_lens.h"
 #include "model_view.h"
 #include "patching.h"
@@ -148,37 +149,12 @@ TEST(PatchPanel, ClickingAHeadOpensItInTheScoresView) {
     ASSERT_TRUE(run_panel(s, "a b c d g f a b c d", "e", "g")) << s.patch.error;
     s.screen.view = View::model;
     s.model_view.panel = ModelPanel::patching;
-    ImGuiContext* ctx = ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.DisplaySize = ImVec2(1280, 720);
-    io.DeltaTime = 1.f / 60;
-    io.IniFilename = nullptr;
-    Fonts fonts = load_fonts(1);
-    unsigned char* px = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&px, &w, &h);
-    apply_theme(Theme::dark, 1);
-    UiContext ui;
-    ui.fonts = &fonts;
-    ui.pal = make_palette(Theme::dark, PaletteKind::standard);
-    std::vector<LayoutItem> layout;
-    ui.layout = &layout;
+    ImGuiFrame f;
     auto frame = [&](ImVec2 mouse, bool down) {
-        io.MousePos = mouse;
-        io.MouseDown[0] = down;
-        ImGui::NewFrame();
-        ImGui::SetNextWindowPos(ImVec2(0, 0));
-        ImGui::SetNextWindowSize(io.DisplaySize);
-        ImGui::Begin("view", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove);
-        layout.clear();
-        draw_model_view(s, ui, ImVec2(10, 10), ImVec2(1270, 710));
-        ImGui::End();
-        ImGui::Render();
+        f.frame(mouse, down, [&] { draw_model_view(s, f.ui, ImVec2(10, 10), ImVec2(1270, 710)); });
     };
     frame(ImVec2(-1, -1), false);
-    const LayoutItem* heads = nullptr;
-    for (const LayoutItem& it : layout)
-        if (it.kind == "heatmap" && it.name == "patch_heads") heads = &it;
+    const LayoutItem* heads = f.find("heatmap", "patch_heads");
     ASSERT_NE(heads, nullptr) << "the heads' map is drawn";
     EXPECT_EQ(heads->rows, 2);
     EXPECT_EQ(heads->cols, 2);
@@ -187,7 +163,6 @@ TEST(PatchPanel, ClickingAHeadOpensItInTheScoresView) {
     frame(c, false);
     frame(c, true);
     frame(c, false);
-    ImGui::DestroyContext(ctx);
     EXPECT_EQ(s.screen.view, View::scores);
     EXPECT_EQ(s.edit_layer, 1);
     EXPECT_EQ(s.screen.windows[int(View::scores)].head0, 1);
