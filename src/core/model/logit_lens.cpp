@@ -87,40 +87,42 @@ LogitLens logit_lens_range(const Model& m, const ModelTrace& tr, KernelKind kern
     LogitLens out;
     out.top.assign(size_t(L + 1), std::vector<std::vector<TokenProb>>(size_t(n_pos)));
     out.next_prob.assign(size_t(L + 1), std::vector<float>(size_t(n_pos), NAN));
-    Mat ln(lens_block, C), logits(lens_block, V);
+    // Per block of lens_block positions, every row's residual (through ln_f for a GPT) stacked
+    // in one matrix, row r's n positions at r * n, and all their logits in one product: wte is
+    // packed once per block rather than once per row and block. The blocks a range touches
+    // are made whole on the fast kernel (sgemm's last bits may depend on the rows beside).
+    const int rows = L + 1, made = own ? L : rows; // the last row's lens is the forward's own logits
+    Mat stacked(rows * lens_block, C), logits(rows * lens_block, V);
     const int threads = work_team_threads();
-    for (int r = 0; r <= L && n_pos > 0; ++r) {
-        const Mat& resid = lens_resid(m, tr, r);
-        for (int b0 = p0 / lens_block * lens_block; b0 < p1; b0 += lens_block) {
-            const int n = std::min(T, b0 + lens_block) - b0;
-            // The rows of this block the range asks for: on the reference kernel only those
-            // are made (row by row: the same bits), on the fast kernel the whole block.
-            const int i0 = std::max(p0, b0) - b0, i1 = std::min(p1, b0 + n) - b0;
-            const float* in = resid.data() + int64_t(b0) * C;
-            const float* x = in; // a toy model's lens reads the residual as it stands
-            if (is_gpt(m) && !(r == L && own)) {
-                layernorm_forward(ln.data(), in, m.ln_f, 0, n, C);
-                x = ln.data();
-            }
-            if (r == L && own) {
-                // The last layer's lens is the forward's own logits.
-                logits.topRows(n) = own->middleRows(b0, n);
-            } else if (kernel == KernelKind::fast) {
-                linear_forward_rows(logits.data(), x, unembed, Vec(), 0, n, kernel); // the team's column groups
-            } else {
-                // The reference loop is one row at a time: rows side by side, the same bits.
-                run_pieces(i1 - i0, threads, [&](int i) {
-                    linear_forward_rows(logits.data(), x, unembed, Vec(), i0 + i, i0 + i + 1, kernel);
-                });
-            }
-            run_pieces(i1 - i0, threads, [&](int j) {
-                const int i = i0 + j, pos = b0 + i;
-                const int next = pos + 1 < T ? tr.tokens[size_t(pos + 1)] : -1;
-                const size_t at = size_t(pos - p0);
-                read_row(logits.data() + int64_t(i) * V, V, k, next < V ? next : -1, out.top[size_t(r)][at],
-                         out.next_prob[size_t(r)][at]);
+    for (int b0 = p0 / lens_block * lens_block; b0 < p1; b0 += lens_block) {
+        const int n = std::min(T, b0 + lens_block) - b0;
+        // The positions of this block the range asks for.
+        const int i0 = std::max(p0, b0) - b0, i1 = std::min(p1, b0 + n) - b0;
+        for (int r = 0; r < made; ++r) {
+            const float* in = lens_resid(m, tr, r).data() + int64_t(b0) * C;
+            float* x = stacked.data() + int64_t(r) * n * C;
+            if (is_gpt(m)) layernorm_forward(x, in, m.ln_f, 0, n, C);
+            else std::copy(in, in + int64_t(n) * C, x); // a toy model's lens reads the residual as it stands
+        }
+        if (own) logits.middleRows(int64_t(L) * n, n) = own->middleRows(b0, n);
+        if (kernel == KernelKind::fast) {
+            linear_forward_rows(logits.data(), stacked.data(), unembed, Vec(), 0, made * n, kernel); // the team's column groups
+        } else {
+            // The reference loop is one row at a time: only the rows asked for, side by side, the same bits.
+            const int w = i1 - i0;
+            run_pieces(made * w, threads, [&](int j) {
+                const int row = (j / w) * n + i0 + j % w;
+                linear_forward_rows(logits.data(), stacked.data(), unembed, Vec(), row, row + 1, kernel);
             });
         }
+        const int w = i1 - i0;
+        run_pieces(rows * w, threads, [&](int j) {
+            const int r = j / w, i = i0 + j % w, pos = b0 + i;
+            const int next = pos + 1 < T ? tr.tokens[size_t(pos + 1)] : -1;
+            const size_t at = size_t(pos - p0);
+            read_row(logits.data() + (int64_t(r) * n + i) * V, V, k, next < V ? next : -1, out.top[size_t(r)][at],
+                     out.next_prob[size_t(r)][at]);
+        });
     }
     return out;
 }

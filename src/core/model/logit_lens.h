@@ -22,7 +22,7 @@
 namespace attnviz {
 
 constexpr int lens_top_k = 5;
-constexpr int lens_block = 64;
+constexpr int lens_block = 16;
 
 struct LogitLens {
     // Row 0 the embedding, row 1 + l layer l's resid_post.
