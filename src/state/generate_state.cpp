@@ -399,7 +399,9 @@ void restore(AppState& s) {
     }
     for (size_t i = lesson ? 0 : r.steps.size() - 1; i < r.steps.size(); ++i)
         if (!step(s, lesson ? nullptr : &r.steps[i])) return;
-    g.status = "The session's generation: " + std::to_string(r.steps.size()) + (lesson ? " rows" : " tokens") + " written again.";
+    const std::string what = std::to_string(r.steps.size()) + (lesson ? " rows" : " tokens");
+    g.status = s.follow.page ? "The teacher's generation: " + what + ", made again on this page from the teacher's seed."
+                             : "The session's generation: " + what + " written again.";
 }
 
 // A page showing the teacher's GPT model computes nothing: every request is refused, and says why.

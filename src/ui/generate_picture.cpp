@@ -11,12 +11,6 @@
 
 namespace attnviz::generate_ui {
 
-std::string fmt(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
-
 void record(UiContext& ui, const char* kind, const std::string& name, int position, float value, ImVec2 a, ImVec2 b, int rows,
             int cols) {
     if (!ui.layout) return;
@@ -261,14 +255,15 @@ void measurements(AppState& s, UiContext& ui) {
         return;
     }
     const GenerateStep& st = g.steps.back();
+    // A browser's clock is coarse (0.1 ms): a step under it reads 0, which is not its time.
+    auto ms = [](double v) { return v > 0 ? format_with(v, "%.3f") + " ms" : std::string("under the clock's resolution"); };
     ImGui::PushFont(ui.fonts->heading);
     if (st.checking)
-        ImGui::Text("cached step %s ms  ·  full recompute: working…", fmt("%.3f", st.cached_ms).c_str());
+        ImGui::Text("cached step %s  ·  full recompute: working…", ms(st.cached_ms).c_str());
     else if (st.full_ms >= 0)
-        ImGui::Text("cached step %s ms  ·  full recompute %s ms", fmt("%.3f", st.cached_ms).c_str(),
-                    fmt("%.3f", st.full_ms).c_str());
+        ImGui::Text("cached step %s  ·  full recompute %s", ms(st.cached_ms).c_str(), ms(st.full_ms).c_str());
     else
-        ImGui::Text("cached step %s ms  ·  full recompute: Step to time it", fmt("%.3f", st.cached_ms).c_str());
+        ImGui::Text("cached step %s  ·  full recompute: Step to time it", ms(st.cached_ms).c_str());
     ImGui::PopFont();
     const std::string where = "(this step, position " + std::to_string(int(g.rows.size()) - 1) + ", " + to_string(g.kernel) + " kernel)";
     same_line_if_fits(where);
@@ -296,7 +291,7 @@ void measurements(AppState& s, UiContext& ui) {
         int short_rows = g.received_short_rows;
         if (!g.received)
             for (int t : g.row_made_at) short_rows += t < generate_lane_sum_keys ? 1 : 0;
-        const std::string d = st.rows_max_abs_short == 0 ? "0.0 (exactly)" : fmt("%.3g", st.rows_max_abs_short);
+        const std::string d = st.rows_max_abs_short == 0 ? "0.0 (exactly)" : format_with(st.rows_max_abs_short, "%.3g");
         ImGui::TextDisabled("Rows 0–%d, kept from when the sequence was shorter than %d: %s. Torch sums a softmax row "
                             "of fewer than %d values in order and a longer one in %d lanes, so the recompute's last bit "
                             "differs; the kept rows never change.",

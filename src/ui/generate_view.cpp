@@ -160,7 +160,7 @@ void distribution(AppState& s, UiContext& ui, float width) {
         const ImVec2 a(p.x + label_w, y), b(a.x + bar_w * t.prob, y + h);
         dl->AddRectFilled(a, ImVec2(a.x + bar_w, y + h), ui.pal.panel);
         if (t.prob > 0) dl->AddRectFilled(a, ImVec2(std::max(b.x, a.x + 1), b.y), i == 0 ? ui.pal.accent : ui.pal.bar);
-        const std::string pct = t.prob == 0 ? "cut" : fmt("%.1f %%", 100.0 * t.prob);
+        const std::string pct = t.prob == 0 ? "cut" : format_with(100.0 * t.prob, "%.1f %%");
         dl->AddText(f, f->FontSize, ImVec2(a.x + bar_w + 6, y + 2), t.prob == 0 ? ui.pal.text_dim : ui.pal.text, pct.c_str());
         record(ui, "generate_bar", label, t.token, t.prob, a, ImVec2(a.x + bar_w * t.prob, y + h));
     }

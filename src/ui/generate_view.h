@@ -7,7 +7,6 @@
 
 namespace attnviz::generate_ui {
 
-std::string fmt(const char* f, double v);
 // Recorded for --layout-out when wholly in sight (the view scrolls at large text).
 void record(UiContext& ui, const char* kind, const std::string& name, int position, float value, ImVec2 a, ImVec2 b,
             int rows = 0, int cols = 0);

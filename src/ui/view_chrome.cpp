@@ -64,7 +64,8 @@ float draw_legend(AppState& s, UiContext& ui, ImVec2 p0, float width, bool with_
         text(nan, ui.pal.text_dim);
         x += big_gap;
     }
-    const std::string changed = "changed by the perturbation";
+    // The Generate view outlines its new row with the same frame.
+    const std::string changed = s.screen.view == View::generate ? "the new row" : "changed by the perturbation";
     if (perturbed(s) && room(swatch_w + text_size(f, changed).x)) {
         dl->AddRect(ImVec2(x, y), ImVec2(x + h * 1.6f, y + h), IM_COL32(0, 0, 0, 255), 0, 0, 3.f);
         dl->AddRect(ImVec2(x + 2, y + 2), ImVec2(x + h * 1.6f - 2, y + h - 2), IM_COL32(240, 228, 66, 255), 0, 0, 2.f);
