@@ -25,7 +25,6 @@ import argparse
 import base64
 import json
 import os
-import platform
 import queue
 import re
 import selectors
@@ -37,6 +36,9 @@ import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_gpt import cpu_model  # noqa: E402 (lscpu's model name, as the other benchmarks print)
 
 TIMEOUT_S = 600
 # The pages here only follow (WebSocket): the server needs a site folder, not the built page.
@@ -282,17 +284,6 @@ def run(binary, frames=300, pages=60, runs=2, out=print):
         f"= {w95 / a95:.2f} (goal: at most 1.5); the pages' worst lag {worst:.0f} ms (goal: within 500 ms)")
     return {"frames": frames, "pages": pages, "alone": alone, "with_pages": served, "ratio_median": w / a,
             "ratio_p95": w95 / a95, "lag_worst_ms": worst}
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 def main():
