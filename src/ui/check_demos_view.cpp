@@ -126,7 +126,7 @@ void ablation_question(AppState& s, UiContext& ui) {
     // sentence fits too.
     auto scroll_to_demo = [&] {
         if (!s.train || !s.train->ablation_demo.scroll || !s.train->ablation_demo.asked()) return;
-        ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
+        scroll_here_into_sight();
         s.train->ablation_demo.scroll = false;
     };
     const bool short_view = ImGui::GetWindowHeight() < 450 * ui.scale;
@@ -134,10 +134,9 @@ void ablation_question(AppState& s, UiContext& ui) {
     heading(ui, check_questions()[3].text);
     choices(s, ui, 3);
     if (short_view) scroll_to_demo();
-    if (ImGui::Button("Show me##4")) show_me(s, 4);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Alt+5: train the 2-layer induction model, then ablate layer 0's previous-token heads");
-    ImGui::SameLine();
-    ImGui::TextDisabled("train the induction model, ablate its previous-token heads, restore them (Alt+5)");
+    if (show_me_button("Show me##4", "Alt+5: train the 2-layer induction model, then ablate layer 0's previous-token heads",
+                       "train the induction model, ablate its previous-token heads, restore them (Alt+5)"))
+        show_me(s, 4);
     ablation_demo(s, ui);
     answer(s, 3,
            "Ablate it: replace the head's output by zero (or its mean) and run the model again. A pattern says where a "
@@ -150,15 +149,14 @@ void ablation_question(AppState& s, UiContext& ui) {
 // Question 5: why a model can keep the keys and values of earlier tokens.
 void generate_question(AppState& s, UiContext& ui) {
     if (s.generate.demo.scroll && s.generate.demo.computed) { // its demonstration's numbers are in: into sight
-        ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
+        scroll_here_into_sight();
         s.generate.demo.scroll = false;
     }
     heading(ui, check_questions()[4].text);
     choices(s, ui, 4);
-    if (ImGui::Button("Show me##5")) show_me(s, 5);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Alt+6: generate a few tokens with the KV cache and by full recomputes");
-    ImGui::SameLine();
-    ImGui::TextDisabled("generate with and without the KV cache and compare (Alt+6)");
+    if (show_me_button("Show me##5", "Alt+6: generate a few tokens with the KV cache and by full recomputes",
+                       "generate with and without the KV cache and compare (Alt+6)"))
+        show_me(s, 5);
     generate_demo(s, ui);
     answer(s, 4,
            "Under the causal mask no position looks ahead, so a new token changes nothing about the positions before it: "

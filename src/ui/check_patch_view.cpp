@@ -66,14 +66,14 @@ void patch_question(AppState& s, UiContext& ui) {
     ImGui::Spacing();
     ImGui::Spacing();
     if (s.train && s.train->patch_demo.scroll && s.train->patch_demo.computed) { // its numbers are in: into sight
-        ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
+        scroll_here_into_sight();
         s.train->patch_demo.scroll = false;
     }
     heading(ui, check_questions()[5].text);
     choices(s, ui, 5);
-    if (ImGui::Button("Show me##6")) show_me(s, 6);
-    ImGui::SameLine();
-    ImGui::TextDisabled("patch each head of the trained induction model from a clean repeat into a corrupted one (Alt+7)");
+    if (show_me_button("Show me##6", nullptr,
+                       "patch each head of the trained induction model from a clean repeat into a corrupted one (Alt+7)"))
+        show_me(s, 6);
     patch_demo(s, ui);
     answer(s, 5,
            "An induction head in layer 1. Patch one head's output from the clean run (the segment repeated) into the "

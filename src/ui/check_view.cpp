@@ -132,6 +132,18 @@ void recorded_text(UiContext& ui, const std::string& text, const std::string& ki
     ui.layout->push_back(it);
 }
 
+void scroll_here_into_sight() {
+    ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
+}
+
+bool show_me_button(const char* label, const char* tooltip, const char* hint) {
+    const bool clicked = ImGui::Button(label);
+    if (tooltip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip);
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", hint);
+    return clicked;
+}
+
 namespace {
 
 // Question 1: the lesson's perturbation in the causality view.
@@ -311,9 +323,7 @@ void spacing_between_questions() {
 void causality_question(AppState& s, UiContext& ui) {
     heading(ui, check_questions()[0].text);
     choices(s, ui, 0);
-    if (ImGui::Button("Show me##1")) show_me(s, 1);
-    ImGui::SameLine();
-    ImGui::TextDisabled("causality view, p = 2, strength 1 (drag the strength slider)");
+    if (show_me_button("Show me##1", nullptr, "causality view, p = 2, strength 1 (drag the strength slider)")) show_me(s, 1);
     answer(s, 0,
            "The causal mask: query i only sees keys j ≤ i, so the softmax weights of queries 0 and 1 on key 2 are "
            "exactly 0 and nothing from position 2 reaches y[0] or y[1]. Their max |Δy| is 0.0 (exactly); the "
@@ -346,13 +356,12 @@ void heads_question(AppState& s, UiContext& ui) {
                     format_count(c.param_count()).c_str());
     // The second demonstration: the same question answered by training.
     if (s.train && s.train->compare.scroll) {
-        ImGui::SetScrollFromPosY(ImGui::GetCursorPosY() - ImGui::GetScrollY() - ImGui::GetStyle().ItemSpacing.y, 0.f);
+        scroll_here_into_sight();
         s.train->compare.scroll = false;
     }
-    if (ImGui::Button("Show me##2b")) start_heads_comparison(s);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Alt+4: train both with H = 1, then with H = 4, and compare the heads");
-    ImGui::SameLine();
-    ImGui::TextDisabled("train both with H = 1, then H = 4, at C = 64 (Alt+4)");
+    if (show_me_button("Show me##2b", "Alt+4: train both with H = 1, then with H = 4, and compare the heads",
+                       "train both with H = 1, then H = 4, at C = 64 (Alt+4)"))
+        start_heads_comparison(s);
     heads_comparison(s, ui);
     answer(s, 1,
            "Each head has its own softmax over its own head_dim channels of q and k, so different heads can attend "
