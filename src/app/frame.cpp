@@ -22,16 +22,16 @@ namespace {
 void sync_grid_textures(AppState& s, std::vector<Texture>& tex) {
     for (Texture& t : tex) destroy(t);
     tex.clear();
-    if (s.shown.input && s.model_base.compact) {
+    if (shown_model(s) && s.model_run.model_base.compact) {
         // A compact trace's pooled pictures (gpt_model.h).
-        for (const PerHead& layer : s.model_base.att_pooled) tex.resize(tex.size() + layer.size());
+        for (const PerHead& layer : s.model_run.model_base.att_pooled) tex.resize(tex.size() + layer.size());
         size_t i = 0;
-        for (const PerHead& layer : s.model_base.att_pooled)
+        for (const PerHead& layer : s.model_run.model_base.att_pooled)
             for (const Mat& p : layer) set_lazy(tex[i++], p.data(), int(p.rows()), int(p.cols()));
-    } else if (s.shown.input) {
-        for (const Trace& tr : s.model_base.layers) tex.resize(tex.size() + tr.att.size());
+    } else if (shown_model(s)) {
+        for (const Trace& tr : s.model_run.model_base.layers) tex.resize(tex.size() + tr.att.size());
         size_t i = 0;
-        for (const Trace& tr : s.model_base.layers)
+        for (const Trace& tr : s.model_run.model_base.layers)
             for (const Mat& p : tr.att) set_lazy(tex[i++], p.data(), int(p.rows()), int(p.cols()));
     }
     s.model_view.grid_upload = false;
@@ -41,18 +41,18 @@ void sync_grid_textures(AppState& s, std::vector<Texture>& tex) {
 void sync_textures(AppState& s, Gpu& gpu) {
     if (s.model_view.grid_upload) sync_grid_textures(s, gpu.grid_probs);
     if (s.upload.any()) {
-        upload_trace(gpu.tex, s.trace, s.experiment.weights, s.upload);
+        upload_trace(gpu.tex, s.run.trace, s.run.experiment.weights, s.upload);
         s.upload = UploadRequest{};
     }
     if (s.base_upload) {
         destroy(gpu.base_tex);
-        if (s.has_base) {
+        if (s.run.has_base) {
             UploadRequest all;
             all.full = true;
-            upload_trace(gpu.base_tex, s.base, s.experiment.weights, all);
+            upload_trace(gpu.base_tex, s.run.base, s.run.experiment.weights, all);
         } else {
             // Only the output is kept unperturbed at this size.
-            upload(gpu.base_tex.y, s.base_y.data(), int(s.base_y.rows()), int(s.base_y.cols()));
+            upload(gpu.base_tex.y, s.run.base_y.data(), int(s.run.base_y.rows()), int(s.run.base_y.cols()));
         }
         s.base_upload = false;
     }
@@ -119,8 +119,8 @@ void frame(AppWindow& w, AppState& s, FrameMarks* marks) {
     Minimap overview; // offered by this frame's panels, drawn by the side panel next frame
     ui.minimap = &overview;
     ui.view = int(s.screen.view);
-    ui.tokens = &s.tokens;
-    ui.row_label_w = widest_position_label(fonts.small, s.tokens);
+    ui.tokens = &s.tokens.applied;
+    ui.row_label_w = widest_position_label(fonts.small, s.tokens.applied);
     draw_app(s, ui);
     s.screen.minimap = overview;
     ImGui::Render();

@@ -34,8 +34,8 @@ void put_state_on_plan(AppState& s, const GuiPlan& plan) {
     s.hub.get = [](const std::string& repo, const std::function<void(const HubProgress&)>& progress,
                    const std::atomic<bool>* cancel) { return hub_get(hub_options_from_env(repo, "main"), progress, cancel); };
 #endif
-    s.edit_tokens = plan.tokens;
-    s.edit_weights = plan.weights;
+    s.tokens.edit = plan.tokens;
+    s.weights.edit = plan.weights;
     for (const std::string& w : plan.tokens) s.fields.text_field += (s.fields.text_field.empty() ? "" : " ") + w;
     if (plan.weights) {
         s.fields.weights_field = plan.weights->path;

@@ -43,13 +43,13 @@ bool save_weights_option(GuiRun& r) {
     AppState& s = r.state;
     std::string error;
     bool ok = false;
-    if (s.train && s.train->session && (s.screen.view == View::train || !s.shown.input)) {
+    if (s.train && s.train->session && (s.screen.view == View::train || !shown_model(s))) {
         s.train->session->wait_idle();
         ok = save_model(path, *s.train->session->latest(), error);
-    } else if (s.shown.input) {
-        ok = save_model(path, *s.shown.input->model, error);
+    } else if (shown_model(s)) {
+        ok = save_model(path, *shown_model(s)->model, error);
     } else {
-        ok = save_weights(path, s.experiment.weights, s.config.n_head, error);
+        ok = save_weights(path, s.run.experiment.weights, s.config.applied.n_head, error);
     }
     if (ok) return true;
     std::fprintf(stderr, "attnviz: %s\n", error.c_str());

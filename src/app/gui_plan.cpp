@@ -327,7 +327,7 @@ bool source_plan(const GuiOptions& o, GuiPlan& plan, bool& trained, std::string&
         if (!plan.tokens.empty()) {
             // Too many words: say how many the window takes at this C and H.
             AppState probe;
-            probe.edit = plan.config;
+            probe.config.edit = plan.config;
             std::string words;
             if (!set_text(probe, *o.config.text, words)) error = "--text: " + words;
         }
@@ -376,8 +376,8 @@ bool session_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     AppState probe;
     probe.memory_cap = gui_memory_cap;
     if (!read_session(o.open, ss, error) || !apply_session(probe, ss, error)) return false;
-    plan.config = probe.edit;
-    plan.kernel = probe.edit_kernel_choice;
+    plan.config = probe.config.edit;
+    plan.kernel = probe.kernel_choice.edit;
     plan.view = probe.screen.view;
     plan.step = probe.screen.step;
     plan.perturb = probe.p;
@@ -386,8 +386,8 @@ bool session_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     plan.theme_given = true;
     plan.font_scale = probe.screen.font_scale;
     plan.palette = probe.screen.palette;
-    plan.tokens = probe.edit_tokens;
-    plan.weights = probe.edit_weights;
+    plan.tokens = probe.tokens.edit;
+    plan.weights = probe.weights.edit;
     plan.train_state = probe.train;
     plan.trained = probe.edit_trained; // a trained model the session showed in the views
     plan.layer = probe.edit_layer;

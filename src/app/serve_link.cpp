@@ -64,7 +64,7 @@ template <class Write> std::string file_bytes(const char* what, Write write) {
 // The key a GPT part is made for now: "" (none) in another mode, and while no page follows
 // (making the shown layer's part at T = 1024 takes a quarter of a second of the frame).
 std::string wanted_key(Link& l, const AppState& s, GptPart part) {
-    return mode(s) == Mode::gpt_model && l.server.stats().clients > 0 ? gpt_part_key(s, part) : "";
+    return std::holds_alternative<GptModel>(s.shown.source) && l.server.stats().clients > 0 ? gpt_part_key(s, part) : "";
 }
 
 // A GPT model's parts (follow_gpt.h): each made again, under a new URL, when its key changed.
@@ -91,8 +91,8 @@ template <class Drop> void publish_gpt_parts(Link& l, const AppState& s, Drop dr
 
 // Publishes the files the state needs when they changed.
 void publish_files(Link& l, const AppState& s) {
-    const void* model = mode(s) == Mode::toy_model ? s.shown.input.get() : nullptr;
-    const void* weights = mode(s) == Mode::lesson ? s.weights.get() : nullptr; // as to_session
+    const void* model = std::holds_alternative<ToyModel>(s.shown.source) ? shown_model(s).get() : nullptr;
+    const void* weights = shown_weights_file(s).get(); // as to_session
     std::string gpt_keys;
     for (int p = 0; p < gpt_part_count; ++p) gpt_keys += wanted_key(l, s, GptPart(p)) + '\n';
     if (model == l.model_key && weights == l.weights_key && gpt_keys == l.gpt_keys) return;
@@ -106,7 +106,7 @@ void publish_files(Link& l, const AppState& s) {
         drop("/follow/model-");
         l.model_url.clear();
         if (model) {
-            const Model& m = *s.shown.input->model;
+            const Model& m = *shown_model(s)->model;
             l.model_url = "/follow/model-" + std::to_string(++l.files_n) + ".safetensors";
             l.files.emplace_back(l.model_url, file_bytes("shown model", [&](const std::string& p, std::string& e) {
                                      return save_model(p, m, e);
@@ -119,7 +119,7 @@ void publish_files(Link& l, const AppState& s) {
         if (weights) {
             // The block the views use, alone (a GPT-2 checkpoint is hundreds of megabytes):
             // the lesson's names, read back bit for bit (weights_io.h).
-            const LoadedWeights& w = s.weights->loaded;
+            const LoadedWeights& w = s.weights.applied->loaded;
             l.weights_url = "/follow/weights-" + std::to_string(++l.files_n) + ".safetensors";
             l.files.emplace_back(l.weights_url, file_bytes("weights file", [&](const std::string& p, std::string& e) {
                                      return save_weights(p, w.weights, w.n_head, e);
@@ -155,25 +155,25 @@ void without_paths(nlohmann::json& j) {
 // (gpt_follow_header) and the URLs of its parts, which each page fetches as its view needs.
 std::string follow_message(Link& l, const AppState& s) {
     publish_files(l, s);
-    const Mode m = mode(s);
+    const Source& src = s.shown.source;
     std::string text = session_to_json(to_session(s));
-    if (m == Mode::lesson && !s.weights) return text; // no file named
+    if (std::holds_alternative<LessonBlock>(src)) return text; // no file named
     std::string gpt;
     nlohmann::json header;
-    if (m == Mode::gpt_model) {
+    if (std::holds_alternative<GptModel>(src)) {
         header = gpt_follow_header(s);
         for (int p = 0; p < gpt_part_count; ++p) header["urls"][to_string(GptPart(p))] = l.gpt_url[p];
         gpt = header.dump();
     }
     // The same session and files as the frame before: the same message, not parsed again.
-    const std::string key = std::to_string(int(m)) + '\n' + l.model_url + '\n' + l.weights_url + '\n' + gpt;
+    const std::string key = std::to_string(src.index()) + '\n' + l.model_url + '\n' + l.weights_url + '\n' + gpt;
     if (text == l.last_text && key == l.last_key) return l.last_message;
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_object()) return text;
     without_paths(j);
-    if (m == Mode::toy_model) j["follow_model"] = l.model_url;
-    if (m == Mode::lesson) j["follow_weights"] = l.weights_url;
-    if (m == Mode::gpt_model) j["follow_gpt"] = std::move(header);
+    if (std::holds_alternative<ToyModel>(src)) j["follow_model"] = l.model_url;
+    if (std::holds_alternative<WeightsLayer>(src)) j["follow_weights"] = l.weights_url;
+    if (std::holds_alternative<GptModel>(src)) j["follow_gpt"] = std::move(header);
     l.last_text = std::move(text);
     l.last_key = key;
     l.last_message = j.dump(2);

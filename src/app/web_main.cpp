@@ -94,10 +94,10 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     const attnviz::TrainStatus& t = attnviz::train_view(s).shown_status;
     nlohmann::json j;
     j["view"] = attnviz::to_string(s.screen.view);
-    j["p"] = s.applied_p;
-    j["strength"] = s.applied_strength;
-    j["n_embd"] = s.config.n_embd;
-    j["weights"] = s.weights ? s.weights->path : "";
+    j["p"] = s.run.applied_p;
+    j["strength"] = s.run.applied_strength;
+    j["n_embd"] = s.config.applied.n_embd;
+    j["weights"] = s.weights.applied ? s.weights.applied->path : "";
     j["weights_field"] = s.fields.weights_field;
     j["status"] = s.status;
     j["frames"] = attnviz::frames_drawn;
@@ -113,7 +113,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_web_state() {
     j["fingerprint"] = attnviz::shown_fingerprint(s);
     j["train_fingerprint"] = attnviz::train_fingerprint(s);
     j["grid_fingerprint"] = attnviz::grid_fingerprint(s);
-    j["model"] = attnviz::mode(s) == attnviz::Mode::toy_model ? s.shown.input->source : "";
+    j["model"] = std::holds_alternative<attnviz::ToyModel>(s.shown.source) ? shown_model(s)->source : "";
     // A teacher's GPT layer (follow_gpt.h): its layer and position labels; -1 and none otherwise.
     j["gpt_layer"] = attnviz::received_gpt(s) ? s.shown.layer : -1;
     j["words"] = attnviz::received_gpt(s) ? s.shown.words : std::vector<std::string>{};

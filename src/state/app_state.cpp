@@ -68,27 +68,18 @@ bool parse_palette(const std::string& s, PaletteKind& out, std::string& error) {
     return false;
 }
 
-const char* attention_input_name(Mode m) {
-    switch (m) {
-    case Mode::lesson: return "x";
-    case Mode::toy_model: return "h";
-    case Mode::gpt_model: return "ln_1(h)";
-    }
-    return "x";
-}
-
 Config lesson_config() { return Config{}; }
 
 void init_app_state(AppState& s, const Config& c, KernelChoice kernel) {
-    s.edit = c;
-    s.edit_kernel_choice = kernel;
+    s.config.ask(c);
+    s.kernel_choice.edit = kernel;
     s.edit_trained.reset(); // `c` is the lesson's module (a session, the command line); a model is staged after
     s.config_dirty = true;
 }
 
 void request_config(AppState& s, const Config& c, KernelChoice kernel) {
-    s.edit = c;
-    s.edit_kernel_choice = kernel;
+    s.config.ask(c);
+    s.kernel_choice.edit = kernel;
     s.config_dirty = true;
 }
 
@@ -105,8 +96,8 @@ void reset_to_lesson(AppState& s) {
     s.p = 2;
     for (ViewWindow& w : s.screen.windows) w = ViewWindow{};
     // The lesson's input: random x and the seeded weights.
-    s.edit_tokens.clear();
-    s.edit_weights.reset();
+    s.tokens.edit.clear();
+    s.weights.edit.reset();
     s.fields.text_field.clear();
     // The lesson's module, not a trained model.
     request_trained_model(s, nullptr);
@@ -149,7 +140,7 @@ namespace state_detail {
 
 // Keeps every view's window inside the new shapes.
 void clamp_windows(AppState& s) {
-    const Config& c = s.config;
+    const Config& c = s.config.applied;
     for (ViewWindow& w : s.screen.windows) {
         w.row0 = std::clamp(w.row0, 0, c.seq_len - 1);
         w.key0 = std::clamp(w.key0, 0, c.seq_len - 1);
@@ -175,30 +166,31 @@ using namespace state_detail;
 
 // A new config: the recipe, the full forward pass, fresh ranges, every texture.
 bool apply_config(AppState& s) {
-    const Config c = s.edit;
+    const Config c = s.config.edit;
     std::string why = check_inputs(s, c);
     if (why.empty()) why = validate_window(c, s.memory_cap);
     Experiment e;
     if (why.empty()) make_state_experiment(s, c, e, why);
     if (!why.empty()) {
         s.error = "Kept the previous settings: " + why + ".";
-        s.edit = s.config;
-        s.edit_kernel_choice = s.kernel_choice;
-        s.edit_tokens = s.tokens;
-        s.edit_weights = s.weights;
-        s.edit_trained = s.shown.input;
+        s.config.put_back();
+        s.kernel_choice.put_back();
+        s.tokens.put_back();
+        s.weights.put_back();
+        s.edit_trained = shown_model(s);
         return false;
     }
     s.error.clear();
     leave_trained(s);
-    s.tokens = s.edit_tokens;
-    s.weights = s.edit_weights;
-    s.config = c;
-    s.kernel_choice = s.edit_kernel_choice;
-    s.kernel = resolve_kernel(s, c, s.kernel_choice);
+    s.tokens.apply();
+    s.weights.apply();
+    s.shown.source = lesson_source(s.weights.applied);
+    s.config.apply();
+    s.kernel_choice.apply();
+    s.kernel = resolve_kernel(s, c, s.kernel_choice.applied);
     s.p = std::clamp(s.p, 0, c.seq_len - 1);
     s.perturb_dirty = s.strength != 0;
-    run_lesson(std::move(e), s.kernel, trace_bytes(c) <= keep_base_cap, s);
+    run_lesson(std::move(e), s.kernel, trace_bytes(c) <= keep_base_cap, s.run);
     clamp_windows(s);
     s.upload = UploadRequest{};
     s.upload.full = true;
@@ -212,8 +204,8 @@ bool apply_config(AppState& s) {
 
 // A new p or strength: at most one input row differs from the recipe's x.
 void apply_perturbation(AppState& s) {
-    s.p = std::clamp(s.p, 0, s.config.seq_len - 1);
-    const RowChange ch = perturb_lesson(s, s.p, s.strength);
+    s.p = std::clamp(s.p, 0, s.config.applied.seq_len - 1);
+    const RowChange ch = perturb_lesson(s.run, s.p, s.strength);
     if (ch.all) {
         s.upload.full = true;
         return;
@@ -230,7 +222,7 @@ void recompute(AppState& s) {
     poll_model_load(s); // a model read off the frame thread, staged once it is in (model_loading.cpp)
     // A teacher's GPT layer on a page (follow_gpt.h) takes no edit of its model; the lesson
     // (or another model) in its place goes the usual way.
-    if (received_gpt(s) && s.edit_trained == s.shown.input && (s.config_dirty || s.perturb_dirty || s.ablation.dirty))
+    if (received_gpt(s) && s.edit_trained == shown_model(s) && (s.config_dirty || s.perturb_dirty || s.ablation.dirty))
         refuse_received_edit(s);
     const bool config_changed = s.config_dirty, perturb_changed = s.perturb_dirty;
     if (s.config_dirty) {
@@ -247,7 +239,7 @@ void recompute(AppState& s) {
     }
     if (s.perturb_dirty && s.ready) {
         s.perturb_dirty = false;
-        if (s.shown.input) apply_trained_perturbation(s);
+        if (shown_model(s)) apply_trained_perturbation(s);
         else apply_perturbation(s);
     }
     update_model_view(s, config_changed, perturb_changed, ablation_changed); // the Model view's detector and predictions (recompute_model_view.cpp)

@@ -20,6 +20,8 @@
 #include "lens_state.h"
 #include "model.h"
 #include "patch_state.h"
+#include "source.h"
+#include "staged.h"
 #include "trace_textures.h"
 #include "view_runs.h"
 #include "view_names.h"
@@ -136,27 +138,21 @@ struct TrainedInput {
     // `labels` names the ids the page shows (it has no tokenizer).
     bool received = false;
     std::map<int, std::string> labels;
-    // This input is a GPT model (a staged or a read one); for what is shown, ask mode(s).
+    // This input is a GPT model (a staged or a read one); for what is shown, ask the source (source.h).
     bool gpt() const { return model && model->config.arch == Arch::gpt; }
 };
 
-// A model shown in every view instead of the lesson's module (mode() toy_model or
-// gpt_model, recompute_model.cpp): what it is and what of it the views show. None of it
-// means anything for the lesson's module, whose input is `tokens` and `weights`. While one is
-// shown, `trace` and `base` are block `layer`'s of the perturbed and the unperturbed forward
-// (ModelRun), `experiment` holds that block's weights and input, and `config` is the one the
-// views need (T = the tokens, C, H, causal, ÷ √head_dim).
+// What the views show (source.h) and what of it: the block of a model shown, the letter the
+// perturbed position is blended toward, the positions' labels. While a model is shown,
+// run.trace and run.base are block `layer`'s of the perturbed and the unperturbed forward
+// (model_run), run.experiment holds that block's weights and input, and `config` is the one
+// the views need (T = the tokens, C, H, causal, ÷ √head_dim).
 struct ShownModel {
-    std::shared_ptr<const TrainedInput> input; // nullptr: the lesson's module is shown
+    Source source;                    // applied by recompute (the staged one: edit_trained, weights.edit)
     int layer = 0;                    // the block shown in every view
     int replace_token = -1;           // the letter position p is blended toward; -1: the next letter
     std::vector<std::string> words;   // "^", "a", ... or GPT's "The", "·cat": the position labels
 };
-
-// What the views show, each with its own meaning of the shown layer's input (trace.x):
-// the lesson's module on x (torch.randn, or the words' rows), a toy model's block on the
-// residual stream h, a GPT-2 or nanoGPT layer's attention on ln_1(h). mode() says which.
-enum class Mode { lesson, toy_model, gpt_model };
 
 // The Model view's head ablation (ablation.h): one run's summaries, as recompute() keeps
 // them for the clean model (no head ablated) and for the ablated one.
@@ -259,9 +255,7 @@ struct ModelViewState {
 // model is shown with heads ablated, model_base is the ablated run and every view shows it.
 // The applied one, and the one asked for (applied by the next recompute; a refused one is
 // put back with one sentence in `error`).
-struct AblationState {
-    Ablation applied;                  // in mean mode with its means
-    Ablation edit;                     // asked for: heads and mode
+struct AblationState : Staged<Ablation> { // applied: in mean mode with its means; edit: heads and mode asked for
     bool dirty = false;
     ModelTrace model_clean;            // the clean run while heads are ablated (empty otherwise)
     AblationNumbers numbers;           // before / after, for the Model view
@@ -269,26 +263,29 @@ struct AblationState {
 
 struct ModelLoad; // model_loading.cpp
 
-// The numbers every view reads are the core's (view_runs.h): the shown layer's LayerRun
-// (experiment, trace, base, dy, ranges, the sharpness table, the summaries) and, while a
-// model is shown, its ModelRun (every layer's run, unperturbed and changed). recompute()
-// fills them with one core call per mode and edit.
-struct AppState : LayerRun, ModelRun {
-    // The run in use, and what the controls show (applied on the next recompute).
-    Config config;
-    KernelChoice kernel_choice = KernelChoice::automatic;
+struct AppState {
+    // The numbers every view reads are the core's (view_runs.h): the shown layer's run
+    // (experiment, trace, base, dy, ranges, the sharpness table, the summaries) and, while a
+    // model is shown, the model's (every layer's run, unperturbed and changed). recompute()
+    // fills them with one core call per source and edit.
+    LayerRun run;
+    ModelRun model_run;
+
+    // The inputs the controls edit (staged.h): `applied` is what the views show, `edit` what
+    // the controls asked for, applied by the next recompute or put back with one sentence
+    // in `error`. The config in use, and how the kernel is chosen.
+    Staged<Config> config;
+    Staged<KernelChoice> kernel_choice{KernelChoice::automatic};
     KernelKind kernel = KernelKind::reference; // in use
-    Config edit;
-    KernelChoice edit_kernel_choice = KernelChoice::automatic;
     KernelKind (*auto_kernel)(const Config&) = nullptr; // how "auto" chooses; set by the app
     int64_t memory_cap = gui_memory_cap;
     int64_t gpt_memory_cap = gui_gpt_memory_cap;
     int64_t gpt_compact_above = gpt_compact_default; // tests lower it to see a small model compact
 
-    bool ready = false;     // a trace exists (LayerRun's)
+    bool ready = false;     // run holds a trace
 
     // The perturbation asked for: input row p blended toward the lesson's replacement row
-    // (LayerRun's applied_p and applied_strength say what `trace` holds now).
+    // (run.applied_p and run.applied_strength say what run.trace holds now).
     int p = 2;
     float strength = 0;     // 0: the original input, 1: the replacement row
 
@@ -299,12 +296,10 @@ struct AppState : LayerRun, ModelRun {
     std::string status;
     std::string error;
 
-    // Words and weights as input (inputs.h). The applied ones, and the ones the controls
-    // asked for (applied by the next recompute, like `edit`; a refused edit restores them).
-    std::vector<std::string> tokens;       // one word per position; empty: x = torch.randn(1, T, C)
-    std::vector<std::string> edit_tokens;
-    std::shared_ptr<const WeightsFile> weights;      // nullptr: the seeded weights
-    std::shared_ptr<const WeightsFile> edit_weights;
+    // The lesson's module's words and weights (inputs.h), staged like the config; kept while
+    // a model is shown, for the lesson's module to come back with.
+    Staged<std::vector<std::string>> tokens;        // one word per position; empty: x = torch.randn(1, T, C)
+    Staged<std::shared_ptr<const WeightsFile>> weights; // nullptr: the seeded weights
     // A model file or directory being read on a worker (model_loading.cpp); nullptr: none.
     // The views keep the shown model until it is read.
     std::shared_ptr<ModelLoad> loading;
@@ -346,19 +341,6 @@ struct AppState : LayerRun, ModelRun {
     // Follow the teacher (follow.h): serving pages, or following the teacher's window.
     FollowStatus follow;
 };
-
-// The mode shown now: the lesson's module unless shown.input holds a model (the one applied,
-// not the one staged in edit_trained). Code that branches on the mode asks this.
-inline Mode mode(const AppState& s) {
-    if (!s.shown.input) return Mode::lesson;
-    return s.shown.input->gpt() ? Mode::gpt_model : Mode::toy_model;
-}
-// The shown layer's attention input, trace.x, as the mode makes it: "x" for the lesson's
-// module (torch.randn, or the words' rows), "h" for a toy model's block (its input, the
-// residual stream; block 0's is wte + wpe), "ln_1(h)" for a GPT layer (its residual stream
-// through ln_1). Trace, the JSON, the export files and the panels' titles call it x in
-// every mode; hover text says which one it is.
-const char* attention_input_name(Mode m);
 
 // The lesson's example: seed 0, C = 8, H = 2, T = 4, causal mask, head_dim scale.
 Config lesson_config();
@@ -428,10 +410,6 @@ bool read_trained_input(const std::string& path, const std::string& text, std::s
 // leading space shows), a newline as \n, a tab as \t, other control bytes and bytes that
 // are not UTF-8 on their own as \xNN; "#464" without a tokenizer.
 std::string gpt_token_label(const BpeTokenizer* tok, int id);
-// The shown model's token: a toy model's letter, a GPT model's label; the id otherwise.
-std::string model_token_label(const AppState& s, int token);
-// The first position a perturbation may change: 1 for a toy model (0 is BOS), else 0.
-int first_replaceable(const AppState& s);
 // Bytes the window holds for a GPT model on T tokens: its weights, the unperturbed and the
 // changed trace (lean when large), the shown layer's traces and textures, the grid's.
 int64_t gpt_window_bytes(const Model& m, int T);

@@ -219,15 +219,15 @@ void show_received_generate(AppState& s, const json& header) {
     const json j = header.value("generate", json());
     if (j.is_null()) {
         in.why_not = "The teacher's generation arrives when the teacher's window shows the Generate view.";
-    } else if (!read_generate(j, s.shown.input->model->config.vocab, in, error)) {
+    } else if (!read_generate(j, shown_model(s)->model->config.vocab, in, error)) {
         in = GenerateState();
         in.why_not = "Kept nothing of it: " + error + ".";
     }
     in.received = true;
     in.playing = in.received_playing;
     in.synced = true;
-    in.input = s.shown.input;
-    in.source_tokens = s.shown.input->tokens;
+    in.input = shown_model(s);
+    in.source_tokens = shown_model(s)->tokens;
     in.demo = std::move(g.demo);
     in.play_interval_ms = g.play_interval_ms;
     in.epoch = g.epoch + 1;

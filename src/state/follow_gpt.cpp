@@ -206,9 +206,9 @@ namespace {
 
 // Every token the page may name: the text's, the replacement, the predictions' and the tops'.
 json labels(const AppState& s) {
-    std::set<int> ids(s.shown.input->tokens.begin(), s.shown.input->tokens.end());
+    std::set<int> ids(shown_model(s)->tokens.begin(), shown_model(s)->tokens.end());
     ids.insert(replacement_token(s, s.p));
-    if (s.applied_replace_token >= 0) ids.insert(s.applied_replace_token);
+    if (s.model_run.applied_replace_token >= 0) ids.insert(s.model_run.applied_replace_token);
     for (const auto& pos : s.model_view.predictions)
         for (const TokenProb& t : pos) ids.insert(t.token);
     for (const RunSummary* r : {&s.ablation.numbers.clean, &s.ablation.numbers.ablated})
@@ -223,13 +223,13 @@ json labels(const AppState& s) {
 
 // The Model view's grid: every layer's softmax weights of the run the views show.
 int64_t grid_bytes(const AppState& s) {
-    const ModelConfig& c = s.shown.input->model->config;
-    return int64_t(c.n_layer) * c.n_head * int64_t(s.config.seq_len) * s.config.seq_len * 4;
+    const ModelConfig& c = shown_model(s)->model->config;
+    return int64_t(c.n_layer) * c.n_head * int64_t(s.config.applied.seq_len) * s.config.applied.seq_len * 4;
 }
 bool grid_sent(const AppState& s) {
-    const ModelConfig& c = s.shown.input->model->config;
-    if (s.model_base.compact || grid_bytes(s) > gpt_grid_cap || int(s.model_base.layers.size()) != c.n_layer) return false;
-    for (const Trace& tr : s.model_base.layers)
+    const ModelConfig& c = shown_model(s)->model->config;
+    if (s.model_run.model_base.compact || grid_bytes(s) > gpt_grid_cap || int(s.model_run.model_base.layers.size()) != c.n_layer) return false;
+    for (const Trace& tr : s.model_run.model_base.layers)
         if (int(tr.att.size()) != c.n_head) return false;
     return true;
 }
@@ -263,7 +263,7 @@ void add_trace(const std::string& prefix, const Trace& tr, std::vector<TensorOut
 } // namespace
 
 json gpt_follow_header(const AppState& s) {
-    const TrainedInput& in = *s.shown.input;
+    const TrainedInput& in = *shown_model(s);
     const ModelConfig& c = in.model->config;
     // Its Hub id, or its folder's or file's name: the teacher's paths are not the class's business.
     std::string name = in.shown_name();
@@ -288,20 +288,20 @@ json gpt_follow_header(const AppState& s) {
             {"labels", labels(s)},
             {"text", in.text},
             {"kernel", to_string(s.kernel)},
-            {"scale", num(s.trace.scale)},
+            {"scale", num(s.run.trace.scale)},
             {"p", s.p},
             {"strength", num(s.strength)},
             {"replace_token", s.shown.replace_token},
-            {"applied_p", s.applied_p},
-            {"applied_strength", num(s.applied_strength)},
-            {"applied_replace_token", s.applied_replace_token},
-            {"causality_p", s.causality.p},
-            {"causality_token", s.causality.new_token},
-            {"ranges", ranges(s.ranges)},
-            {"dy_summary", summary(s.dy_summary)},
-            {"sharpness", sharpness(s.sharpness)},
-            {"dy_out_summary", summary(s.dy_out_summary)},
-            {"resid_summary", summary(s.resid_summary)},
+            {"applied_p", s.run.applied_p},
+            {"applied_strength", num(s.run.applied_strength)},
+            {"applied_replace_token", s.model_run.applied_replace_token},
+            {"causality_p", s.model_run.causality.p},
+            {"causality_token", s.model_run.causality.new_token},
+            {"ranges", ranges(s.run.ranges)},
+            {"dy_summary", summary(s.run.dy_summary)},
+            {"sharpness", sharpness(s.run.sharpness)},
+            {"dy_out_summary", summary(s.model_run.dy_out_summary)},
+            {"resid_summary", summary(s.model_run.resid_summary)},
             {"predict_pos", s.model_view.predict_pos},
             {"predictions", predictions},
             {"detection", detection(s.model_view.detection)},
@@ -323,13 +323,13 @@ std::string gpt_part_key(const AppState& s, GptPart p) {
     // is a new model_base, a new layer or perturbation a new trace.
     std::string heads;
     for (const HeadRef& h : s.ablation.applied.heads) heads += to_string(h) + ",";
-    const std::string run = std::to_string(reinterpret_cast<uintptr_t>(s.shown.input.get())) + " " + to_string(s.kernel) +
+    const std::string run = std::to_string(reinterpret_cast<uintptr_t>(shown_model(s).get())) + " " + to_string(s.kernel) +
                             " " + to_string(s.ablation.applied.mode) + " " + heads;
     switch (p) {
     case GptPart::layer:
-        return run + " L" + std::to_string(s.shown.layer) + " p" + std::to_string(s.applied_p) + " s" +
-               std::to_string(s.applied_strength) + " t" + std::to_string(s.applied_replace_token);
-    case GptPart::weights: return std::to_string(reinterpret_cast<uintptr_t>(s.shown.input.get())) + " L" + std::to_string(s.shown.layer);
+        return run + " L" + std::to_string(s.shown.layer) + " p" + std::to_string(s.run.applied_p) + " s" +
+               std::to_string(s.run.applied_strength) + " t" + std::to_string(s.model_run.applied_replace_token);
+    case GptPart::weights: return std::to_string(reinterpret_cast<uintptr_t>(shown_model(s).get())) + " L" + std::to_string(s.shown.layer);
     case GptPart::grid: return grid_sent(s) ? run : "";
     }
     return "";
@@ -340,34 +340,34 @@ bool gpt_part_bytes(const AppState& s, GptPart p, std::string& out, std::string&
     std::deque<Packed> keep; // TensorOut points into them
     std::vector<float> resid;
     if (p == GptPart::layer) {
-        add_trace("trace.", s.trace, t, keep);
-        if (s.applied_p >= 0 && s.has_base) add_trace("base.", s.base, t, keep); // else the same as trace
-        t.push_back({"base_y", shape(s.base_y), s.base_y.data()});
-        t.push_back({"dy", {uint64_t(s.dy.size())}, s.dy.data()});
-        t.push_back({"dy_out", {uint64_t(s.dy_out.size())}, s.dy_out.data()});
-        const GptCausality& c = s.causality;
+        add_trace("trace.", s.run.trace, t, keep);
+        if (s.run.applied_p >= 0 && s.run.has_base) add_trace("base.", s.run.base, t, keep); // else the same as trace
+        t.push_back({"base_y", shape(s.run.base_y), s.run.base_y.data()});
+        t.push_back({"dy", {uint64_t(s.run.dy.size())}, s.run.dy.data()});
+        t.push_back({"dy_out", {uint64_t(s.model_run.dy_out.size())}, s.model_run.dy_out.data()});
+        const GptCausality& c = s.model_run.causality;
         if (!c.resid_max_abs.empty()) {
             for (const auto& row : c.resid_max_abs) resid.insert(resid.end(), row.begin(), row.end());
             t.push_back({"causality.resid", {uint64_t(c.resid_max_abs.size()), uint64_t(c.resid_max_abs[0].size())}, resid.data()});
             t.push_back({"causality.logits", {uint64_t(c.logits_max_abs.size())}, c.logits_max_abs.data()});
         }
     } else if (p == GptPart::weights) {
-        const Weights& w = s.experiment.weights;
+        const Weights& w = s.run.experiment.weights;
         for (const auto& [name, l] : {std::pair<std::string, const Linear*>{"c_attn", &w.c_attn}, {"c_proj", &w.c_proj}}) {
             t.push_back({name + ".weight", shape(l->weight), l->weight.data()});
             if (l->bias.size() > 0) t.push_back({name + ".bias", {uint64_t(l->bias.size())}, l->bias.data()});
         }
     } else {
         if (!grid_sent(s)) {
-            error = s.model_base.compact ? "the window keeps no grid of every layer's softmax weights at T = " +
-                                               std::to_string(s.config.seq_len) + " (a compact trace)"
+            error = s.model_run.model_base.compact ? "the window keeps no grid of every layer's softmax weights at T = " +
+                                               std::to_string(s.config.applied.seq_len) + " (a compact trace)"
                                          : "the grid of every layer's softmax weights is over " +
                                                std::to_string(gpt_grid_cap >> 20) + " MiB at T = " +
-                                               std::to_string(s.config.seq_len);
+                                               std::to_string(s.config.applied.seq_len);
             return false;
         }
-        for (size_t l = 0; l < s.model_base.layers.size(); ++l) {
-            keep.push_back(pack(s.model_base.layers[l].att));
+        for (size_t l = 0; l < s.model_run.model_base.layers.size(); ++l) {
+            keep.push_back(pack(s.model_run.model_base.layers[l].att));
             t.push_back({"att." + std::to_string(l), keep.back().shape, keep.back().data.data()});
         }
     }

@@ -36,7 +36,7 @@ extern const char* const gpt_lives_on_teacher;
 // the grid in the Model view (when it is sent at all).
 bool gpt_part_needed(GptPart p, View v);
 
-// ---- The teacher's window (mode(s) == Mode::gpt_model)
+// ---- The teacher's window (a GptModel shown)
 
 // The small part of the message (no tensors).
 nlohmann::json gpt_follow_header(const AppState& s);
@@ -48,8 +48,6 @@ bool gpt_part_bytes(const AppState& s, GptPart p, std::string& out, std::string&
 
 // ---- A page that follows
 
-// A teacher's GPT layer is shown: its numbers were received, none can be computed here.
-bool received_gpt(const AppState& s);
 // Shows what the teacher's window sent: `header` (gpt_follow_header) and the parts' bytes,
 // parts[int(GptPart)]; a null part keeps what is shown of it (the same file as before; the
 // grid and the weights may also be absent when the view does not draw them). The screen's

@@ -120,7 +120,6 @@ std::shared_ptr<TrainedInput> received_input(const json& h, const ModelConfig& c
 
 } // namespace
 
-bool received_gpt(const AppState& s) { return s.shown.input && s.shown.input->received; }
 
 namespace {
 
@@ -159,8 +158,8 @@ bool read_received(const AppState& s, const json& h, const std::string* const pa
     // Everything is read into `r` first: a part that does not fit leaves the state as it was.
     LayerRun& r = in.r;
     ModelRun& mr = in.mr;
-    const bool same_sizes = received_gpt(s) && s.trace.T == T && s.trace.C == c.n_embd && s.trace.H == c.n_head &&
-                            s.shown.input->model->config.n_layer == c.n_layer;
+    const bool same_sizes = received_gpt(s) && s.run.trace.T == T && s.run.trace.C == c.n_embd && s.run.trace.H == c.n_head &&
+                            shown_model(s)->model->config.n_layer == c.n_layer;
     Part part;
     if (const std::string* b = parts[int(GptPart::layer)]) {
         if (!part.open(*b, "layer", error) || !read_trace(part, "trace.", bc, scale, kernel, r.trace, error)) return false;
@@ -282,47 +281,47 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
     // Every check passed: the state shows it.
     std::shared_ptr<const TrainedInput> in = received_input(h, c, tokens);
     if (parts[int(GptPart::layer)]) {
-        s.trace = std::move(r.trace);
-        s.base = std::move(r.base);
-        s.base_y = std::move(r.base_y);
-        s.dy = std::move(r.dy);
-        s.dy_out = std::move(mr.dy_out);
-        s.causality = std::move(mr.causality);
+        s.run.trace = std::move(r.trace);
+        s.run.base = std::move(r.base);
+        s.run.base_y = std::move(r.base_y);
+        s.run.dy = std::move(r.dy);
+        s.model_run.dy_out = std::move(mr.dy_out);
+        s.model_run.causality = std::move(mr.causality);
         s.upload = UploadRequest{};
         s.upload.full = true;
         s.base_upload = true;
     }
-    s.has_base = true;
+    s.run.has_base = true;
     if (!keep_weights) {
-        s.experiment.weights = std::move(w);
+        s.run.experiment.weights = std::move(w);
         s.upload.full = true; // the weights' textures too
     }
-    s.experiment.config = bc;
-    if (parts[int(GptPart::layer)]) s.experiment.x = s.base.x;
+    s.run.experiment.config = bc;
+    if (parts[int(GptPart::layer)]) s.run.experiment.x = s.run.base.x;
     if (!keep_grid) { // (kept: model_base holds the grid alone, as made here before)
-        s.model_base = ModelTrace{};
-        s.model_base.layers = std::move(grid);
+        s.model_run.model_base = ModelTrace{};
+        s.model_run.model_base.layers = std::move(grid);
         s.model_view.grid_upload = true;
     }
-    s.model_base.tokens = tokens;
-    s.model_perturbed = ModelTrace{};
-    s.causality.p = get_int(h, "causality_p", 0), s.causality.new_token = get_int(h, "causality_token", 0);
-    s.ranges = get_ranges(h.value("ranges", json()));
-    s.dy_summary = get_summary(h.value("dy_summary", json()));
-    s.dy_out_summary = get_summary(h.value("dy_out_summary", json()));
-    s.resid_summary = get_summary(h.value("resid_summary", json()));
-    s.applied_p = std::clamp(get_int(h, "applied_p", -1), -1, T - 1);
-    s.applied_strength = float(get_num(h.value("applied_strength", json())));
-    s.applied_replace_token = get_int(h, "applied_replace_token", -1);
-    s.sharpness = get_sharpness(h.value("sharpness", json()));
+    s.model_run.model_base.tokens = tokens;
+    s.model_run.model_perturbed = ModelTrace{};
+    s.model_run.causality.p = get_int(h, "causality_p", 0), s.model_run.causality.new_token = get_int(h, "causality_token", 0);
+    s.run.ranges = get_ranges(h.value("ranges", json()));
+    s.run.dy_summary = get_summary(h.value("dy_summary", json()));
+    s.model_run.dy_out_summary = get_summary(h.value("dy_out_summary", json()));
+    s.model_run.resid_summary = get_summary(h.value("resid_summary", json()));
+    s.run.applied_p = std::clamp(get_int(h, "applied_p", -1), -1, T - 1);
+    s.run.applied_strength = float(get_num(h.value("applied_strength", json())));
+    s.model_run.applied_replace_token = get_int(h, "applied_replace_token", -1);
+    s.run.sharpness = get_sharpness(h.value("sharpness", json()));
 
-    s.shown.input = in;
+    s.shown.source = GptModel{in};
     s.edit_trained = in;
     s.shown.layer = s.edit_layer = layer;
     s.shown.replace_token = get_int(h, "replace_token", -1);
     s.shown.words.clear();
     for (int t : tokens) s.shown.words.push_back(model_token_label(s, t));
-    s.config = s.edit = bc;
+    s.config.applied = s.config.edit = bc;
     s.kernel = kernel;
     s.p = std::clamp(get_int(h, "p", 0), 0, T - 1);
     s.strength = float(get_num(h.value("strength", json())));
@@ -343,14 +342,14 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
 
 void refuse_received_edit(AppState& s) {
     s.error = std::string("Kept what is shown: ") + gpt_lives_on_teacher;
-    s.edit = s.config;
-    s.edit_kernel_choice = s.kernel_choice;
-    s.edit_trained = s.shown.input;
+    s.config.put_back();
+    s.kernel_choice.put_back();
+    s.edit_trained = shown_model(s);
     s.edit_layer = s.shown.layer;
-    s.ablation.edit = s.ablation.applied;
-    s.strength = s.applied_p >= 0 ? s.applied_strength : 0.f;
-    if (s.applied_p >= 0) s.p = s.applied_p;
-    s.shown.replace_token = s.applied_replace_token;
+    s.ablation.put_back();
+    s.strength = s.run.applied_p >= 0 ? s.run.applied_strength : 0.f;
+    if (s.run.applied_p >= 0) s.p = s.run.applied_p;
+    s.shown.replace_token = s.model_run.applied_replace_token;
     s.config_dirty = s.perturb_dirty = s.ablation.dirty = false;
 }
 

@@ -73,7 +73,7 @@ void get_lens(const json& j, int rows, int T, LensTable& t) {
 }
 
 bool patch_shown(const AppState& s) {
-    return !s.patch.result.empty() && s.shown.input && s.patch.result.model == s.shown.input->model;
+    return !s.patch.result.empty() && shown_model(s) && s.patch.result.model == shown_model(s)->model;
 }
 
 } // namespace

@@ -76,7 +76,7 @@ void build_model(const Model& m, GenerateState& g, const std::vector<int>& token
 }
 
 std::string start_lesson(const AppState& s, GenerateState& g) {
-    const Config& c = s.config;
+    const Config& c = s.config.applied;
     if (c.mask != MaskMode::causal)
         return "The lesson's module writes on only under the causal mask: without it a new row would change the earlier "
                "ones and nothing could be kept; press M until the mask is causal.";
@@ -86,9 +86,9 @@ std::string start_lesson(const AppState& s, GenerateState& g) {
     g.block = lesson_generate_rows;
     g.prompt_len = c.seq_len;
     Trace tr;
-    forward(c, s.experiment.weights, s.experiment.x, g.kernel, tr);
+    forward(c, s.run.experiment.weights, s.run.experiment.x, g.kernel, tr);
     attention_cache_from(tr, g.lesson_kv, g.lesson_T);
-    g.lesson_x = s.experiment.x;
+    g.lesson_x = s.run.experiment.x;
     for (int t = 0; t < tr.T; ++t) g.rows.push_back(head_rows(tr, t));
     g.row_made_at.assign(size_t(tr.T), tr.T);
     g.lesson_gen = lesson_generator(c);
@@ -96,11 +96,11 @@ std::string start_lesson(const AppState& s, GenerateState& g) {
 }
 
 std::string start_model(const AppState& s, GenerateState& g, const std::vector<int>& tokens) {
-    const TrainedInput& in = *s.shown.input;
+    const TrainedInput& in = *shown_model(s);
     const Model& m = *in.model;
     if (std::string why = generation_support(m); !why.empty()) return why;
     g.block = generation_block_size(m);
-    g.prompt_len = int(s.shown.input->tokens.size());
+    g.prompt_len = int(shown_model(s)->tokens.size());
     if (g.prompt_len >= g.block)
         return "The prompt's " + std::to_string(g.prompt_len) + " positions already fill the model's block size of " +
                std::to_string(g.block) + "; shorten the text in the side panel to leave room.";
@@ -112,15 +112,15 @@ std::string start_model(const AppState& s, GenerateState& g, const std::vector<i
 // far (a layer switch rebuilds the picture for the new layer and keeps the generation).
 void start(AppState& s, bool keep) {
     GenerateState& g = s.generate;
-    const std::vector<int> tokens = keep && !g.tokens.empty() ? g.tokens : (s.shown.input ? s.shown.input->tokens : std::vector<int>{});
-    if (!keep || mode(s) == Mode::lesson) g.steps.clear();
+    g.input = shown_model(s); // nullptr: the lesson's module, which writes rows of x, not tokens
+    g.source_tokens = g.input ? g.input->tokens : std::vector<int>{};
+    const std::vector<int> tokens = keep && !g.tokens.empty() ? g.tokens : g.source_tokens;
+    if (!keep || !g.input) g.steps.clear();
     g.synced = true;
-    g.input = s.shown.input;
-    g.source_tokens = s.shown.input ? s.shown.input->tokens : std::vector<int>{};
-    g.lesson_config = s.config;
-    g.lesson_x0 = s.experiment.x;
+    g.lesson_config = s.config.applied;
+    g.lesson_x0 = s.run.experiment.x;
     g.kernel = s.kernel;
-    g.layer = s.shown.input ? s.shown.layer : 0;
+    g.layer = g.input ? s.shown.layer : 0;
     g.cache = KvCache{};
     g.lesson_kv = LayerKv{};
     g.lesson_T = 0;
@@ -137,7 +137,7 @@ void start(AppState& s, bool keep) {
     g.block = 0;
     ++g.epoch;
     try {
-        g.why_not = mode(s) == Mode::lesson ? start_lesson(s, g) : start_model(s, g, tokens);
+        g.why_not = g.input ? start_model(s, g, tokens) : start_lesson(s, g);
     } catch (const std::exception& e) {
         g.why_not = e.what();
     }
@@ -151,13 +151,13 @@ void start(AppState& s, bool keep) {
 
 bool same_source(const AppState& s) {
     const GenerateState& g = s.generate;
-    if (!g.synced || g.input != s.shown.input || g.kernel != s.kernel) return false;
-    if (s.shown.input) return g.source_tokens == s.shown.input->tokens;
+    if (!g.synced || g.input != shown_model(s) || g.kernel != s.kernel) return false;
+    if (g.input) return g.source_tokens == g.input->tokens;
     const Config& a = g.lesson_config;
-    const Config& b = s.config;
+    const Config& b = s.config.applied;
     return a.seed == b.seed && a.n_embd == b.n_embd && a.n_head == b.n_head && a.seq_len == b.seq_len && a.mask == b.mask &&
-           a.scale == b.scale && g.lesson_x0.rows() == s.experiment.x.rows() && g.lesson_x0.cols() == s.experiment.x.cols() &&
-           g.lesson_x0 == s.experiment.x;
+           a.scale == b.scale && g.lesson_x0.rows() == s.run.experiment.x.rows() && g.lesson_x0.cols() == s.run.experiment.x.cols() &&
+           g.lesson_x0 == s.run.experiment.x;
 }
 
 // The next token under the options: one generator from the seed, `draws` draws in, so the
@@ -185,7 +185,7 @@ GenerateStep choose_token(const GenerateState& g) {
 // `forced`: the token written (a session's), else the sampler's.
 void step_model(AppState& s, const GenerateStep* forced) {
     GenerateState& g = s.generate;
-    const std::shared_ptr<const Model> model = s.shown.input->model;
+    const std::shared_ptr<const Model> model = shown_model(s)->model;
     const Model& m = *model;
     GenerateStep st = forced ? *forced : choose_token(g);
     if (st.token < 0 || st.token >= int(g.logits.size()))
@@ -237,7 +237,7 @@ void step_lesson(AppState& s) {
     for (int i = 0; i < C; ++i) g.lesson_x(n, i) = x[size_t(i)];
     AttentionStepRow out;
     Clock::time_point t0 = Clock::now();
-    attention_step(c, s.experiment.weights, x.data(), g.kernel, g.lesson_kv, g.lesson_T, out);
+    attention_step(c, s.run.experiment.weights, x.data(), g.kernel, g.lesson_kv, g.lesson_T, out);
     st.cached_ms = ms_since(t0);
     g.rows.push_back(out.att);
     g.row_made_at.push_back(int(g.lesson_x.rows()));
@@ -245,7 +245,7 @@ void step_lesson(AppState& s) {
     all.seq_len = int(g.lesson_x.rows());
     Trace tr;
     t0 = Clock::now();
-    forward(all, s.experiment.weights, g.lesson_x, g.kernel, tr);
+    forward(all, s.run.experiment.weights, g.lesson_x, g.kernel, tr);
     st.full_ms = ms_since(t0);
     st.logits_max_abs = max_abs(out.y.data(), Vec(tr.y.row(n)).data(), C);
     earlier_rows_diff(tr, g.rows, g.row_made_at, tr.T, st);
@@ -254,7 +254,7 @@ void step_lesson(AppState& s) {
 
 void update_cache_range(AppState& s) {
     GenerateState& g = s.generate;
-    const bool lesson = mode(s) == Mode::lesson;
+    const bool lesson = !g.input;
     const int T = lesson ? g.lesson_T : g.cache.T;
     float r = 0;
     auto over = [&](const LayerKv& kv) {
@@ -281,7 +281,7 @@ bool step(AppState& s, const GenerateStep* forced = nullptr) {
         return false;
     }
     try {
-        if (mode(s) == Mode::lesson) step_lesson(s);
+        if (!g.input) step_lesson(s);
         else step_model(s, forced);
     } catch (const std::exception& e) {
         g.status = e.what();
@@ -304,7 +304,7 @@ void back(AppState& s) {
     g.row_made_at.pop_back();
     if (st.drew) --g.draws;
     ++g.epoch;
-    if (mode(s) == Mode::lesson) {
+    if (!g.input) {
         --g.lesson_T; // the cache's rows from lesson_T on are no longer in use
         g.lesson_x.conservativeResize(g.lesson_x.rows() - 1, g.lesson_x.cols());
         g.lesson_gen = g.lesson_gen_before.back();
@@ -312,7 +312,7 @@ void back(AppState& s) {
     } else {
         // The logits at the new last position: its step again, on the cache as it was then
         // (the same inputs, so the same numbers).
-        const Model& m = *s.shown.input->model;
+        const Model& m = *g.input->model;
         g.tokens.pop_back();
         const int T = int(g.tokens.size());
         KvStepRow row;
@@ -382,7 +382,7 @@ void restore(AppState& s) {
         g.status = "The session's generation was not written again: " + g.why_not;
         return;
     }
-    const bool lesson = mode(s) == Mode::lesson;
+    const bool lesson = !g.input;
     const int V = int(g.logits.size());
     auto fits = [&](const GenerateStep& st) { return lesson ? st.token == -1 : st.token >= 0 && st.token < V; };
     if (int(g.rows.size() + r.steps.size()) > g.block || !std::all_of(r.steps.begin(), r.steps.end(), fits)) {
@@ -457,7 +457,7 @@ void update_generate(AppState& s) {
     if (g.work || !s.ready || !wanted(s)) return;
     if (g.restore.pending) restore(s);
     else if (!same_source(s)) start(s, false);
-    else if (s.shown.input && g.layer != s.shown.layer) start(s, true);
+    else if (g.input && g.layer != s.shown.layer) start(s, true);
     if (!g.work) do_requests(s);
 }
 

@@ -11,7 +11,7 @@ bool generate_working(const AppState& s) { return bool(s.generate.work); }
 CacheSizes generate_cache_sizes(const AppState& s) {
     const GenerateState& g = s.generate;
     if (g.received) return g.received_cache;
-    if (mode(s) == Mode::lesson) return {1, g.lesson_T, g.lesson_config.n_embd};
+    if (!g.input) return {1, g.lesson_T, g.lesson_config.n_embd};
     return {int(g.cache.layers.size()), g.cache.T, g.cache.n_embd};
 }
 
@@ -28,17 +28,8 @@ namespace {
 
 std::string tokens_text(const AppState& s, int from, int to) {
     const GenerateState& g = s.generate;
-    if (!s.shown.input || from >= to) return "";
-    const std::vector<int> ids(g.tokens.begin() + from, g.tokens.begin() + to);
-    if (s.shown.input->gpt()) {
-        if (s.shown.input->tokenizer) return s.shown.input->tokenizer->decode(ids);
-        std::string out;
-        for (int id : ids) out += (out.empty() ? "" : " ") + std::to_string(id);
-        return (from > 0 ? " " : "") + out;
-    }
-    std::string out;
-    for (int id : ids) out += (out.empty() ? "" : " ") + model_token_label(s, id);
-    return (from > 0 ? " " : "") + out;
+    if (from >= to) return "";
+    return model_text(s, std::vector<int>(g.tokens.begin() + from, g.tokens.begin() + to), from > 0);
 }
 
 } // namespace

@@ -168,13 +168,13 @@ void start_demo(AppState& s) {
     d = GenerateDemo{};
     d.asked = asked;
     d.scroll = scroll;
-    d.lesson = mode(s) == Mode::lesson;
+    d.lesson = !shown_model(s);
     const KernelKind kernel = s.kernel;
     if (d.lesson) { // the lesson's module: microseconds
-        run_demo(d, kernel, [&](GenerateDemo& out) { demo_lesson(s.config, s.experiment.weights, s.experiment.x, kernel, out); });
+        run_demo(d, kernel, [&](GenerateDemo& out) { demo_lesson(s.config.applied, s.run.experiment.weights, s.run.experiment.x, kernel, out); });
         return;
     }
-    const std::shared_ptr<const TrainedInput> in = s.shown.input;
+    const std::shared_ptr<const TrainedInput> in = shown_model(s);
     d.why_not = demo_model_why_not(*in, d);
     if (!d.why_not.empty()) {
         d.computed = true;

@@ -14,7 +14,7 @@ namespace attnviz {
 
 int max_words(const AppState& s) {
     // validate_window() is monotonic in T: the largest T it accepts, by bisection.
-    Config c = s.edit;
+    Config c = s.config.edit;
     auto fits = [&](int T) {
         c.seq_len = T;
         return validate_window(c, s.memory_cap).empty();
@@ -33,8 +33,8 @@ bool set_text(AppState& s, const std::string& text, std::string& error) {
     std::vector<std::string> words = tokenize(text);
     if (words.empty()) {
         // Back to the seeded random input, at the T the words had.
-        s.edit_tokens.clear();
-        s.edit.seq_len = s.config.seq_len;
+        s.tokens.edit.clear();
+        s.config.edit.seq_len = s.config.applied.seq_len;
         s.config_dirty = true;
         return true;
     }
@@ -46,13 +46,13 @@ bool set_text(AppState& s, const std::string& text, std::string& error) {
                     " positions attnviz takes (one position per word); shorten it";
         else
             error = "the text has " + count + " words, more than the " + std::to_string(limit) +
-                    " positions the window can hold at C = " + std::to_string(s.edit.n_embd) +
-                    ", H = " + std::to_string(s.edit.n_head) + " (one position per word); shorten it";
+                    " positions the window can hold at C = " + std::to_string(s.config.edit.n_embd) +
+                    ", H = " + std::to_string(s.config.edit.n_head) + " (one position per word); shorten it";
         s.error = "Kept the previous words: " + error + ".";
         return false;
     }
-    s.edit_tokens = std::move(words);
-    s.edit.seq_len = int(s.edit_tokens.size());
+    s.tokens.edit = std::move(words);
+    s.config.edit.seq_len = int(s.tokens.edit.size());
     s.config_dirty = true;
     return true;
 }
@@ -118,20 +118,20 @@ bool load_weights_file(AppState& s, const std::string& path, int layer, std::str
     std::optional<int> n_head;
     if (!file_says_h) n_head = 1; // 1 divides any C; the real choice follows below
     if (!weights_from_safetensors(header, read, n_head, layer, w->loaded, why)) return refuse(why);
-    if (!file_says_h) w->loaded.n_head = divisor_near(w->loaded.n_embd, s.edit.n_head);
-    Config c = s.edit;
+    if (!file_says_h) w->loaded.n_head = divisor_near(w->loaded.n_embd, s.config.edit.n_head);
+    Config c = s.config.edit;
     c.n_embd = w->loaded.n_embd;
     c.n_head = w->loaded.n_head;
     if (std::string size = validate_window(c, s.memory_cap); !size.empty())
         return refuse(path + " has n_embd " + std::to_string(c.n_embd) + ", but " + size);
-    s.edit = c;
-    s.edit_weights = std::move(w);
+    s.config.ask(c);
+    s.weights.edit = std::move(w);
     s.config_dirty = true;
     return true;
 }
 
 void unload_weights(AppState& s) {
-    s.edit_weights.reset();
+    s.weights.edit.reset();
     s.config_dirty = true;
 }
 
@@ -174,28 +174,28 @@ std::string weights_details(const WeightsFile& w) {
 // ---- Applying
 
 std::string check_inputs(const AppState& s, const Config& c) {
-    if (!s.edit_tokens.empty() && c.seq_len != int(s.edit_tokens.size())) {
-        const std::string n = std::to_string(s.edit_tokens.size());
+    if (!s.tokens.edit.empty() && c.seq_len != int(s.tokens.edit.size())) {
+        const std::string n = std::to_string(s.tokens.edit.size());
         return "T follows the text, which has " + n + (n == "1" ? " word" : " words") +
                "; clear the text to choose T = " + std::to_string(c.seq_len);
     }
-    if (s.edit_weights && c.n_embd != s.edit_weights->loaded.n_embd)
-        return "the weights file " + escaped(s.edit_weights->path) + " fixes C = " +
-               std::to_string(s.edit_weights->loaded.n_embd) + "; unload it to choose C = " + std::to_string(c.n_embd);
+    if (s.weights.edit && c.n_embd != s.weights.edit->loaded.n_embd)
+        return "the weights file " + escaped(s.weights.edit->path) + " fixes C = " +
+               std::to_string(s.weights.edit->loaded.n_embd) + "; unload it to choose C = " + std::to_string(c.n_embd);
     return "";
 }
 
 bool make_state_experiment(const AppState& s, const Config& c, Experiment& e, std::string& error) {
-    const Weights* w = s.edit_weights ? &s.edit_weights->loaded.weights : nullptr;
-    if (!s.edit_tokens.empty()) return make_text_experiment(c, s.edit_tokens, w, e, error);
+    const Weights* w = s.weights.edit ? &s.weights.edit->loaded.weights : nullptr;
+    if (!s.tokens.edit.empty()) return make_text_experiment(c, s.tokens.edit, w, e, error);
     e = w ? make_experiment(c, *w) : make_experiment(c);
     return true;
 }
 
 std::string inputs_status(const AppState& s) {
     std::string out;
-    if (!s.tokens.empty()) out += " from " + std::to_string(s.tokens.size()) + (s.tokens.size() == 1 ? " word" : " words");
-    if (s.weights) out += " with the weights of " + s.weights->path;
+    if (!s.tokens.applied.empty()) out += " from " + std::to_string(s.tokens.applied.size()) + (s.tokens.applied.size() == 1 ? " word" : " words");
+    if (s.weights.applied) out += " with the weights of " + s.weights.applied->path;
     return out;
 }
 
@@ -238,7 +238,7 @@ bool export_tensor_file(const AppState& s, TensorName n, const std::string& path
         error = "nothing is computed yet; export once the view shows a trace";
         return false;
     }
-    return check_export_path(path, error) && export_tensor(path, tensor_by_name(s.trace, n), error);
+    return check_export_path(path, error) && export_tensor(path, tensor_by_name(s.run.trace, n), error);
 }
 
 void export_tensor_now(AppState& s) {
@@ -246,10 +246,10 @@ void export_tensor_now(AppState& s) {
     const TensorName n = names[size_t(std::clamp(s.fields.export_tensor, 0, int(names.size()) - 1))];
     std::string error;
     if (export_tensor_file(s, n, s.fields.tensor_path, error)) {
-        const TensorView v = tensor_by_name(s.trace, n);
+        const TensorView v = tensor_by_name(s.run.trace, n);
         std::vector<int64_t> shape = v.shape;
         s.status = std::string("Saved ") + to_string(n) + " " + python_tuple(shape) + " to " + escaped(s.fields.tensor_path) +
-                   (s.applied_p >= 0 ? " (with position " + std::to_string(s.applied_p) + " perturbed, as shown)." : ".");
+                   (s.run.applied_p >= 0 ? " (with position " + std::to_string(s.run.applied_p) + " perturbed, as shown)." : ".");
     } else {
         s.status = "Not saved: " + error + ".";
     }

@@ -36,13 +36,13 @@ float LensTable::next_prob(int row, int pos) const {
 }
 
 bool lens_available(const AppState& s) {
-    if (!s.shown.input || !s.shown.input->model) return false;
-    const ModelConfig& c = s.shown.input->model->config;
+    if (!shown_model(s) || !shown_model(s)->model) return false;
+    const ModelConfig& c = shown_model(s)->model->config;
     return c.arch == Arch::gpt || c.has_lm_head();
 }
 
 std::pair<int, int> lens_window(const AppState& s) {
-    const int T = int(s.model_base.tokens.size());
+    const int T = int(s.model_run.model_base.tokens.size());
     const LensTable& t = s.model_view.lens;
     const int n = std::clamp(t.columns, 0, T);
     const int first = t.first < 0 ? T - n : std::clamp(t.first, 0, std::max(0, T - n));
@@ -50,7 +50,7 @@ std::pair<int, int> lens_window(const AppState& s) {
 }
 
 void request_lens_first(AppState& s, int first) {
-    const int T = int(s.model_base.tokens.size());
+    const int T = int(s.model_run.model_base.tokens.size());
     s.model_view.lens.first = std::clamp(first, 0, std::max(0, T - std::max(1, s.model_view.lens.columns)));
 }
 
@@ -82,8 +82,8 @@ LogitLens make_range(std::shared_ptr<const Model> m, std::shared_ptr<const Model
 }
 
 void start_range(AppState& s, int p0, int p1) {
-    const std::shared_ptr<const Model> m = s.shown.input->model;
-    auto tr = std::make_shared<const ModelTrace>(lens_copy(*m, s.model_base));
+    const std::shared_ptr<const Model> m = shown_model(s)->model;
+    auto tr = std::make_shared<const ModelTrace>(lens_copy(*m, s.model_run.model_base));
     auto job = std::make_shared<LensJob>();
     job->model = m;
     job->run = s.model_view.lens.run;
@@ -105,7 +105,7 @@ namespace state_detail {
 
 void update_lens(AppState& s, bool new_run, bool wait) {
     LensTable& t = s.model_view.lens;
-    if (s.shown.input && s.shown.input->received) return; // a teacher's cells, as received
+    if (received_gpt(s)) return; // a teacher's cells, as received
     // A job still going is kept until it is done (its future would wait when dropped), and
     // its result is dropped then if the run changed meanwhile.
     if (new_run || (!lens_available(s) && t.count() > 0)) {

@@ -35,7 +35,7 @@ std::string trimmed(const std::string& t) {
     return a == std::string::npos ? "" : t.substr(a, b - a + 1);
 }
 
-bool is_gpt(const AppState& s) { return s.shown.input->model->config.arch == Arch::gpt; }
+bool is_gpt(const AppState& s) { return shown_model(s)->model->config.arch == Arch::gpt; }
 
 // The worker: both plain runs and every patch of both tables. A refusal of the core (equal
 // logit differences) is its sentence.
@@ -55,7 +55,7 @@ void run_job(PatchJob* j) {
 
 // The corrupted prompt's tokens: GPT text through the tokenizer (or ids), a toy model's letters.
 bool corrupt_tokens(const AppState& s, std::vector<int>& out, std::string& error) {
-    const TrainedInput& in = *s.shown.input;
+    const TrainedInput& in = *shown_model(s);
     if (is_gpt(s)) return parse_gpt_input(in, s.patch.corrupt_field, out, error);
     return parse_trained_sequence(in.model->config, s.patch.corrupt_field, out, error);
 }
@@ -70,13 +70,13 @@ std::string answer_text(const AppState& s, int id) { return model_token_label(s,
 } // namespace
 
 bool patch_available(const AppState& s) {
-    if (!s.shown.input || !s.shown.input->model || s.shown.input->received) return false;
-    const ModelConfig& c = s.shown.input->model->config;
+    if (!shown_model(s) || !shown_model(s)->model || shown_model(s)->received) return false;
+    const ModelConfig& c = shown_model(s)->model->config;
     return c.arch == Arch::gpt || c.has_lm_head();
 }
 
 bool parse_patch_answer(const AppState& s, const std::string& text, const char* which, int& id, std::string& error) {
-    const TrainedInput& in = *s.shown.input;
+    const TrainedInput& in = *shown_model(s);
     const ModelConfig& c = in.model->config;
     int64_t v = 0;
     std::string why;
@@ -113,7 +113,7 @@ bool parse_patch_answer(const AppState& s, const std::string& text, const char* 
 
 void fill_patch_fields(AppState& s) {
     if (!patch_available(s)) return;
-    if (s.patch.fields_for == s.shown.input->model.get()) {
+    if (s.patch.fields_for == shown_model(s)->model.get()) {
         if (s.patch.run_asked) {
             s.patch.run_asked = false;
             request_patch_run(s);
@@ -121,7 +121,7 @@ void fill_patch_fields(AppState& s) {
         return;
     }
     const bool first = s.patch.fields_for == nullptr;
-    const TrainedInput& in = *s.shown.input;
+    const TrainedInput& in = *shown_model(s);
     const ModelConfig& c = in.model->config;
     s.patch.fields_for = in.model.get();
     s.patch.error.clear();
@@ -129,7 +129,7 @@ void fill_patch_fields(AppState& s) {
     auto set = [&](std::string& f, const std::string& v) {
         if (!first || f.empty()) f = v;
     };
-    set(s.patch.corrupt_field, c.arch == Arch::gpt ? gpt_sequence_text(in) : sequence_text(c, in.tokens));
+    set(s.patch.corrupt_field, sequence_field_text(s));
     // The answers: the model's two likeliest next tokens at the end, when known.
     const auto& pred = s.model_view.predictions;
     const std::vector<TokenProb>* last = pred.empty() ? nullptr : &pred.back();
@@ -156,7 +156,7 @@ bool request_patch_run(AppState& s) {
         refuse(s, "a run is still going; wait for its tables");
         return false;
     }
-    const std::vector<int>& clean = s.shown.input->tokens;
+    const std::vector<int>& clean = shown_model(s)->tokens;
     std::vector<int> corrupt;
     std::string error;
     int answer = 0, wrong = 0;
@@ -180,7 +180,7 @@ bool request_patch_run(AppState& s) {
         return false;
     }
     auto j = std::make_shared<PatchJob>();
-    j->model = s.shown.input->model;
+    j->model = shown_model(s)->model;
     j->clean = clean;
     j->corrupt = std::move(corrupt);
     j->answer = answer;

@@ -1,6 +1,6 @@
 // recompute_ablation.cpp: recompute()'s part of the Model view's head ablation (ablation.h).
 //
-// While heads are ablated every view shows the ablated model: s.model_base is the ablated
+// While heads are ablated every view shows the ablated model: s.model_run.model_base is the ablated
 // run, and the clean one waits in s.ablation.model_clean, so that "Restore all" puts it back bit for
 // bit without a forward. A toy model is run again whole (a fraction of a millisecond); a
 // GPT model from the first layer whose ablation changed (gpt_rerun_from), so that ablating
@@ -46,11 +46,11 @@ int argmax_row(const Mat& logits, int pos) {
     return best;
 }
 
-const ModelTrace& clean_trace(const AppState& s) { return s.ablation.applied.empty() ? s.model_base : s.ablation.model_clean; }
+const ModelTrace& clean_trace(const AppState& s) { return s.ablation.applied.empty() ? s.model_run.model_base : s.ablation.model_clean; }
 
 // The position the DLA and the top 5 are taken at: the predictions' picker (-1: the last).
 int dla_position(const AppState& s) {
-    const int N = int(s.model_base.tokens.size());
+    const int N = int(s.model_run.model_base.tokens.size());
     return std::clamp(s.model_view.predict_pos < 0 ? N - 1 : s.model_view.predict_pos, 0, std::max(0, N - 1));
 }
 
@@ -74,11 +74,11 @@ void summary_at(const Model& m, const ModelTrace& t, const Ablation* ab, int pos
 // to the same model, tokens and kernel.
 void keep_clean(AppState& s) {
     AblationNumbers& n = s.ablation.numbers;
-    const std::shared_ptr<const Model> m = s.shown.input->model;
+    const std::shared_ptr<const Model> m = shown_model(s)->model;
     const bool same_model = n.clean_model == m && n.clean_kernel == s.kernel;
-    if (same_model && n.clean_tokens == s.shown.input->tokens) return;
+    if (same_model && n.clean_tokens == shown_model(s)->tokens) return;
     RunSummary c;
-    c.detection.text = text_scores(s.model_base);
+    c.detection.text = text_scores(s.model_run.model_base);
     if (same_model && n.clean_repeat) {
         c.detection.repeat_induction = n.clean.detection.repeat_induction;
         c.detection.repeat_count = n.clean.detection.repeat_count;
@@ -89,12 +89,12 @@ void keep_clean(AppState& s) {
     } else {
         detect_repeat_induction(*m, s.kernel, c.detection, window_probe_count(*m));
     }
-    if (m->config.arch == Arch::gpt) c.loss = next_token_loss(s.model_base);
+    if (m->config.arch == Arch::gpt) c.loss = next_token_loss(s.model_run.model_base);
     else if (same_model && !n.clean.task.accuracy.empty()) c.task = n.clean.task; // the probe is the model's, not the text's
     else c.task = task_metrics(*m, s.kernel);
     n.clean = std::move(c);
     n.clean_model = m;
-    n.clean_tokens = s.shown.input->tokens;
+    n.clean_tokens = shown_model(s)->tokens;
     n.clean_kernel = s.kernel;
     n.clean_repeat = true;
     n.pos = -1; // the DLA is taken again
@@ -108,9 +108,9 @@ void summarize_ablated(AppState& s) {
         n.ablated = RunSummary{};
         return;
     }
-    const std::shared_ptr<const Model> m = s.shown.input->model;
+    const std::shared_ptr<const Model> m = shown_model(s)->model;
     RunSummary a;
-    a.detection.text = text_scores(s.model_base);
+    a.detection.text = text_scores(s.model_run.model_base);
     // The repeated sequences need no text unless the means came from it (a GPT's mean mode).
     const bool text_free = m->config.arch != Arch::gpt || s.ablation.applied.mode == AblationMode::zero;
     if (n.repeat_model == m && text_free && same_ablation(n.repeat_ablation, s.ablation.applied)) {
@@ -125,7 +125,7 @@ void summarize_ablated(AppState& s) {
         n.repeat_model = text_free ? m : nullptr;
         n.repeat_ablation = s.ablation.applied;
     }
-    if (m->config.arch == Arch::gpt) a.loss = next_token_loss(s.model_base);
+    if (m->config.arch == Arch::gpt) a.loss = next_token_loss(s.model_run.model_base);
     else a.task = task_metrics(*m, s.kernel, &s.ablation.applied);
     n.ablated = std::move(a);
     n.pos = -1;
@@ -133,25 +133,25 @@ void summarize_ablated(AppState& s) {
 
 // model_base turned from a run with `from` into a run with `to` (the clean run when empty).
 void rerun(AppState& s, const Ablation& from, const Ablation& to) {
-    const Model& m = *s.shown.input->model;
+    const Model& m = *shown_model(s)->model;
     if (to.empty()) {
-        if (!from.empty()) s.model_base = std::move(s.ablation.model_clean); // the clean run, bit for bit
+        if (!from.empty()) s.model_run.model_base = std::move(s.ablation.model_clean); // the clean run, bit for bit
         s.ablation.model_clean = ModelTrace{};
         return;
     }
-    if (from.empty()) s.ablation.model_clean = s.model_base;
+    if (from.empty()) s.ablation.model_clean = s.model_run.model_base;
     if (m.config.arch == Arch::gpt) {
         const int l0 = first_difference(from, to);
-        if (l0 < m.config.n_layer) gpt_rerun_from(m, l0, s.kernel, &to, s.model_base);
+        if (l0 < m.config.n_layer) gpt_rerun_from(m, l0, s.kernel, &to, s.model_run.model_base);
     } else {
-        model_forward(m, s.shown.input->tokens, s.kernel, s.model_base, &to);
+        model_forward(m, shown_model(s)->tokens, s.kernel, s.model_run.model_base, &to);
     }
 }
 
 // `heads` and `mode` as an Ablation of the shown model, its means computed in mean mode; ""
 // or one sentence saying why it cannot be applied.
 std::string make_ablation(const AppState& s, const std::vector<HeadRef>& heads, AblationMode mode, Ablation& out) {
-    const Model& m = *s.shown.input->model;
+    const Model& m = *shown_model(s)->model;
     const ModelConfig& c = m.config;
     for (const HeadRef& h : heads)
         if (h.layer < 0 || h.layer >= c.n_layer || h.head < 0 || h.head >= c.n_head)
@@ -164,14 +164,14 @@ std::string make_ablation(const AppState& s, const std::vector<HeadRef>& heads, 
     out.heads.erase(std::unique(out.heads.begin(), out.heads.end()), out.heads.end());
     if (out.empty()) return "";
     if (c.arch == Arch::gpt) {
-        const int T = int(s.shown.input->tokens.size());
+        const int T = int(shown_model(s)->tokens.size());
         const int64_t need = gpt_window_bytes(m, T) + gpt_trace_bytes(m, T);
         if (need > s.gpt_memory_cap)
             return "ablating a head keeps the clean run beside the ablated one, about " + human_bytes(need) +
                    " with the model on " + std::to_string(T) + " tokens, over the window's cap of " +
                    human_bytes(s.gpt_memory_cap) + "; give a shorter text";
     }
-    if (mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, s.shown.input->tokens), s.kernel, out);
+    if (mode == AblationMode::mean) compute_ablation_means(m, ablation_probe(m, shown_model(s)->tokens), s.kernel, out);
     return "";
 }
 
@@ -187,7 +187,7 @@ void ablation_after_run(AppState& s) {
     s.ablation.model_clean = ModelTrace{}; // model_base is the new clean run
     keep_clean(s);
     // The heads still ablated that the new model has; the means again (a GPT's are its text's).
-    const ModelConfig& c = s.shown.input->model->config;
+    const ModelConfig& c = shown_model(s)->model->config;
     std::vector<HeadRef> kept;
     for (const HeadRef& h : s.ablation.applied.heads)
         if (h.layer < c.n_layer && h.head < c.n_head) kept.push_back(h);
@@ -202,7 +202,7 @@ void ablation_after_run(AppState& s) {
     rerun(s, s.ablation.applied, next);
     s.ablation.applied = std::move(next);
     if (!s.ablation.dirty) { // an ablation asked for with the model (a session, --ablate) is applied next
-        s.ablation.edit = s.ablation.applied;
+        s.ablation.put_back();
         s.ablation.edit.means.clear();
     }
     summarize_ablated(s);
@@ -212,11 +212,11 @@ bool apply_ablation_edit(AppState& s) {
     const Ablation& e = s.ablation.edit;
     auto put_back = [&](const std::string& why) {
         s.error = why;
-        s.ablation.edit = s.ablation.applied;
+        s.ablation.put_back();
         s.ablation.edit.means.clear();
         return false;
     };
-    if (!s.shown.input || !s.ready) {
+    if (!shown_model(s) || !s.ready) {
         if (e.empty()) return false;
         return put_back("Kept the lesson's module as it is: ablating a head needs a model; train one (Train view, Open in "
                         "the views) or open one with --model.");
@@ -232,7 +232,7 @@ bool apply_ablation_edit(AppState& s) {
     const Ablation from = s.ablation.applied;
     rerun(s, from, next);
     s.ablation.applied = std::move(next);
-    s.ablation.edit = s.ablation.applied;
+    s.ablation.put_back();
     s.ablation.edit.means.clear();
     summarize_ablated(s);
     // Every view shows the new run: the shown layer, its ranges and textures, the slider again.
@@ -243,16 +243,16 @@ bool apply_ablation_edit(AppState& s) {
 }
 
 void update_ablation_position(AppState& s) {
-    if (!s.shown.input || s.model_base.tokens.empty()) return;
+    if (!shown_model(s) || s.model_run.model_base.tokens.empty()) return;
     AblationNumbers& n = s.ablation.numbers;
     const int pos = dla_position(s);
     if (pos == n.pos) return;
-    const Model& m = *s.shown.input->model;
+    const Model& m = *shown_model(s)->model;
     n.pos = pos;
     n.token = m.config.arch == Arch::gpt ? argmax_row(gpt_logits_row(m, clean_trace(s), pos), 0)
                                          : argmax_row(dla_logits(m, clean_trace(s)), pos);
     summary_at(m, clean_trace(s), nullptr, pos, n.token, n.clean);
-    if (!s.ablation.applied.empty()) summary_at(m, s.model_base, &s.ablation.applied, pos, n.token, n.ablated);
+    if (!s.ablation.applied.empty()) summary_at(m, s.model_run.model_base, &s.ablation.applied, pos, n.token, n.ablated);
 }
 
 } // namespace state_detail

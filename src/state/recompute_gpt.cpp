@@ -1,6 +1,6 @@
 // recompute_gpt.cpp: recompute()'s path for a whole GPT-2 or nanoGPT model (gpt_model.h) in the
 // views: the second case, beside the toy models of recompute_model.cpp, of one "model in the
-// views" (TrainedInput, s.shown.input).
+// views" (TrainedInput, shown_model(s)).
 //
 //   tok (T)        the ids: the text through GPT-2's tokenizer saved beside the model, or
 //                  typed as ids when there is none
@@ -106,18 +106,6 @@ std::string gpt_token_label(const BpeTokenizer* tok, int id) {
     for (char ch : tok->token_bytes(id)) text += ch == ' ' ? std::string("·") : std::string(1, ch);
     return escaped(text);
 }
-
-std::string model_token_label(const AppState& s, int token) {
-    if (mode(s) == Mode::lesson) return std::to_string(token);
-    if (mode(s) == Mode::gpt_model && s.shown.input->received) {
-        const auto it = s.shown.input->labels.find(token);
-        return it != s.shown.input->labels.end() ? it->second : "#" + std::to_string(token);
-    }
-    if (mode(s) == Mode::gpt_model) return gpt_token_label(s.shown.input->tokenizer.get(), token);
-    return token_name(s.shown.input->model->config, token);
-}
-
-int first_replaceable(const AppState& s) { return mode(s) == Mode::toy_model ? 1 : 0; }
 
 bool gpt_compact(const ModelConfig& c, int T, int64_t above) {
     return int64_t(c.n_layer) * c.n_head * int64_t(T) * T * 4 > above;
@@ -264,25 +252,26 @@ HeadScores text_scores(const ModelTrace& t) {
 }
 
 void gpt_forward_state(AppState& s) {
-    const Model& m = *s.shown.input->model;
-    const int T = int(s.shown.input->tokens.size());
+    const Model& m = *shown_model(s)->model;
+    const int T = int(shown_model(s)->tokens.size());
     if (gpt_compact(m.config, T, s.gpt_compact_above)) {
         s.kernel = KernelKind::fast; // a compact trace is the fast lean forward's (gpt_model.h)
-        gpt_forward_compact(m, s.shown.input->tokens, s.model_base);
+        gpt_forward_compact(m, shown_model(s)->tokens, s.model_run.model_base);
         return;
     }
-    s.kernel = gpt_kernel(m.config, T, s.kernel_choice);
-    gpt_forward(m, s.shown.input->tokens, s.kernel, full_layers_bytes(m.config, T) > lean_above, s.model_base);
+    s.kernel = gpt_kernel(m.config, T, s.kernel_choice.applied);
+    gpt_forward(m, shown_model(s)->tokens, s.kernel, full_layers_bytes(m.config, T) > lean_above, s.model_run.model_base);
 }
 
 } // namespace state_detail
 
 bool set_replacement_text(AppState& s, const std::string& text, std::string& error) {
-    if (mode(s) != Mode::gpt_model) {
+    const GptModel* gpt = std::get_if<GptModel>(&s.shown.source);
+    if (!gpt) {
         error = "the replacement is typed only for a GPT model";
         return false;
     }
-    const TrainedInput& in = *s.shown.input;
+    const TrainedInput& in = *gpt->input;
     const ModelConfig& c = in.model->config;
     std::vector<int> ids;
     const bool digits = !text.empty() && text.find_first_not_of("0123456789 ") == std::string::npos;

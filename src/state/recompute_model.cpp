@@ -76,7 +76,7 @@ std::string check_model_input(const TrainedInput& in, int64_t cap, int64_t gpt_c
 namespace state_detail {
 
 void show_new_run(AppState& s, bool same_run) {
-    run_model_layer(*s.shown.input->model, s.shown.layer, s.config, s.kernel, shown_ablation(s), true, s, s, same_run);
+    run_model_layer(*shown_model(s)->model, s.shown.layer, s.config.applied, s.kernel, shown_ablation(s), true, s.model_run, s.run, same_run);
     if (!same_run) s.model_view.run_changed = true;
     s.perturb_dirty = s.strength != 0;
     s.upload = UploadRequest{};
@@ -86,16 +86,16 @@ void show_new_run(AppState& s, bool same_run) {
 
 // Block `layer`'s trace in every view, unperturbed; the slider is applied after.
 void show_model_layer(AppState& s) {
-    run_model_layer(*s.shown.input->model, s.shown.layer, s.config, s.kernel, shown_ablation(s), false, s, s);
+    run_model_layer(*shown_model(s)->model, s.shown.layer, s.config.applied, s.kernel, shown_ablation(s), false, s.model_run, s.run);
 }
 
 bool apply_trained(AppState& s) {
     const std::shared_ptr<const TrainedInput> in = s.edit_trained;
     // The lesson's settings a trained model fixes: an edit of one (a key, Show me) is refused.
     std::string fixed;
-    if (s.shown.input && s.ready) {
-        const Config& a = s.config;
-        const Config& e = s.edit;
+    if (shown_model(s) && s.ready) {
+        const Config& a = s.config.applied;
+        const Config& e = s.config.edit;
         if (e.mask != a.mask || e.scale != a.scale || e.n_embd != a.n_embd || e.n_head != a.n_head ||
             e.seq_len != a.seq_len || e.seed != a.seed)
             fixed = "Kept the trained model's settings: it was trained with C = " + std::to_string(a.n_embd) +
@@ -104,64 +104,67 @@ bool apply_trained(AppState& s) {
     }
     if (std::string why = check_trained(*in, s.memory_cap, s.gpt_memory_cap); !why.empty()) {
         s.error = "Kept what is shown: " + why + ".";
-        s.edit_trained = s.shown.input;
+        s.edit_trained = shown_model(s);
         s.edit_layer = s.shown.layer;
-        s.edit = s.config;
+        s.config.put_back();
         return false;
     }
     const Model& m = *in->model;
     const int N = int(in->tokens.size());
     const Config c = trained_config(m.config, N);
     // Another layer of the model and tokens shown: the forward is kept, the layer recomputed.
-    const bool same_run = s.ready && s.shown.input == in && s.kernel_choice == s.edit_kernel_choice;
+    const bool same_run = s.ready && shown_model(s) == in && s.kernel_choice.applied == s.kernel_choice.edit;
     s.error = fixed;
-    s.shown.input = in;
-    s.config = c;
-    s.edit = c;
-    s.kernel_choice = s.edit_kernel_choice;
+    s.shown.source = model_source(in);
+    s.config.applied = c;
+    s.config.ask(c);
+    s.kernel_choice.apply();
     s.shown.layer = s.edit_layer = std::clamp(s.edit_layer, 0, m.config.n_layer - 1);
-    if (in->gpt()) {
-        if (!same_run) gpt_forward_state(s);
-    } else {
-        s.kernel = resolve_kernel(s, c, s.kernel_choice);
-        if (!same_run) model_forward(m, in->tokens, s.kernel, s.model_base);
-    }
+    // Every layer's run: a GPT model's forward chooses its kernel (gpt_kernel), a toy model's
+    // is the lesson's choice.
+    std::visit(Overload{[&](const GptModel&) {
+                            if (!same_run) gpt_forward_state(s);
+                        },
+                        [&](const auto&) {
+                            s.kernel = resolve_kernel(s, c, s.kernel_choice.applied);
+                            if (!same_run) model_forward(m, in->tokens, s.kernel, s.model_run.model_base);
+                        }},
+               s.shown.source);
     // A new clean run: its numbers kept, and the heads still ablated applied to it.
     if (!same_run) ablation_after_run(s);
     s.shown.words.clear();
     for (int t : in->tokens) s.shown.words.push_back(model_token_label(s, t));
-    s.fields.sequence_field = in->gpt() ? gpt_sequence_text(*in) : sequence_text(m.config, in->tokens);
+    s.fields.sequence_field = sequence_field_text(s);
     s.p = std::clamp(s.p, first_replaceable(s), N - 1);
     show_new_run(s, same_run);
     clamp_windows(s);
     s.ready = true;
-    const std::string what = in->gpt() ? in->layout + " model" : "the " + std::string(to_string(m.config.task)) + " model";
-    s.status = "Showing " + what + " (" + in->shown_name() + "), " + (in->gpt() ? "layer " : "block ") +
+    s.status = "Showing " + model_title(s) + " (" + in->shown_name() + "), " + layer_word(s) + " " +
                std::to_string(s.shown.layer) + " of " + std::to_string(m.config.n_layer) + ", on " + std::to_string(N) +
                " tokens with the " + to_string(s.kernel) + " kernel.";
     return true;
 }
 
 void apply_trained_perturbation(AppState& s) {
-    const int N = s.config.seq_len;
+    const int N = s.config.applied.seq_len;
     // A toy model's position 0 is BOS, which every sequence starts with and a perturbation
     // never replaces; a GPT model's tokens are replaced whole.
     s.p = std::clamp(s.p, first_replaceable(s), N - 1);
     const int token = s.strength == 0.f ? -1 : replacement_token(s, s.p);
-    perturb_model(*s.shown.input->model, s.shown.layer, s.p, s.strength, token, s.kernel, shown_ablation(s), s, s);
+    perturb_model(*shown_model(s)->model, s.shown.layer, s.p, s.strength, token, s.kernel, shown_ablation(s), s.model_run, s.run);
     s.upload.full = true;
 }
 
 void leave_trained(AppState& s) {
-    s.shown.input.reset();
-    s.model_base = ModelTrace{};
-    s.model_perturbed = ModelTrace{};
+    s.shown.source = lesson_source(s.weights.applied);
+    s.model_run.model_base = ModelTrace{};
+    s.model_run.model_perturbed = ModelTrace{};
     s.shown.words.clear();
-    s.dy_out.clear();
-    s.dy_out_summary = DySummary{};
+    s.model_run.dy_out.clear();
+    s.model_run.dy_out_summary = DySummary{};
     s.shown.layer = s.edit_layer = 0;
-    s.applied_replace_token = -1;
-    s.causality = GptCausality{};
+    s.model_run.applied_replace_token = -1;
+    s.model_run.causality = GptCausality{};
     // The lesson's module has no heads to ablate: the ablation goes with the model.
     const AblationMode mode = s.ablation.applied.mode;
     s.ablation.applied = s.ablation.edit = Ablation{};
@@ -172,11 +175,11 @@ void leave_trained(AppState& s) {
 
 } // namespace state_detail
 
-const std::vector<std::string>& position_words(const AppState& s) { return s.shown.input ? s.shown.words : s.tokens; }
+const std::vector<std::string>& position_words(const AppState& s) { return shown_model(s) ? s.shown.words : s.tokens.applied; }
 
 void request_layer(AppState& s, int layer) {
-    if (!s.shown.input) return;
-    layer = std::clamp(layer, 0, s.shown.input->model->config.n_layer - 1);
+    if (!shown_model(s)) return;
+    layer = std::clamp(layer, 0, layer_count(s) - 1);
     if (layer == s.edit_layer) return;
     s.edit_layer = layer;
     s.config_dirty = true;
@@ -189,10 +192,10 @@ void request_replacement(AppState& s, int token) {
 }
 
 int replacement_token(const AppState& s, int p) {
-    if (!s.shown.input) return -1;
-    const ModelConfig& c = s.shown.input->model->config;
+    if (!shown_model(s)) return -1;
+    const ModelConfig& c = shown_model(s)->model->config;
     if (s.shown.replace_token >= 0 && s.shown.replace_token < c.vocab) return s.shown.replace_token;
-    const std::vector<int>& tok = s.shown.input->tokens;
+    const std::vector<int>& tok = shown_model(s)->tokens;
     const int at = p >= 0 && size_t(p) < tok.size() ? tok[size_t(p)] : 0;
     return (at + 1) % c.vocab; // as attnviz trace --perturb replaces it
 }
@@ -253,7 +256,7 @@ std::string sequence_text(const ModelConfig& c, const std::vector<int>& tokens) 
 }
 
 bool set_trained_sequence(AppState& s, const std::string& text, std::string& error) {
-    const std::shared_ptr<const TrainedInput> now = s.edit_trained ? s.edit_trained : s.shown.input;
+    const std::shared_ptr<const TrainedInput> now = s.edit_trained ? s.edit_trained : shown_model(s);
     if (!now) {
         error = "no trained model is shown; open one with the weights field first";
         s.error = "Kept the sequence: " + error + ".";

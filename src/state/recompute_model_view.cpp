@@ -25,35 +25,35 @@ constexpr int64_t all_predictions_below = int64_t(1) << 20;
 constexpr int prediction_count = 5;
 
 std::vector<int> lesson_tokens(const AppState& s) {
-    const int T = s.trace.T;
+    const int T = s.run.trace.T;
     std::vector<int> tok(static_cast<size_t>(T));
     std::map<std::string, int> ids;
     for (int t = 0; t < T; ++t) {
-        if (size_t(t) < s.tokens.size()) tok[size_t(t)] = ids.emplace(s.tokens[size_t(t)], int(ids.size())).first->second;
+        if (size_t(t) < s.tokens.applied.size()) tok[size_t(t)] = ids.emplace(s.tokens.applied[size_t(t)], int(ids.size())).first->second;
         else tok[size_t(t)] = -1 - t; // no words: every position its own token
     }
     return tok;
 }
 
 const Mat& prediction_logits(const AppState& s) {
-    return mode(s) == Mode::gpt_model ? s.model_base.logits : s.model_base.logits_next;
+    return std::holds_alternative<GptModel>(s.shown.source) ? s.model_run.model_base.logits : s.model_run.model_base.logits_next;
 }
 
 // Positions with logits: a compact trace keeps none, and makes a row when asked.
 int prediction_rows(const AppState& s) {
-    if (mode(s) == Mode::gpt_model && s.model_base.compact) return int(s.model_base.tokens.size());
+    if (s.model_run.model_base.compact) return int(s.model_run.model_base.tokens.size());
     return int(prediction_logits(s).rows());
 }
 
 bool has_predictions(const AppState& s) {
-    return (mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.shown.input->model->config.has_lm_head())) &&
+    return has_next_token_head(s) &&
            prediction_rows(s) > 0;
 }
 
 void predict_at(AppState& s, int pos) {
     if (pos < 0 || pos >= prediction_rows(s) || !s.model_view.predictions[size_t(pos)].empty()) return;
-    if (s.model_base.compact) {
-        const Mat row = state_detail::gpt_logits_row(*s.shown.input->model, s.model_base, pos);
+    if (s.model_run.model_base.compact) {
+        const Mat row = state_detail::gpt_logits_row(*shown_model(s)->model, s.model_run.model_base, pos);
         s.model_view.predictions[size_t(pos)] = top_k(softmax_logits(row.data(), int(row.cols())), prediction_count);
         return;
     }
@@ -65,10 +65,10 @@ void predict_at(AppState& s, int pos) {
 // The hovered head's weights of a compact trace, when the tooltip needs them.
 void compute_hovered_weights(AppState& s) {
     ModelViewState& v = s.model_view;
-    const bool wanted = s.shown.input && !s.shown.input->received && s.model_base.compact && v.hover_layer >= 0 &&
-                        v.hover_layer != s.shown.layer && v.hover_layer < int(s.model_base.layers.size()) && v.hover_head >= 0;
+    const bool wanted = !received_gpt(s) && s.model_run.model_base.compact && v.hover_layer >= 0 &&
+                        v.hover_layer != s.shown.layer && v.hover_layer < int(s.model_run.model_base.layers.size()) && v.hover_head >= 0;
     if (!wanted || (v.weights_layer == v.hover_layer && v.weights_head == v.hover_head)) return;
-    gpt_head_weights(s.model_base, v.hover_layer, v.hover_head, v.weights);
+    gpt_head_weights(s.model_run.model_base, v.hover_layer, v.hover_head, v.weights);
     v.weights_layer = v.hover_layer;
     v.weights_head = v.hover_head;
 }
@@ -76,13 +76,13 @@ void compute_hovered_weights(AppState& s) {
 } // namespace
 
 const Mat* grid_head_weights(const AppState& s, int layer, int head) {
-    if (!s.shown.input) return size_t(head) < s.trace.att.size() ? &s.trace.att[size_t(head)] : nullptr;
-    if (layer < 0 || size_t(layer) >= s.model_base.layers.size()) return nullptr;
-    const Trace& tr = s.model_base.layers[size_t(layer)];
+    if (!shown_model(s)) return size_t(head) < s.run.trace.att.size() ? &s.run.trace.att[size_t(head)] : nullptr;
+    if (layer < 0 || size_t(layer) >= s.model_run.model_base.layers.size()) return nullptr;
+    const Trace& tr = s.model_run.model_base.layers[size_t(layer)];
     if (size_t(head) < tr.att.size() && tr.att[size_t(head)].rows() == tr.T) return &tr.att[size_t(head)];
     // Compact: the shown layer's unperturbed trace holds them (the forward's bits), the
     // hovered head's are recomputed.
-    if (layer == s.shown.layer && s.has_base && size_t(head) < s.base.att.size()) return &s.base.att[size_t(head)];
+    if (layer == s.shown.layer && s.run.has_base && size_t(head) < s.run.base.att.size()) return &s.run.base.att[size_t(head)];
     if (layer == s.model_view.weights_layer && head == s.model_view.weights_head) return &s.model_view.weights;
     return nullptr;
 }
@@ -91,9 +91,9 @@ namespace state_detail {
 
 void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed) {
     if (!s.ready) return;
-    if (s.shown.input && s.shown.input->received) {
+    if (received_gpt(s)) {
         // A teacher's GPT layer (follow_gpt.h): every number as received, nothing computed.
-    } else if (s.shown.input) {
+    } else if (shown_model(s)) {
         const bool new_run = s.model_view.run_changed || ablation_changed;
         // The detector's numbers are recompute_ablation.cpp's, of the run shown (ablated or clean).
         if (new_run) {
@@ -101,7 +101,7 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
             const AblationNumbers& n = s.ablation.numbers;
             s.model_view.detection = s.ablation.applied.empty() ? n.clean.detection : n.ablated.detection;
             s.model_view.roles = head_roles(s.model_view.detection);
-            s.model_view.detected_model = s.shown.input->model;
+            s.model_view.detected_model = shown_model(s)->model;
             s.model_view.grid_upload = true; // model_base's buffers may have moved
             s.model_view.predictions.assign(size_t(prediction_rows(s)), {});
             s.model_view.weights_layer = s.model_view.weights_head = -1;
@@ -114,7 +114,7 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
         const std::vector<int> tok = lesson_tokens(s);
         SequenceAttention a;
         a.tokens = &tok;
-        a.layers.push_back(&s.trace.att);
+        a.layers.push_back(&s.run.trace.att);
         s.model_view.detection.text = detect_on_text({a});
         s.model_view.detection.repeat_induction.clear();
         s.model_view.detection.repeat_count = s.model_view.detection.repeat_len = 0;
@@ -123,12 +123,12 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
         s.model_view.detected_model.reset();
         s.model_view.predictions.clear();
     }
-    const int N = s.config.seq_len;
+    const int N = s.config.applied.seq_len;
     s.model_view.predict_pos = std::clamp(s.model_view.predict_pos, -1, N - 1);
     if (s.model_view.predict_hover >= N) s.model_view.predict_hover = -1;
-    if (!has_predictions(s) || s.shown.input->received) return; // a teacher's layer: its predictions as received
+    if (!has_predictions(s) || received_gpt(s)) return; // a teacher's layer: its predictions as received
     const Mat& logits = prediction_logits(s);
-    if (!s.model_base.compact && int64_t(logits.rows()) * logits.cols() < all_predictions_below) {
+    if (!s.model_run.model_base.compact && int64_t(logits.rows()) * logits.cols() < all_predictions_below) {
         for (int pos = 0; pos < int(logits.rows()); ++pos) predict_at(s, pos);
     } else {
         predict_at(s, s.model_view.predict_pos < 0 ? N - 1 : s.model_view.predict_pos);

@@ -22,10 +22,21 @@ bool default_options(const SamplingOptions& o) {
 
 // The Generate view's generation (or one read from a session and not yet written again);
 // none for a GPT model, which a session does not keep.
+// A toy model shown: its letters, block, replacement and ablated heads.
+void to_session_model(const AppState& s, const TrainedInput& in, SessionModel& sm) {
+    sm.present = true;
+    sm.letters = sequence_text(in.model->config, in.tokens);
+    sm.layer = s.shown.layer;
+    sm.replace_token = s.shown.replace_token;
+    sm.source = in.source;
+    for (const HeadRef& h : s.ablation.applied.heads) sm.ablate += (sm.ablate.empty() ? "" : ",") + to_string(h);
+    sm.ablate_mode = to_string(s.ablation.applied.mode);
+}
+
 SessionGenerate session_generate(const AppState& s) {
     const GenerateState& g = s.generate;
     SessionGenerate out;
-    if (mode(s) == Mode::gpt_model || g.received) return out;
+    if (std::holds_alternative<GptModel>(s.shown.source) || g.received) return out;
     const bool pending = g.restore.pending;
     const std::vector<GenerateStep>& steps = pending ? g.restore.steps : g.steps;
     out.options = pending ? g.restore.options : g.options;
@@ -58,9 +69,9 @@ void restore_generate(AppState& s, const SessionGenerate& sg) {
 
 Session to_session(const AppState& s) {
     Session ss;
-    ss.config = s.config;
-    ss.kernel = s.kernel_choice == KernelChoice::reference ? "reference"
-                : s.kernel_choice == KernelChoice::fast    ? "fast"
+    ss.config = s.config.applied;
+    ss.kernel = s.kernel_choice.applied == KernelChoice::reference ? "reference"
+                : s.kernel_choice.applied == KernelChoice::fast    ? "fast"
                                                            : "";
     ss.view = to_string(s.screen.view);
     ss.step = s.screen.step;
@@ -69,13 +80,18 @@ Session to_session(const AppState& s) {
     ss.theme = to_string(s.screen.theme);
     ss.font_scale = double(s.screen.font_scale);
     ss.palette = to_string(s.screen.palette);
-    ss.tokens = s.tokens;
+    ss.tokens = s.tokens.applied;
     for (int q = 0; q < check_question_count; ++q)
         if (s.screen.answer_shown[q]) ss.answers_shown.push_back(q);
-    if (s.weights && mode(s) == Mode::lesson) { // a model shown replaces the lesson's module and its weights
-        ss.weights_path = s.weights->path;
-        ss.layer = s.weights->layer;
-    }
+    // The source: a file's layer by its path, a toy model by its letters and block (its
+    // weights are written beside the session); a GPT model is opened again from its own
+    // files, not kept.
+    std::visit(Overload{[&](const WeightsLayer& w) {
+                            ss.weights_path = w.file->path;
+                            ss.layer = w.file->layer;
+                        },
+                        [&](const ToyModel& m) { to_session_model(s, *m.input, ss.model); }, [](const auto&) {}},
+               s.shown.source);
     if (s.train && s.train->session) {
         const TrainViewState& t = *s.train;
         const TrainSettings& ts = t.session->settings();
@@ -91,16 +107,6 @@ Session to_session(const AppState& s) {
         st.scrub = t.scrub;
         st.probe = probe_text(ts.model, t.probe).substr(2);
         st.speed_index = t.speed_index;
-    }
-    if (mode(s) == Mode::toy_model) { // a GPT model is opened again from its own files, not kept
-        SessionModel& sm = ss.model;
-        sm.present = true;
-        sm.letters = sequence_text(s.shown.input->model->config, s.shown.input->tokens);
-        sm.layer = s.shown.layer;
-        sm.replace_token = s.shown.replace_token;
-        sm.source = s.shown.input->source;
-        for (const HeadRef& h : s.ablation.applied.heads) sm.ablate += (sm.ablate.empty() ? "" : ",") + to_string(h);
-        sm.ablate_mode = to_string(s.ablation.applied.mode);
     }
     ss.generate = session_generate(s);
     return ss;
@@ -267,8 +273,8 @@ bool apply_session(AppState& s, const Session& ss, std::string& error) {
         request_trained_model(s, std::move(trained));
         request_ablation(s, ablate, ablate_mode); // applied after the model, by the same recompute
     }
-    s.edit_tokens = ss.tokens;
-    s.edit_weights = weights;
+    s.tokens.edit = ss.tokens;
+    s.weights.edit = weights;
     s.fields.weights_field = ss.weights_path;
     s.fields.layer_field = ss.layer;
     s.fields.text_field.clear();
@@ -287,7 +293,7 @@ bool write_session_files(const std::string& path, const AppState& s, std::string
         std::shared_ptr<const Model> m = s.train->session->latest();
         if (!save_model(train_weights_path(path), *m, error)) return false;
     }
-    if (ss.model.present && !save_model(model_weights_path(path), *s.shown.input->model, error)) return false;
+    if (ss.model.present && !save_model(model_weights_path(path), *shown_model(s)->model, error)) return false;
     return write_session(path, ss, error);
 }
 
@@ -295,7 +301,7 @@ void save_session_file(AppState& s, const std::string& path) {
     std::string error;
     if (write_session_files(path, s, error))
         s.status = "Saved the session to " + escaped(path) +
-                   (mode(s) == Mode::gpt_model ? " (without the GPT model, which opens again from its own files "
+                   (std::holds_alternative<GptModel>(s.shown.source) ? " (without the GPT model, which opens again from its own files "
                                                     "with --model)."
                                                   : ".");
     else s.status = "Not saved: " + error;
@@ -353,7 +359,7 @@ std::string train_fingerprint(const AppState& s) {
 }
 
 std::string shown_fingerprint(const AppState& s) {
-    const Trace& t = s.trace;
+    const Trace& t = s.run.trace;
     FloatHash f;
     f.add(t.x);
     for (const Mat& a : t.att) f.add(a);
@@ -366,14 +372,14 @@ std::string shown_fingerprint(const AppState& s) {
 std::string grid_fingerprint(const AppState& s) {
     FloatHash f;
     int heads = 0;
-    if (s.model_base.compact) { // the pooled pictures the grid draws
-        for (const PerHead& layer : s.model_base.att_pooled)
+    if (s.model_run.model_base.compact) { // the pooled pictures the grid draws
+        for (const PerHead& layer : s.model_run.model_base.att_pooled)
             for (const Mat& a : layer) {
                 f.add(a);
                 ++heads;
             }
     }
-    for (const Trace& t : s.model_base.layers)
+    for (const Trace& t : s.model_run.model_base.layers)
         for (const Mat& a : t.att) {
             if (a.size() == 0) continue;
             f.add(a);

@@ -28,7 +28,7 @@ void show_model_layer(AppState& s);
 void show_new_run(AppState& s, bool same_run = false);
 
 // A GPT model's part of that path (recompute_gpt.cpp): "" when it can be shown within `cap`,
-// else one sentence; the forward into s.model_base (lean when large, the kernel chosen as
+// else one sentence; the forward into s.model_run.model_base (lean when large, the kernel chosen as
 // the command line chooses it). Its perturbation is the core's perturb_model (view_runs.h).
 std::string check_gpt(const TrainedInput& in, int64_t cap);
 // Bytes of one ModelTrace of the model on T tokens (the clean copy an ablation keeps).
@@ -46,7 +46,7 @@ void gpt_forward_state(AppState& s);
 // asks for.
 void update_model_view(AppState& s, bool config_changed, bool perturb_changed, bool ablation_changed = false);
 
-// Head ablation (recompute_ablation.cpp). After a new clean forward in s.model_base (a new
+// Head ablation (recompute_ablation.cpp). After a new clean forward in s.model_run.model_base (a new
 // model, tokens or kernel): the clean numbers kept (or reused), and the heads of s.ablation.applied that
 // the model still has applied to it. After an edit: s.ablation.edit checked and applied, or
 // refused with one sentence and put back. Both leave model_base as the ablated run (clean

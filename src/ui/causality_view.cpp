@@ -18,8 +18,8 @@ namespace {
 // A trained model's strength slider and the letter it blends toward: 0 is the embedding of
 // the letter at p, 1 the chosen letter's, wte[letter] + wpe[p] (default: the next letter,
 // as attnviz trace --perturb replaces it).
-void draw_toward(AppState& s, UiContext& ui, float rest, float& a) {
-    const ModelConfig& c = s.shown.input->model->config;
+void draw_toward(AppState& s, UiContext& ui, float rest, float& a, const ToyModel& toy) {
+    const ModelConfig& c = toy.input->model->config;
     const int now = replacement_token(s, s.p);
     const std::string preview = token_name(c, now) + (s.shown.replace_token < 0 ? " (next)" : "");
     const float combo_w = text_size(ui.fonts->body, "m (next)").x + ImGui::GetFrameHeight() + ui.scaled(12);
@@ -42,9 +42,10 @@ void draw_toward(AppState& s, UiContext& ui, float rest, float& a) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The letter position p is blended toward.");
 }
 
-// The controls: p and strength. Edits go through request_perturbation (recompute applies them).
-void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) {
-    const int T = s.config.seq_len;
+// The controls: p and strength, and a toy model's letter. Edits go through
+// request_perturbation (recompute applies them).
+void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width, const ToyModel* toy) {
+    const int T = s.config.applied.seq_len;
     int p = s.p;
     float a = s.strength;
     ImGui::SetCursorScreenPos(pos);
@@ -55,7 +56,7 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     const std::vector<std::string>& words = position_words(s);
     bool worded = !words.empty();
     // A trained model's position 0 is BOS, which is never replaced.
-    const int first = s.shown.input ? 1 : 0;
+    const int first = first_replaceable(s);
     if (worded && T <= 12) {
         float total = 0;
         for (int t = first; t < T; ++t)
@@ -66,7 +67,7 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     // A trained model's row also holds the letter combo: the radio buttons give way to a
     // slider when the row would overflow (large text).
     bool radios = T <= 12;
-    if (radios && s.shown.input) {
+    if (radios && toy) {
         float total = 0;
         for (int t = first; t < T; ++t)
             total += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::GetStyle().ItemSpacing.x +
@@ -96,8 +97,8 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
     ImGui::TextUnformatted("strength");
     ImGui::SameLine();
     const float rest = pos.x + width - ImGui::GetCursorScreenPos().x;
-    if (s.shown.input) {
-        draw_toward(s, ui, rest, a);
+    if (toy) {
+        draw_toward(s, ui, rest, a, *toy);
         request_perturbation(s, p, a);
         return;
     }
@@ -118,7 +119,7 @@ void draw_perturb_controls(AppState& s, UiContext& ui, ImVec2 pos, float width) 
 }
 
 // The bar chart of max |Δy| per position. Returns the x where the chart ends.
-// `dy` and its summary `sum` (s.dy, or a trained model's last block's dy_out), laid out as
+// `dy` and its summary `sum` (s.run.dy, or a trained model's last block's dy_out), laid out as
 // bars named `name`.
 float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n, const std::vector<float>& dy,
                 const DySummary& sum, const std::string& title, const char* name) {
@@ -164,7 +165,7 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n,
         // Label: the exact value above the bar when there is room.
         const std::string label = format_diff(d);
         const ImVec2 ls = text_size(small, label);
-        const bool before_p = t < s.applied_p;
+        const bool before_p = t < s.run.applied_p;
         if (labels_fit) {
             const ImU32 col = d == 0.f ? pal.exact_zero : std::isnan(d) ? pal.warning : pal.text;
             dl->AddText(small, small->FontSize, ImVec2(std::round(cx - ls.x * 0.5f), base_y - h - label_h), col, label.c_str());
@@ -182,7 +183,7 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n,
         const ImVec2 ps = text_size(small, pos);
         if (slot >= ps.x + 4 || t % 10 == 0)
             dl->AddText(small, small->FontSize, ImVec2(std::round(cx - ps.x * 0.5f), base_y + 3),
-                        t == s.applied_p ? pal.accent : before_p ? pal.exact_zero : pal.text_dim, pos.c_str());
+                        t == s.run.applied_p ? pal.accent : before_p ? pal.exact_zero : pal.text_dim, pos.c_str());
         // Hover: the exact value.
         if (ImGui::IsMouseHoveringRect(ImVec2(cx - slot * 0.5f, top_y), ImVec2(cx + slot * 0.5f, base_y + label_h))) {
             ImGui::BeginTooltip();
@@ -198,12 +199,12 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n,
     }
     dl->AddText(small, small->FontSize, ImVec2(left + slot * float(n) + 6, base_y + 3), pal.text_dim, axis.c_str());
     // Too many bars for their labels: say the exact zeros in one line instead.
-    if (!labels_fit && s.applied_p > 0) {
+    if (!labels_fit && s.run.applied_p > 0) {
         const int zeros = sum.zeros_before;
-        std::string line = zeros == s.applied_p ? "positions 0–" + std::to_string(s.applied_p - 1) + ": 0.0 (exactly)"
-                                                : std::to_string(s.applied_p - zeros) + " positions before p moved";
+        std::string line = zeros == s.run.applied_p ? "positions 0–" + std::to_string(s.run.applied_p - 1) + ": 0.0 (exactly)"
+                                                : std::to_string(s.run.applied_p - zeros) + " positions before p moved";
         line += "   ·   largest change " + format_diff(top_value);
-        dl->AddText(small, small->FontSize, ImVec2(left, p0.y + title_h), zeros == s.applied_p ? pal.exact_zero : pal.warning,
+        dl->AddText(small, small->FontSize, ImVec2(left, p0.y + title_h), zeros == s.run.applied_p ? pal.exact_zero : pal.warning,
                     fit_text(small, line, p1.x - left).c_str());
     }
     return left + slot * float(n) + text_size(small, axis).x + 12;
@@ -211,13 +212,13 @@ float draw_bars(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int t0, int n,
 
 // One or two sentences on what the chart shows, in the lesson's words. Every claim is
 // read off the numbers: "exactly 0.0" is said only when every earlier difference is 0.
-std::string trained_verdict(const AppState& s) {
-    const int p = s.applied_p;
-    const ModelConfig& c = s.shown.input->model->config;
+std::string trained_verdict(const AppState& s, const ToyModel& toy) {
+    const int p = s.run.applied_p;
+    const ModelConfig& c = toy.input->model->config;
     if (p < 0)
         return "Drag the strength: 0 is the letter at p = " + std::to_string(s.p) + ", 1 is the embedding of “" +
                token_name(c, replacement_token(s, s.p)) + "” there; every block runs again on the blend.";
-    const DySummary &a = s.dy_summary, &b = s.dy_out_summary;
+    const DySummary &a = s.run.dy_summary, &b = s.model_run.dy_out_summary;
     const std::string earlier = p == 1 ? "Position 0 (^) comes" : "Positions 0 to " + std::to_string(p - 1) + " come";
     const std::string block = "block " + std::to_string(s.shown.layer);
     if (a.before == 0.f && b.before == 0.f && !a.nan && !b.nan)
@@ -229,14 +230,14 @@ std::string trained_verdict(const AppState& s) {
            "): something in the model lets an earlier position see a later one.";
 }
 
-std::string verdict(const AppState& s) {
-    if (s.shown.input) return trained_verdict(s);
-    const int p = s.applied_p;
-    const Config& c = s.config;
+std::string verdict(const AppState& s, const ToyModel* toy) {
+    if (toy) return trained_verdict(s, *toy);
+    const int p = s.run.applied_p;
+    const Config& c = s.config.applied;
     if (p < 0) return "Drag the strength: 0 is the original input, 1 is the lesson's replacement row for position " +
                       std::to_string(s.p) + ".";
-    const float before = s.dy_summary.before, after = s.dy_summary.after;
-    const bool nan = s.dy_summary.nan;
+    const float before = s.run.dy_summary.before, after = s.run.dy_summary.after;
+    const bool nan = s.run.dy_summary.nan;
     const std::string earlier = p == 1   ? "Position 0 comes"
                                 : p == 2 ? "Positions 0 and 1 come"
                                          : "Positions 0 to " + std::to_string(p - 1) + " come";
@@ -256,22 +257,22 @@ std::string verdict(const AppState& s) {
 
 // The question, the perturbation's controls and the verdict under them, where the eye goes
 // after moving them; returns the y under them.
-float draw_causality_heading(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+float draw_causality_heading(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, const ToyModel* toy) {
     const float width = p1.x - p0.x, gap = ui.gap();
     float y = p0.y;
     ImFont* hf = ui.fonts->heading;
     std::string question = "Change position p = " + std::to_string(s.p);
     const std::vector<std::string>& words = position_words(s);
     if (s.p >= 0 && size_t(s.p) < words.size()) question += " (“" + position_word(words, s.p) + "”)";
-    if (s.shown.input) question += " toward “" + token_name(s.shown.input->model->config, replacement_token(s, s.p)) + "”";
+    if (toy) question += " toward “" + model_token_label(s, replacement_token(s, s.p)) + "”";
     question += ". Which outputs move?";
     ImGui::GetWindowDrawList()->AddText(hf, hf->FontSize, ImVec2(p0.x, y), ui.pal.text, question.c_str());
     y += hf->FontSize + gap;
-    draw_perturb_controls(s, ui, ImVec2(p0.x, y), width);
+    draw_perturb_controls(s, ui, ImVec2(p0.x, y), width, toy);
     y += ImGui::GetFrameHeight() + gap;
 
-    const std::string v = verdict(s);
-    const bool warn = s.config.mask != MaskMode::causal && s.applied_p >= 0;
+    const std::string v = verdict(s, toy);
+    const bool warn = s.config.applied.mask != MaskMode::causal && s.run.applied_p >= 0;
     ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x); // wrap positions are window-local
     if (warn) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui.pal.warning));
@@ -321,7 +322,7 @@ float draw_causality_matrices(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, 
     ViewWindow& win = s.screen.windows[int(View::causality)];
     const float width = p1.x - p0.x;
     const float bar_h = window_bar_height(ui);
-    const int H = s.trace.H;
+    const int H = s.run.trace.H;
     const int nh = std::min(H, 2);
     win.head0 = std::clamp(win.head0, 0, std::max(0, H - nh));
     std::vector<Row> rows = causality_rows(s, ui, win, true, nh);
@@ -356,9 +357,10 @@ float draw_causality_matrices(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, 
 
 // The chart between bars_top and bars_bottom: every position when they fit, otherwise the
 // rows y shows. Returns where the chart ends on the right.
-float draw_causality_chart(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float bars_top, float bars_bottom) {
+float draw_causality_chart(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float bars_top, float bars_bottom,
+                           const ToyModel* toy) {
     const float width = p1.x - p0.x, gap = ui.gap();
-    const int T = s.config.seq_len;
+    const int T = s.config.applied.seq_len;
     int t0 = 0, n = T;
     if (T > 64) {
         const LayoutItem* yl = nullptr;
@@ -366,15 +368,15 @@ float draw_causality_chart(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, flo
             if (it.kind == "heatmap" && it.name == "y") yl = &it;
         if (yl) t0 = yl->row0, n = yl->nrows;
     }
-    if (!s.shown.input)
-        return draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy, s.dy_summary,
+    if (!toy)
+        return draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.run.dy, s.run.dy_summary,
                          "max |Δy| per position: how far each output row moved from the unperturbed one", "dy");
     // A trained model: the block shown, and the model's output after its last block.
     const float half = std::floor((width - 2 * gap) / 2);
-    const int L = s.shown.input->model->config.n_layer;
-    draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p0.x + half, bars_bottom), t0, n, s.dy, s.dy_summary,
+    const int L = toy->input->model->config.n_layer;
+    draw_bars(s, ui, ImVec2(p0.x, bars_top), ImVec2(p0.x + half, bars_bottom), t0, n, s.run.dy, s.run.dy_summary,
               "block " + std::to_string(s.shown.layer) + "'s attn(h): max |Δy|", "dy");
-    draw_bars(s, ui, ImVec2(p0.x + half + 2 * gap, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.dy_out, s.dy_out_summary,
+    draw_bars(s, ui, ImVec2(p0.x + half + 2 * gap, bars_top), ImVec2(p1.x, bars_bottom), t0, n, s.model_run.dy_out, s.model_run.dy_out_summary,
               "output h after block " + std::to_string(L - 1) + ": max |Δh|", "dy_out");
     return p1.x;
 }
@@ -392,9 +394,9 @@ void draw_causality_side_note(const AppState& s, UiContext& ui, float chart_end,
     ImGui::TextUnformatted("Why does changing position p leave the outputs before p unchanged?");
     ImGui::Spacing();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.accent), "Try it");
-    const char* hint = s.config.mask == MaskMode::causal
+    const char* hint = s.config.applied.mask == MaskMode::causal
                            ? "Set the mask to none in the side panel: the bars before p grow, the cheat a causal mask prevents. Off-by-one shows the NaN row the same test catches."
-                       : s.config.mask == MaskMode::none
+                       : s.config.applied.mask == MaskMode::none
                            ? "Set the mask back to causal: the bars before p drop to exactly 0.0."
                            : "Set the mask back to causal: row 0 attends to itself again and its NaN disappears.";
     ImGui::TextUnformatted(hint);
@@ -403,16 +405,11 @@ void draw_causality_side_note(const AppState& s, UiContext& ui, float chart_end,
     ImGui::EndGroup();
 }
 
-} // namespace
-
-void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
-    if (mode(s) == Mode::gpt_model) {
-        draw_gpt_causality_view(s, ui, p0, p1);
-        return;
-    }
+// The view for the lesson's module, and for a toy model (`toy`), whose letter at p is blended.
+void draw_blend_causality(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, const ToyModel* toy) {
     ViewWindow& win = s.screen.windows[int(View::causality)];
     const float width = p1.x - p0.x;
-    const float y = draw_causality_heading(s, ui, p0, p1);
+    const float y = draw_causality_heading(s, ui, p0, p1, toy);
     const float legend_h = legend_height(ui);
     const float bars_h = std::round(std::clamp((p1.y - y) * 0.3f, ui.scaled(110), ui.scaled(190)));
     // When p changes, a window of positions scrolls to show a few rows before p and the rows from p on.
@@ -425,9 +422,20 @@ void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float matrices_bottom = draw_causality_matrices(s, ui, p0, p1, y, rows_bottom, with_matrices);
     const float bars_top = with_matrices ? std::min(matrices_bottom, rows_bottom) : matrices_bottom;
     const float bars_bottom = std::min(p1.y - legend_h, bars_top + ui.scaled(300));
-    const float chart_end = draw_causality_chart(s, ui, p0, p1, bars_top, bars_bottom);
+    const float chart_end = draw_causality_chart(s, ui, p0, p1, bars_top, bars_bottom, toy);
     draw_causality_side_note(s, ui, chart_end, bars_top, p1);
     draw_legend(s, ui, legend_origin(ui, p0, p1), width, false);
+}
+
+} // namespace
+
+void draw_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
+    // A GPT model's token replacement has its own view (gpt_causality_view.cpp); the lesson's
+    // module and a toy model share this one, a toy model adding the letter p is blended toward.
+    std::visit(Overload{[&](const GptModel&) { draw_gpt_causality_view(s, ui, p0, p1); },
+                        [&](const ToyModel& toy) { draw_blend_causality(s, ui, p0, p1, &toy); },
+                        [&](const auto&) { draw_blend_causality(s, ui, p0, p1, nullptr); }},
+               s.shown.source);
 }
 
 } // namespace attnviz

@@ -148,11 +148,11 @@ namespace {
 
 // Question 1: the lesson's perturbation in the causality view.
 void show_causality(AppState& s) {
-    Config e = s.config;
+    Config e = s.config.applied;
     if (e.mask != MaskMode::causal || e.seq_len < 3) {
         e.mask = MaskMode::causal;
         e.seq_len = std::max(e.seq_len, 3);
-        request_config(s, e, s.kernel_choice);
+        request_config(s, e, s.kernel_choice.applied);
     }
     s.screen.view = View::causality;
     request_perturbation(s, 2, 1.f);
@@ -160,23 +160,23 @@ void show_causality(AppState& s) {
 
 // Question 2: same C, another number of heads, the scores view.
 void show_heads(AppState& s, int H) {
-    Config e = s.config;
+    Config e = s.config.applied;
     e.n_head = H;
-    request_config(s, e, s.kernel_choice);
+    request_config(s, e, s.kernel_choice.applied);
     s.screen.view = View::scores;
 }
 
 void set_scale(AppState& s, ScaleMode m) {
-    Config e = s.config;
+    Config e = s.config.applied;
     e.scale = m;
-    request_config(s, e, s.kernel_choice);
+    request_config(s, e, s.kernel_choice.applied);
 }
 
 // Question 3: each head's and each query row's max weight and entropy under both scales,
-// as recompute() left them in s.sharpness.
+// as recompute() left them in s.run.sharpness.
 void sharpness_table(AppState& s, UiContext& ui) {
-    const Trace& tr = s.trace;
-    const SharpnessTable& table = s.sharpness;
+    const Trace& tr = s.run.trace;
+    const SharpnessTable& table = s.run.sharpness;
     const int heads = table.heads, rows = table.rows;
     ImGui::PushFont(ui.fonts->small);
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX;
@@ -332,14 +332,14 @@ void causality_question(AppState& s, UiContext& ui) {
 
 // Question 2: why several heads, and what they cost; its second demonstration trains both.
 void heads_question(AppState& s, UiContext& ui) {
-    const Config& c = s.config;
+    const Config& c = s.config.applied;
     heading(ui, check_questions()[1].text);
     choices(s, ui, 1);
     ImGui::AlignTextToFramePadding();
     ImGui::Text("C = %d, show me H =", c.n_embd);
     for (int H : {1, 2, 4}) {
         ImGui::SameLine();
-        const bool ok = c.n_embd % H == 0 && !s.shown.input;
+        const bool ok = c.n_embd % H == 0 && !config_fixed(s);
         const bool on = c.n_head == H;
         if (!ok) ImGui::BeginDisabled();
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(ui.pal.accent));
@@ -348,7 +348,7 @@ void heads_question(AppState& s, UiContext& ui) {
         if (on) ImGui::PopStyleColor(2);
         if (!ok) ImGui::EndDisabled();
     }
-    if (s.shown.input)
+    if (config_fixed(s))
         ImGui::TextDisabled("The trained model keeps its H = %d; Back to the lesson (L) to compare H on the lesson's module.",
                             c.n_head);
     else
@@ -371,13 +371,13 @@ void heads_question(AppState& s, UiContext& ui) {
 
 // Question 3: why ÷ √head_dim; the scale buttons and both scales' sharpness.
 void scale_question(AppState& s, UiContext& ui) {
-    const Config& c = s.config;
+    const Config& c = s.config.applied;
     heading(ui, check_questions()[2].text);
     choices(s, ui, 2);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("scale in use:");
     const char* names[] = {"÷ √head_dim", "÷ √C", "none"};
-    ImGui::BeginDisabled(s.shown.input != nullptr); // trained with ÷ √head_dim; the table below still compares both
+    ImGui::BeginDisabled(shown_model(s) != nullptr); // trained with ÷ √head_dim; the table below still compares both
     for (int m = 0; m < 3; ++m) {
         ImGui::SameLine();
         const bool on = int(c.scale) == m;
@@ -405,12 +405,12 @@ void show_me(AppState& s, int question) {
         // The next of 1, 2, 4 after the current H that divides C (back to 1 after the last).
         int next = 1;
         for (int H : {1, 2, 4})
-            if (H > s.config.n_head && s.config.n_embd % H == 0) {
+            if (H > s.config.applied.n_head && s.config.applied.n_embd % H == 0) {
                 next = H;
                 break;
             }
         // A trained model's H is its own: the Train view trains another.
-        if (s.shown.input) s.status = "A trained model keeps its H = " + std::to_string(s.config.n_head) +
+        if (config_fixed(s)) s.status = "A trained model keeps its H = " + std::to_string(s.config.applied.n_head) +
                                   "; press L (Back to the lesson) to compare H = 1, 2, 4 on the lesson's module.";
         else show_heads(s, next);
     }

@@ -76,8 +76,8 @@ bool draw_model_section(AppState& s, UiContext& ui, Config& e, float label_w) {
         e.seed = seed;
         changed = true;
     }
-    ImGui::TextDisabled("head_dim = C / H = %d", s.config.head_dim());
-    wrapped_text("parameters 4C² = " + format_count(s.config.param_count())); // 3C² for qkv plus C² for proj
+    ImGui::TextDisabled("head_dim = C / H = %d", s.config.applied.head_dim());
+    wrapped_text("parameters 4C² = " + format_count(s.config.applied.param_count())); // 3C² for qkv plus C² for proj
     return changed;
 }
 
@@ -100,12 +100,12 @@ bool choice3(const char* label, const char* id, const char* const short_names[3]
 // The mask and the score scale (fixed by a model in the views); true when one changed.
 bool draw_switches_section(const AppState& s, UiContext& ui, Config& e, float label_w) {
     section_heading(ui, "Teaching switches");
-    if (s.shown.input) {
+    if (config_fixed(s)) {
         wrapped_text("The trained model was trained with the causal mask and ÷ √head_dim; Back to the lesson "
                      "to try others.",
                      true);
     }
-    ImGui::BeginDisabled(s.shown.input != nullptr);
+    ImGui::BeginDisabled(config_fixed(s));
     const char* mask_short[] = {"causal", "none", "off-by-one"};
     const char* mask_long[] = {"causal: tril (the lesson's)", "none: every key visible", "off-by-one: tril(diagonal=-1)"};
     int mask = int(e.mask);
@@ -204,8 +204,8 @@ void draw_status(const AppState& s) {
 // The side panel top to bottom. The edits of the config and the kernel are gathered in `e`
 // and `k` and requested once at the end, so one frame's edits make one recompute.
 void draw_controls(AppState& s, UiContext& ui) {
-    Config e = s.edit;
-    KernelChoice k = s.edit_kernel_choice;
+    Config e = s.config.edit;
+    KernelChoice k = s.kernel_choice.edit;
     bool changed = false;
     const float label_w = ui.px(86);
 
@@ -216,7 +216,7 @@ void draw_controls(AppState& s, UiContext& ui) {
     draw_follow_section(s, ui); // a page following the teacher's window (follow_panel.cpp)
 
     // A trained model fixes the sizes and the input: its own section instead of both.
-    if (s.shown.input) {
+    if (shown_model(s)) {
         draw_trained_section(s, ui);
     } else {
         changed |= draw_model_section(s, ui, e, label_w);
@@ -229,8 +229,8 @@ void draw_controls(AppState& s, UiContext& ui) {
     ImGui::Spacing();
     if (ImGui::Button("Reset to the lesson  L", ImVec2(-1, 0))) {
         reset_to_lesson(s);
-        e = s.edit;
-        k = s.edit_kernel_choice;
+        e = s.config.edit;
+        k = s.kernel_choice.edit;
         changed = false; // reset_to_lesson made the request; edits above this frame are dropped
     }
     // A refused edit says why, right under the settings it refused.

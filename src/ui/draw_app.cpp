@@ -16,7 +16,7 @@ namespace attnviz {
 void draw_app(AppState& s, UiContext& ui) {
     handle_keys(s);
     handle_layer_keys(s);
-    if (s.shown.input) {
+    if (shown_model(s)) {
         // A trained model's positions are its letters: "0 ^", "1 a", ... on every axis.
         ui.tokens = &s.shown.words;
         ui.row_label_w = widest_position_label(ui.fonts->small, s.shown.words);

@@ -49,7 +49,7 @@ PictureLayout picture_layout(const AppState& s, const UiContext& ui, float width
     if (l.T == 0) return l;
     ImFont* f = ui.fonts->small;
     l.top_h = f->FontSize + std::round(4 * ui.scale);
-    l.label_w = std::min(std::round(width * 0.3f), text_size(f, mode(s) == Mode::lesson ? "0000" : "0000 abcdefgh").x + 6);
+    l.label_w = std::min(std::round(width * 0.3f), text_size(f, !generates_tokens(s) ? "0000" : "0000 abcdefgh").x + 6);
     // A readable cell at least; never more rows than the page is sent (generate_follow_rows).
     const float cell_min = std::round(13 * ui.scale), cell_max = std::round(40 * ui.scale);
     const float strip_h = std::round(6 * ui.scale) + f->FontSize + 2 + std::round(18 * ui.scale);
@@ -65,7 +65,7 @@ PictureLayout picture_layout(const AppState& s, const UiContext& ui, float width
 std::string row_label(const AppState& s, int t) {
     const GenerateState& g = s.generate;
     std::string label = std::to_string(t);
-    if (mode(s) != Mode::lesson && t < int(g.tokens.size())) label += " " + generate_token_label(s, g.tokens[size_t(t)]);
+    if (generates_tokens(s) && t < int(g.tokens.size())) label += " " + generate_token_label(s, g.tokens[size_t(t)]);
     return label;
 }
 
@@ -219,7 +219,7 @@ float kv_strip_height(const UiContext& ui, int layers) {
 
 void kv_strips(AppState& s, UiContext& ui, float width) {
     const GenerateState& g = s.generate;
-    const bool lesson = mode(s) == Mode::lesson;
+    const bool lesson = !generates_tokens(s);
     const CacheSizes z = generate_cache_sizes(s);
     const int L = z.layers, T = z.T, C = z.C;
     const int64_t bytes = 2 * int64_t(L) * T * C * 4;
@@ -276,7 +276,7 @@ void measurements(AppState& s, UiContext& ui) {
     ImGui::PopStyleColor();
     record(ui, "generate_rows_diff", line, int(g.rows.size()) - 1, float(st.rows_max_abs), a,
            ImVec2(a.x + ImGui::GetItemRectSize().x, a.y + ImGui::GetItemRectSize().y));
-    const char* what = mode(s) == Mode::lesson ? "the new output row y vs the recompute's: "
+    const char* what = !generates_tokens(s) ? "the new output row y vs the recompute's: "
                                                  : "the new logits vs the recompute's: ";
     const std::string logits_line =
         what + (st.checking               ? std::string("working…")

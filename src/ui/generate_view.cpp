@@ -115,7 +115,7 @@ void text_box(AppState& s, UiContext& ui, float width) {
     dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + box_h), ui.pal.panel, 4);
     dl->AddRect(p0, ImVec2(p0.x + width, p0.y + box_h), ui.pal.frame, 4);
     if (words.empty()) {
-        const char* none = mode(s) == Mode::lesson ? "The lesson's module has no tokens: each Step appends a new random row of x."
+        const char* none = !generates_tokens(s) ? "The lesson's module has no tokens: each Step appends a new random row of x."
                                                    : "";
         dl->AddText(ui.fonts->body, ui.fonts->body->FontSize, ImVec2(p0.x + pad, p0.y + pad), ui.pal.text_dim, none);
     }
@@ -188,7 +188,7 @@ void sampling_controls(AppState& s, UiContext& ui, float width) {
     if (ImGui::SliderFloat("temperature", &temp, 0.f, 3.f, "%.2f")) o.temperature = temp, changed = true;
     ImGui::SetNextItemWidth(slider_w);
     // A page following a GPT model has the teacher's bars, not its logits: the vocabulary's size.
-    const int V = g.received && s.shown.input && s.shown.input->model ? s.shown.input->model->config.vocab : int(g.logits.size());
+    const int V = g.received && shown_model(s) && shown_model(s)->model ? shown_model(s)->model->config.vocab : int(g.logits.size());
     if (ImGui::SliderInt("top-k", &o.top_k, 0, std::max(1, std::min(V, 50)), o.top_k == 0 ? "off" : "%d")) changed = true;
     ImGui::SetNextItemWidth(slider_w);
     if (ImGui::SliderFloat("top-p", &top_p, 0.f, 1.f, top_p >= 1.f ? "off (1)" : "%.2f")) o.top_p = top_p, changed = true;
@@ -229,7 +229,7 @@ void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         measurements(s, ui);
         ImGui::PopTextWrapPos();
         ImGui::Spacing();
-        if (mode(s) != Mode::lesson) text_box(s, ui, width);
+        if (generates_tokens(s)) text_box(s, ui, width);
         const float top = ImGui::GetCursorScreenPos().y;
         const float left_w = std::round(width * 0.46f), right_x = x0 + left_w + gap, right_w = x0 + width - right_x;
 
@@ -237,12 +237,12 @@ void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::SetCursorScreenPos(ImVec2(x0, top));
         ImGui::BeginGroup();
         ImGui::PushTextWrapPos(x0 + left_w - wx);
-        if (mode(s) == Mode::lesson) {
+        if (!generates_tokens(s)) {
             heading(ui, "The lesson's module: no tokens, nothing to sample");
             ImGui::TextWrapped("Each Step appends a new row of x: the next torch.randn(C) of the recipe's generator "
                                "(seed %d, after the weights, x and the replacement row). Its q, k and v are computed, "
                                "its k and v join the cache, and only its row of scores is new.",
-                               int(s.config.seed));
+                               int(s.config.applied.seed));
         } else {
             distribution(s, ui, left_w);
             ImGui::Spacing();
@@ -264,7 +264,7 @@ void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (ImGui::ArrowButton("##gen_head_next", ImGuiDir_Right)) win.head0 = std::min(H - 1, win.head0 + 1);
         ImGui::SameLine();
         ImGui::AlignTextToFramePadding();
-        const std::string title = "Attention · " + (s.shown.input ? "layer " + std::to_string(g.layer) + " · " : std::string()) +
+        const std::string title = "Attention · " + (shown_model(s) ? "layer " + std::to_string(g.layer) + " · " : std::string()) +
                                   "head " + std::to_string(win.head0) + " of " + std::to_string(H);
         ImGui::TextUnformatted(title.c_str());
         // The picture takes what the cache's strips and the captions leave of the view's height.

@@ -34,7 +34,7 @@ ImU32 mix(ImU32 a, ImU32 b, float t) {
 
 // p, the replacement (a word through the tokenizer or an id) and whether it is applied.
 void draw_controls_row(AppState& s, UiContext& ui, ImVec2 pos, float width) {
-    const int T = s.config.seq_len;
+    const int T = s.config.applied.seq_len;
     const std::vector<std::string>& words = position_words(s);
     ImGui::SetCursorScreenPos(pos);
     ImGui::PushID("gpt_causality");
@@ -57,7 +57,7 @@ void draw_controls_row(AppState& s, UiContext& ui, ImVec2 pos, float width) {
     const float apply_w = ImGui::CalcTextSize("Apply").x + 2 * ImGui::GetStyle().FramePadding.x;
     const float rest = pos.x + width - ImGui::GetCursorScreenPos().x - apply_w - ImGui::GetStyle().ItemSpacing.x;
     ImGui::SetNextItemWidth(std::round(std::clamp(rest, ui.scaled(60), ui.scaled(200))));
-    const bool tok = s.shown.input->tokenizer != nullptr;
+    const bool tok = shown_model(s)->tokenizer != nullptr;
     const bool enter = ImGui::InputTextWithHint("##replace", tok ? "a word or an id" : "an id", &s.fields.replace_field,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::IsItemHovered())
@@ -74,16 +74,16 @@ void draw_controls_row(AppState& s, UiContext& ui, ImVec2 pos, float width) {
 
 // The sentence under the controls, read off the numbers recompute() kept.
 std::string gpt_verdict(const AppState& s) {
-    const GptCausality& c = s.causality;
+    const GptCausality& c = s.model_run.causality;
     const int L = int(c.resid_max_abs.size());
-    const std::string now = "“" + model_token_label(s, s.shown.input->tokens[size_t(std::clamp(s.p, 0, s.config.seq_len - 1))]) +
+    const std::string now = "“" + model_token_label(s, shown_model(s)->tokens[size_t(std::clamp(s.p, 0, s.config.applied.seq_len - 1))]) +
                             "” → “" + model_token_label(s, replacement_token(s, s.p)) + "”";
-    if (s.applied_p < 0 || L == 0)
+    if (s.run.applied_p < 0 || L == 0)
         return "Tick “replaced” (or pick p) to replace " + now + " at p = " + std::to_string(s.p) +
                " and run every layer again from p.";
-    const DySummary& r = s.resid_summary;
-    const DySummary& g = s.dy_out_summary;
-    const int p = s.applied_p;
+    const DySummary& r = s.model_run.resid_summary;
+    const DySummary& g = s.model_run.dy_out_summary;
+    const int p = s.run.applied_p;
     if (p > 0 && r.before == 0.f && g.before == 0.f && !r.nan && !g.nan && r.zeros_before == p)
         return "Positions 0 to " + std::to_string(p - 1) + " come before p = " + std::to_string(p) + ": in " +
                (L == 2 ? std::string("both") : "all " + std::to_string(L)) + " layers the causal mask hides position " + std::to_string(p) +
@@ -100,7 +100,7 @@ float draw_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int& t0, int&
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
-    const GptCausality& c = s.causality;
+    const GptCausality& c = s.model_run.causality;
     const int L = int(c.resid_max_abs.size()), T = int(c.logits_max_abs.size());
     const std::vector<std::string>& words = position_words(s);
     const float pad = ui.px(4);
@@ -115,13 +115,13 @@ float draw_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int& t0, int&
     t0 = std::clamp(t0, 0, std::max(0, T - fit));
     const int n = std::min(fit, T - t0);
     // The colour scales: the largest finite change of any layer, and of the logits (recompute()'s summaries).
-    const float top_value = s.resid_summary.top, top_logits = s.dy_out_summary.top;
+    const float top_value = s.model_run.resid_summary.top, top_logits = s.model_run.dy_out_summary.top;
     const float x0 = p0.x + label_w;
     // Column heads: the position and its token.
     for (int i = 0; i < n; ++i) {
         const int t = t0 + i;
         const float cx = x0 + cell_w * float(i);
-        const ImU32 col = t == s.applied_p ? pal.accent : t < s.applied_p ? pal.exact_zero : pal.text_dim;
+        const ImU32 col = t == s.run.applied_p ? pal.accent : t < s.run.applied_p ? pal.exact_zero : pal.text_dim;
         const std::string num = std::to_string(t), word = fit_text(f, position_word(words, t, 10), cell_w - 2 * pad);
         dl->AddText(f, f->FontSize, ImVec2(cx + pad, p0.y), col, num.c_str());
         dl->AddText(f, f->FontSize, ImVec2(cx + pad, p0.y + f->FontSize + 2), col, word.c_str());
@@ -164,8 +164,8 @@ float draw_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, int& t0, int&
         y += row_h;
     }
     // Position p's column outlined, the cells before it marked as the ones that cannot move.
-    if (s.applied_p >= t0 && s.applied_p < t0 + n) {
-        const float ax = x0 + cell_w * float(s.applied_p - t0);
+    if (s.run.applied_p >= t0 && s.run.applied_p < t0 + n) {
+        const float ax = x0 + cell_w * float(s.run.applied_p - t0);
         dl->AddRect(ImVec2(ax - 1, p0.y + head_h - 1), ImVec2(ax + cell_w, y), pal.accent, 0.f, 0, 2.f);
     }
     if (ui.layout) {
@@ -202,7 +202,7 @@ void draw_gpt_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::PopTextWrapPos();
     y = ImGui::GetCursorScreenPos().y + gap;
     const float legend_h = legend_height(ui);
-    if (s.causality.resid_max_abs.empty()) {
+    if (s.model_run.causality.resid_max_abs.empty()) {
         ImFont* sf = ui.fonts->small;
         dl->AddText(sf, sf->FontSize, ImVec2(p0.x, y), ui.pal.text_dim,
                     "The table of max |Δ resid_post| per layer and position, and max |Δ logits|, shows once a token is replaced.");
@@ -219,7 +219,7 @@ void draw_gpt_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         const float bottom =
             draw_table(s, ui, ImVec2(p0.x, y), ImVec2(p1.x, p1.y - legend_h - gap - pager_h), win.key0, win.row0);
         ImGui::SetCursorScreenPos(ImVec2(p0.x, bottom + gap * 0.5f));
-        const int T = s.config.seq_len;
+        const int T = s.config.applied.seq_len;
         ImGui::PushID("gpt_causality_pages");
         ImGui::BeginDisabled(win.key0 <= 0);
         if (ImGui::ArrowButton("##left", ImGuiDir_Left)) win.key0 = std::max(0, win.key0 - 8);
@@ -228,7 +228,7 @@ void draw_gpt_causality_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (ImGui::ArrowButton("##right", ImGuiDir_Right)) win.key0 = std::min(T - 1, win.key0 + 8);
         ImGui::SameLine();
         // Layers up and down, when they do not all fit.
-        const int L = int(s.causality.resid_max_abs.size());
+        const int L = int(s.model_run.causality.resid_max_abs.size());
         ImGui::BeginDisabled(win.row0 <= 0);
         if (ImGui::ArrowButton("##up", ImGuiDir_Up)) win.row0 = std::max(0, win.row0 - 1);
         ImGui::EndDisabled();

@@ -31,28 +31,28 @@ void draw_words_section(AppState& s, UiContext& ui) {
         std::string error;
         set_text(s, s.fields.text_field, error);
     }
-    if (s.tokens.empty())
+    if (s.tokens.applied.empty())
         wrapped_dim("no words: x = torch.randn(1, T, C)");
     else
-        wrapped_dim(std::to_string(s.tokens.size()) + " words, T = " + std::to_string(s.config.seq_len) + "; at most " +
+        wrapped_dim(std::to_string(s.tokens.applied.size()) + " words, T = " + std::to_string(s.config.applied.seq_len) + "; at most " +
                     std::to_string(max_words(s)) + " at this C and H");
 }
 
 void draw_weights_section(AppState& s, UiContext& ui) {
     section_heading(ui, "Weights");
-    if (s.shown.input) {
-        wrapped_dim(std::string(mode(s) == Mode::gpt_model ? "the GPT model's own (above)" : "the trained model's own (above)") +
+    if (shown_model(s)) {
+        wrapped_dim(std::string("the ") + model_noun(s) + "'s own (above)" +
                     "; a file here replaces it: the lesson's layout, a model attnviz train wrote, or with Open "
                     "model a whole GPT-2 directory or nanoGPT file");
-    } else if (s.weights) {
+    } else if (s.weights.applied) {
         // The file's name (the whole path on hover), then its scheme, layer, sizes and names.
-        const std::string& path = s.weights->path;
+        const std::string& path = s.weights.applied->path;
         const size_t slash = path.find_last_of('/');
         wrapped_text(slash == std::string::npos ? path : path.substr(slash + 1));
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", path.c_str());
-        wrapped_dim(weights_details(*s.weights));
+        wrapped_dim(weights_details(*s.weights.applied));
     } else
-        wrapped_dim("seeded: SelfAttention(C, H) after torch.manual_seed(" + std::to_string(s.config.seed) + ")");
+        wrapped_dim("seeded: SelfAttention(C, H) after torch.manual_seed(" + std::to_string(s.config.applied.seed) + ")");
     ImGui::SetNextItemWidth(-1);
     const bool enter = ImGui::InputTextWithHint("##weights_path", "model.safetensors", &s.fields.weights_field,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
@@ -74,7 +74,7 @@ void draw_weights_section(AppState& s, UiContext& ui) {
         request_weights_file(s, s.fields.weights_field, s.fields.layer_field, error);
     }
     ImGui::SameLine();
-    ImGui::BeginDisabled(!s.weights && !s.edit_weights);
+    ImGui::BeginDisabled(!s.weights.applied && !s.weights.edit);
     if (ImGui::Button("Unload", ImVec2(std::max(1.f, row - load_w), 0))) unload_weights(s);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back to the seeded weights of this config.");
     ImGui::EndDisabled();

@@ -60,14 +60,14 @@ void train_keys(AppState& s, bool left, bool right) {
 // The Model view's keys: Up / Down move the predictions' position, Left / Right the grid's
 // first layer when it pages (the grid clamps it to what fits).
 void model_keys(AppState& s, bool left, bool right) {
-    const int N = s.config.seq_len;
+    const int N = s.config.applied.seq_len;
     const int p = s.model_view.predict_pos < 0 ? N - 1 : s.model_view.predict_pos;
     if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) s.model_view.predict_pos = std::max(0, p - 1);
     if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) s.model_view.predict_pos = std::min(N - 1, p + 1);
     if (left) s.model_view.model_layer0 = std::max(0, s.model_view.model_layer0 - 1);
     if (right) s.model_view.model_layer0 += 1;
     // A: ablate or restore the head under the cursor (the grid or the table); Shift+A: every head back.
-    if (pressed('A') && s.shown.input) {
+    if (pressed('A') && heads_ablatable(s)) {
         if (ImGui::GetIO().KeyShift) restore_all_heads(s);
         else if (s.model_view.hover_layer >= 0 && s.model_view.hover_head >= 0) toggle_ablation(s, s.model_view.hover_layer, s.model_view.hover_head);
     }
@@ -172,7 +172,7 @@ void handle_keys(AppState& s) {
         if (right) a = std::min(1.f, std::round(a * 20 + 1) / 20);
         if (left) a = std::max(0.f, std::round(a * 20 - 1) / 20);
         if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) p = std::max(0, p - 1);
-        if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) p = std::min(s.config.seq_len - 1, p + 1);
+        if (pressed_repeat(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) p = std::min(s.config.applied.seq_len - 1, p + 1);
         request_perturbation(s, p, a);
     }
     for (int v = 0; v < view_count; ++v)
@@ -187,10 +187,10 @@ void handle_keys(AppState& s) {
         win.row0 = win.key0 = win.chan0 = 0;
     }
     if (pressed(key_left_bracket)) win.head0 = std::max(0, win.head0 - 1);
-    if (pressed(key_right_bracket)) win.head0 = std::clamp(win.head0 + 1, 0, std::max(0, s.config.n_head - 1));
+    if (pressed(key_right_bracket)) win.head0 = std::clamp(win.head0 + 1, 0, std::max(0, s.config.applied.n_head - 1));
     // The side panel's settings; the config ones go through request_config like its fields.
-    Config e = s.edit;
-    KernelChoice k = s.edit_kernel_choice;
+    Config e = s.config.edit;
+    KernelChoice k = s.kernel_choice.edit;
     bool changed = false;
     if (pressed('M')) e.mask = MaskMode((int(e.mask) + 1) % 3), changed = true;
     if (pressed('S')) e.scale = ScaleMode((int(e.scale) + 1) % 3), changed = true;

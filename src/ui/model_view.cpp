@@ -53,12 +53,11 @@ const char* role_words(int kind) {
 }
 
 void open_in_scores(AppState& s, int layer, int head) {
-    if (s.shown.input) request_layer(s, layer);
-    s.screen.windows[int(View::scores)].head0 = std::clamp(head, 0, std::max(0, s.config.n_head - 1));
+    request_layer(s, layer); // the lesson's module has one
+    s.screen.windows[int(View::scores)].head0 = std::clamp(head, 0, std::max(0, s.config.applied.n_head - 1));
     s.screen.view = View::scores;
 }
 
-int layer_count(const AppState& s) { return s.shown.input ? s.shown.input->model->config.n_layer : 1; }
 
 namespace {
 
@@ -69,9 +68,9 @@ float model_view_title(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImFont* hf = ui.fonts->heading;
     const Palette& pal = ui.pal;
     const float width = p1.x - p0.x;
-    const int L = layer_count(s), H = s.config.n_head;
+    const int L = layer_count(s), H = s.config.applied.n_head;
     float y = p0.y;
-    const bool choices = s.shown.input && lens_available(s);
+    const bool choices = shown_model(s) && lens_available(s);
     const char* labels[3] = {"Heads", "Logit lens", "Patching"};
     float choices_w = 0;
     if (choices) {
@@ -96,10 +95,10 @@ float model_view_title(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
 
 // The sentence under the title (none in a short window), or the lesson's note and its button.
 void model_view_sentence(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float y, bool compact) {
-    const int H = s.config.n_head;
+    const int H = s.config.applied.n_head;
     ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
-    if (!s.shown.input) {
+    if (!shown_model(s)) {
         ImGui::TextDisabled("The lesson's module is one layer: its %d heads on the input. A trained model shows every "
                             "layer and what its heads have learnt.", H);
         if (ImGui::SmallButton("Open the Train view")) s.screen.view = View::train;
@@ -115,13 +114,13 @@ void model_view_sentence(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float
 // two arrangements, from y down to `bottom`.
 void model_view_heads(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float y, float bottom, bool compact) {
     const float width = p1.x - p0.x;
-    const int L = layer_count(s), H = s.config.n_head;
+    const int L = layer_count(s), H = s.config.applied.n_head;
     const float gap = std::round(16 * ui.scale);
     // Two arrangements, whichever draws the patterns bigger: the table, the ablation box and
     // the predictions in a column on the right, or under the grid (a model of few layers):
     // the table on the left, the box over the predictions on the right.
     // A model's table has the ablate and DLA columns too: a little more room.
-    const float side_w = std::round(std::clamp(width * (s.shown.input ? 0.42f : 0.38f), std::min(width * 0.5f, 300 * ui.scale), 560 * ui.scale));
+    const float side_w = std::round(std::clamp(width * (shown_model(s) ? 0.42f : 0.38f), std::min(width * 0.5f, 300 * ui.scale), 560 * ui.scale));
     const float pred_h = predictions_height(s, ui, compact);
     const float table_h = ImGui::GetTextLineHeightWithSpacing() * (compact ? 1.f : 3.f) +
                           ImGui::GetFrameHeight() * float(std::min(L * H, 12) + 1);
@@ -176,7 +175,7 @@ void model_view_legend(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float l
     auto total = [&](bool with_map, bool words) {
         float w = with_map ? text_size(f, map).x + space : 0;
         for (int k = 0; k < 3; ++k) w += sw + pad + text_size(f, role_text(k, words)).x + space;
-        if (s.shown.input) w += sw + pad + text_size(f, ablated_words).x + space;
+        if (heads_ablatable(s)) w += sw + pad + text_size(f, ablated_words).x + space;
         return w;
     };
     const bool words = total(false, true) <= width;
@@ -192,7 +191,7 @@ void model_view_legend(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float l
         x += sw + pad;
         text(role_text(k, words), role_color(pal, k));
     }
-    if (s.shown.input) {
+    if (heads_ablatable(s)) {
         // An ablated head: crossed out in the warning colour.
         const ImVec2 a(x, ly + 1), b(x + sw, ly + f->FontSize - 1);
         dl->AddRect(a, b, pal.warning, 0, 0, std::max(1.f, std::round(1.5f * ui.scale)));
@@ -213,7 +212,7 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     s.model_view.hover_layer = s.model_view.hover_head = -1; // and the head under it, for the key A
     const float y = model_view_title(s, ui, p0, p1);
     model_view_sentence(s, ui, p0, p1, y, compact);
-    if (s.shown.input && lens_available(s)) {
+    if (shown_model(s) && lens_available(s)) {
         // The main area: the heads, the logit lens or the Patching panel.
         const ImVec2 a(p0.x, ImGui::GetCursorScreenPos().y + std::round(4 * ui.scale));
         if (s.model_view.panel == ModelPanel::lens) return draw_lens_table(s, ui, a, p1);

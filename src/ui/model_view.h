@@ -71,8 +71,6 @@ const char* role_words(int kind); // "previous-token", "duplicate-token", "induc
 
 // Opens head `head` of layer `layer` in the scores view (a click on the grid or the table).
 void open_in_scores(AppState& s, int layer, int head);
-// The shown model's layers (1: the lesson's module).
-int layer_count(const AppState& s);
 
 // The main area's other panels (chosen above the grid): the logit lens table
 // (model_view_lens.cpp) and the Patching panel (patch_panel.cpp).

@@ -52,9 +52,9 @@ float head_value(const AppState& s, DetectorColumn col, int layer, int head) {
     };
     const bool ablated = !s.ablation.applied.empty();
     switch (col) {
-    case DetectorColumn::dla: return s.shown.input ? dla(ablated ? n.ablated : n.clean) : NAN;
-    case DetectorColumn::dla_delta: return s.shown.input && ablated ? dla(n.ablated) - dla(n.clean) : NAN;
-    case DetectorColumn::ablate: return s.shown.input ? (s.ablation.applied.has(layer, head) ? 1.f : 0.f) : NAN;
+    case DetectorColumn::dla: return heads_ablatable(s) ? dla(ablated ? n.ablated : n.clean) : NAN;
+    case DetectorColumn::dla_delta: return heads_ablatable(s) && ablated ? dla(n.ablated) - dla(n.clean) : NAN;
+    case DetectorColumn::ablate: return heads_ablatable(s) ? (s.ablation.applied.has(layer, head) ? 1.f : 0.f) : NAN;
     case DetectorColumn::head:
     case DetectorColumn::prev:
     case DetectorColumn::dup:
@@ -94,7 +94,7 @@ std::string detector_explanation(const AppState& s) {
     if (!d.repeat_induction.empty())
         what += "ind (rep.): on " + std::to_string(d.repeat_count) + " random sequences " +
                 std::string(d.repeat_bos < 0 ? "r r filler"
-                            : mode(s) == Mode::gpt_model ? "<|endoftext|> r r filler" : "^ r r filler") + ", r of " +
+                            : std::holds_alternative<GptModel>(s.shown.source) ? "<|endoftext|> r r filler" : "^ r r filler") + ", r of " +
                 std::to_string(d.repeat_len) + " tokens (seed " + std::to_string(d.repeat_seed) + ").";
     else
         what += "ind (rep.) needs a model with a vocabulary (n/a).";
@@ -147,7 +147,7 @@ void setup_detector_columns(const AppState& s, UiContext& ui, const DetectorRows
     const float box_w = std::max(ImGui::GetFontSize(), ImGui::CalcTextSize("abl.").x);
     ImGui::TableSetupColumn("abl.", ImGuiTableColumnFlags_NoSort | ImGuiTableColumnFlags_WidthFixed | (t.model ? 0 : off), box_w,
                             int(DetectorColumn::ablate));
-    const float name_w = ImGui::CalcTextSize(s.shown.input && s.shown.input->model->config.n_layer > 10 ? "L11 h11" : "L1 h1").x;
+    const float name_w = ImGui::CalcTextSize(layer_count(s) > 10 ? "L11 h11" : "L1 h1").x;
     ImGui::TableSetupColumn("head", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_WidthFixed,
                             std::max(name_w, ImGui::CalcTextSize("head").x + ImGui::GetFontSize()) + ui.px(2),
                             int(DetectorColumn::head));
@@ -179,7 +179,7 @@ void draw_detector_header(const AppState& s, UiContext& ui) {
                 tip = "Direct logit attribution at position " + std::to_string(n.pos) + " onto " +
                       (n.token >= 0 ? "“" + model_token_label(s, n.token) + "”" : std::string("?")) +
                       " (the clean run's top prediction there): what the head's output adds, alone, to that logit" +
-                      (mode(s) == Mode::gpt_model ? " through ln_f with its scale frozen" : "") + " (Up / Down moves the position)." +
+                      (std::holds_alternative<GptModel>(s.shown.source) ? " through ln_f with its scale frozen" : "") + " (Up / Down moves the position)." +
                       (c == 7 ? " Δ: after the ablation minus before." : "");
             if (!tip.empty()) {
                 ImGui::PushTextWrapPos(ui.px(420));
@@ -310,7 +310,7 @@ void draw_detector_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, bool 
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
     if (!ImGui::BeginTable("detector", 8, flags, ImVec2(p1.x - p0.x, h))) return;
     DetectorRows t;
-    t.model = s.shown.input != nullptr, t.ablated = t.model && !s.ablation.applied.empty();
+    t.model = heads_ablatable(s), t.ablated = t.model && !s.ablation.applied.empty();
     t.repeat = !s.model_view.detection.repeat_induction.empty();
     t.p0 = p0, t.p1 = p1;
     setup_detector_columns(s, ui, t);

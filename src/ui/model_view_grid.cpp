@@ -21,8 +21,8 @@ namespace {
 // The pattern texture of (layer, head): a trained model's from the grid's set, the lesson's
 // module's from the trace the other views draw.
 const Texture* pattern_texture(const AppState& s, const UiContext& ui, int layer, int head) {
-    const int H = s.config.n_head;
-    if (s.shown.input) {
+    const int H = s.config.applied.n_head;
+    if (shown_model(s)) {
         const size_t i = size_t(layer) * size_t(H) + size_t(head);
         return ui.grid_probs && i < ui.grid_probs->size() ? &(*ui.grid_probs)[i] : nullptr;
     }
@@ -55,18 +55,18 @@ void head_picture(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, flo
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
-    const int N = s.config.seq_len;
+    const int N = s.config.applied.seq_len;
     const ImVec2 b(a.x + side, a.y + side);
     if (const Texture* tex = pattern_texture(s, ui, layer, head)) {
         HeatmapDraw d;
         d.data = tex;
         // A compact trace's picture: one pixel per att_pool x att_pool cells.
-        const int cells = s.shown.input && s.model_base.compact ? (N + s.model_base.att_pool - 1) / s.model_base.att_pool : N;
+        const int cells = s.model_run.model_base.compact ? (N + s.model_run.model_base.att_pool - 1) / s.model_run.model_base.att_pool : N;
         d.rows = d.cols = cells;
         d.nrows = d.ncols = float(cells);
         d.colormap = Colormap::viridis;
         d.lo = 0, d.hi = 1;
-        d.mask = mask_shade(s.config);
+        d.mask = mask_shade(s.config.applied);
         d.grid_min_px = 12 * ui.scale;
         std::copy(std::begin(pal.grid_rgb), std::end(pal.grid_rgb), d.grid_rgb);
         d.x0 = a.x, d.y0 = a.y, d.x1 = b.x, d.y1 = b.y;
@@ -139,7 +139,7 @@ bool ablate_mark(AppState& s, UiContext& ui, int layer, int head, bool ablated, 
 // The tooltip over a head's pattern: the weight under the cursor, the picture's pooling, the
 // head's role and ablation; the query row under the cursor asks for its predictions.
 void head_tooltip(AppState& s, int layer, int head, ImVec2 a, float side, bool ablated, const HeadRole* role) {
-    const int N = s.config.seq_len;
+    const int N = s.config.applied.seq_len;
     const float cell = side / float(N);
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int r = std::clamp(int((m.y - a.y) / cell), 0, N - 1), k = std::clamp(int((m.x - a.x) / cell), 0, N - 1);
@@ -150,8 +150,8 @@ void head_tooltip(AppState& s, int layer, int head, ImVec2 a, float side, bool a
     auto named = [&](int t) { return size_t(t) < words.size() ? std::to_string(t) + " (" + words[size_t(t)] + ")" : std::to_string(t); };
     std::string tip = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": query " + named(r) + " → key " +
                       named(k) + ": weight " + (v ? format_value((*v)(r, k), 3) : std::string("…"));
-    if (s.shown.input && s.model_base.compact) {
-        const std::string pool = std::to_string(s.model_base.att_pool);
+    if (s.model_run.model_base.compact) {
+        const std::string pool = std::to_string(s.model_run.model_base.att_pool);
         tip += "\nThe picture: each pixel the largest weight of its " + pool + " × " + pool + " cells (T = " +
                std::to_string(N) + ")";
     }
@@ -159,19 +159,19 @@ void head_tooltip(AppState& s, int layer, int head, ImVec2 a, float side, bool a
     if (ablated) tip += "\nAblated: its output is replaced by " + std::string(s.ablation.applied.mode == AblationMode::zero ? "zero" : "its mean") +
                         ", so later layers no longer read it (the pattern is what it still computes).";
     tip += "\nClick to open it in the scores view";
-    tip += s.shown.input ? "; A or the corner mark ablates / restores it." : ".";
+    tip += heads_ablatable(s) ? "; A or the corner mark ablates / restores it." : ".";
     ImGui::SetTooltip("%s", tip.c_str());
 }
 
 // One head's pattern at `a`, `side` pixels square, with its frame, tag, ticks and tooltip.
 void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float side, bool ticks, const HeadRole* role) {
-    const int N = s.config.seq_len;
+    const int N = s.config.applied.seq_len;
     head_picture(s, ui, layer, head, a, side, ticks);
-    const bool ablated = s.shown.input && head_ablated(s, layer, head);
+    const bool ablated = heads_ablatable(s) && head_ablated(s, layer, head);
     head_frame(ui, a, side, ablated, role);
     const float ms = std::round(std::min(std::max(ui.fonts->small->FontSize, 12.f), side * 0.4f));
     const ImVec2 m0(a.x + side - ms, a.y);
-    const bool mark_clicked = s.shown.input && ablate_mark(s, ui, layer, head, ablated, m0, ms);
+    const bool mark_clicked = heads_ablatable(s) && ablate_mark(s, ui, layer, head, ablated, m0, ms);
     // The click target and the tooltip.
     ImGui::SetCursorScreenPos(a);
     ImGui::PushID(layer * 4096 + head);
@@ -180,7 +180,7 @@ void draw_head(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, float 
     if (ImGui::IsItemHovered()) head_tooltip(s, layer, head, a, side, ablated, role);
     if (clicked) open_in_scores(s, layer, head);
     if (mark_clicked) toggle_ablation(s, layer, head);
-    if (ui.layout && s.shown.input) {
+    if (ui.layout && heads_ablatable(s)) {
         LayoutItem it;
         it.kind = "ablate_mark";
         it.name = ablated ? "ablated" : "";
@@ -213,7 +213,7 @@ struct GridPlan {
 
 GridPlan plan_grid(const AppState& s, const UiContext& ui, ImVec2 size) {
     ImFont* f = ui.fonts->small;
-    const int L = layer_count(s), H = s.config.n_head, N = s.config.seq_len;
+    const int L = layer_count(s), H = s.config.applied.n_head, N = s.config.applied.seq_len;
     GridPlan g;
     g.gap = std::round(14 * ui.scale);
     g.tag_h = f->FontSize + std::round(6 * ui.scale);
@@ -244,7 +244,7 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
-    const int L = layer_count(s), H = s.config.n_head;
+    const int L = layer_count(s), H = s.config.applied.n_head;
     ViewWindow& win = s.screen.windows[int(View::model)];
     const GridPlan g = plan_grid(s, ui, ImVec2(p1.x - p0.x, p1.y - p0.y));
     const GridFit& fit = g.fit;
@@ -310,7 +310,7 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     for (int l = l0; l < l1; ++l) {
         const float by = y + float(l - l0) * (box_h + gap) + (ticks ? f->FontSize : 0);
         // The block the other views show is marked: it is the one a click keeps.
-        const bool shown = s.shown.input && l == s.shown.layer;
+        const bool shown = shown_model(s) && l == s.shown.layer;
         const std::string t = "layer " + std::to_string(l);
         dl->AddText(f, f->FontSize, ImVec2(p0.x, by + fit.thumb / 2 - f->FontSize / 2), shown ? pal.accent : pal.text_dim, t.c_str());
         for (int h = h0; h < h1; ++h) {

@@ -24,11 +24,11 @@ void cell_tooltip(const AppState& s, int r, int pos) {
     if (!top) return;
     ImGui::BeginTooltip();
     ImGui::Text("%s, position %d (%s): its top 5", row_name(r).c_str(), pos,
-                model_token_label(s, s.model_base.tokens[size_t(pos)]).c_str());
+                model_token_label(s, s.model_run.model_base.tokens[size_t(pos)]).c_str());
     for (const TokenProb& tp : *top) ImGui::Text("  %-16s %s", model_token_label(s, tp.token).c_str(), format_with(tp.prob, "%.3f").c_str());
     const float next = t.next_prob(r, pos);
     if (!std::isnan(next))
-        ImGui::Text("the next token, %s: %s", model_token_label(s, s.model_base.tokens[size_t(pos) + 1]).c_str(), format_with(next, "%.3f").c_str());
+        ImGui::Text("the next token, %s: %s", model_token_label(s, s.model_run.model_base.tokens[size_t(pos) + 1]).c_str(), format_with(next, "%.3f").c_str());
     else
         ImGui::TextDisabled("the last position: no next token in the sequence");
     ImGui::EndTooltip();
@@ -53,8 +53,8 @@ void draw_lens_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
-    const int T = int(s.model_base.tokens.size());
-    const int rows = s.shown.input ? s.shown.input->model->config.n_layer + 1 : 0;
+    const int T = int(s.model_run.model_base.tokens.size());
+    const int rows = shown_model(s) ? layer_count(s) + 1 : 0;
     if (!lens_available(s) || T == 0) {
         ImGui::SetCursorScreenPos(p0);
         ImGui::TextDisabled("The logit lens reads the residual stream through the model's next-token head: open a GPT model or "
@@ -65,7 +65,7 @@ void draw_lens_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
     ImGui::TextDisabled("Each row reads the residual stream after that layer as if it were the last (%s): the cell is its "
                         "top token, coloured by its probability. Hover for the top 5 and the next token's probability.",
-                        s.shown.input->gpt() ? "ln_f, then the unembedding wte" : "the next-token head lm_head");
+                        unembedding_name(s));
     ImGui::PopTextWrapPos();
     const float label_w = text_size(f, "layer 00").x + std::round(10 * ui.scale);
     const float cell_w = std::round(84 * ui.scale), gap = std::round(2 * ui.scale);
@@ -80,7 +80,7 @@ void draw_lens_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     // The positions' header: the index and the token.
     for (int pos = first; pos < end; ++pos) {
         const float x = p0.x + label_w + float(pos - first) * (cell_w + gap);
-        const std::string word = fit_text(f, model_token_label(s, s.model_base.tokens[size_t(pos)]), cell_w);
+        const std::string word = fit_text(f, model_token_label(s, s.model_run.model_base.tokens[size_t(pos)]), cell_w);
         dl->AddText(f, f->FontSize, ImVec2(x, top), pal.text_dim, std::to_string(pos).c_str());
         dl->AddText(f, f->FontSize, ImVec2(x, top + f->FontSize + 2), pal.text, word.c_str());
     }

@@ -15,20 +15,20 @@ namespace attnviz {
 
 int shown_prediction_pos(const AppState& s) {
     if (s.model_view.predict_hover >= 0) return s.model_view.predict_hover;
-    return s.model_view.predict_pos < 0 ? s.config.seq_len - 1 : s.model_view.predict_pos;
+    return s.model_view.predict_pos < 0 ? s.config.applied.seq_len - 1 : s.model_view.predict_pos;
 }
 
 namespace {
 
 bool has_lm(const AppState& s) {
-    return mode(s) == Mode::gpt_model || (mode(s) == Mode::toy_model && s.shown.input->model->config.has_lm_head());
+    return has_next_token_head(s);
 }
 
 } // namespace
 
 std::string prediction_line(const AppState& s) {
     if (!has_lm(s)) return "";
-    const int pos = std::clamp(shown_prediction_pos(s), 0, s.config.seq_len - 1);
+    const int pos = std::clamp(shown_prediction_pos(s), 0, s.config.applied.seq_len - 1);
     const std::vector<std::string>& words = position_words(s);
     std::string out = "next token after " + std::to_string(pos) + (size_t(pos) < words.size() ? " “" + words[size_t(pos)] + "”" : "") +
                       " (hover a query row):";
@@ -59,8 +59,8 @@ struct BoxRow {
 std::vector<BoxRow> box_rows(const AppState& s) {
     const AblationNumbers& n = s.ablation.numbers;
     std::vector<BoxRow> rows;
-    if (!s.shown.input) return rows;
-    if (mode(s) == Mode::gpt_model) {
+    if (!shown_model(s)) return rows;
+    if (std::holds_alternative<GptModel>(s.shown.source)) {
         rows.push_back({"next-token loss", n.clean.loss, n.ablated.loss});
         return rows;
     }
@@ -87,7 +87,7 @@ float ablation_box_height(const AppState& s, const UiContext& ui, float width, b
     const float frame = ImGui::GetFrameHeightWithSpacing(), fs = ui.fonts->small->FontSize;
     const float line = fs + st.ItemSpacing.y;                      // a line of small text
     const float row = fs + 2 * st.CellPadding.y;                    // a table row of small text
-    if (!s.shown.input) return 3 * line;
+    if (!shown_model(s)) return 3 * line;
     if (s.ablation.applied.empty()) {
         if (compact) return frame + line;
         const char* hint = "Click a head's corner mark, its box in the table, or press A over it: its output is replaced "
@@ -96,7 +96,7 @@ float ablation_box_height(const AppState& s, const UiContext& ui, float width, b
     }
     const float rows = float(box_rows(s).size());
     float h = frame + (compact ? rows * row : line + (rows + 1) * row) + st.ItemSpacing.y;
-    if (mode(s) == Mode::gpt_model) h += compact ? 2 * line : 6 * row + st.ItemSpacing.y;
+    if (std::holds_alternative<GptModel>(s.shown.source)) h += compact ? 2 * line : 6 * row + st.ItemSpacing.y;
     return h;
 }
 
@@ -122,7 +122,7 @@ bool ablation_mode_line(AppState& s, UiContext& ui) {
     ImGui::SameLine();
     const bool m1 = ImGui::RadioButton("mean", &how, int(AblationMode::mean));
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", mode(s) == Mode::gpt_model ? "The head's output is set to its mean over the text's positions (the clean model's)."
+        ImGui::SetTooltip("%s", std::holds_alternative<GptModel>(s.shown.source) ? "The head's output is set to its mean over the text's positions (the clean model's)."
                                                            : "The head's output is set to its mean over the accuracy probe (256 sequences, "
                                                              "every position; the clean model's).");
     if (m0 || m1) request_ablation(s, s.ablation.edit.heads, AblationMode(how));
@@ -177,7 +177,7 @@ void ablation_top5(AppState& s, UiContext& ui, float width, bool compact) {
     ImFont* f = ui.fonts->small;
     const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX;
     const AblationNumbers& n = s.ablation.numbers;
-    if (mode(s) != Mode::gpt_model) return;
+    if (!std::holds_alternative<GptModel>(s.shown.source)) return;
     const std::vector<std::string>& words = position_words(s);
     const std::string at = "top 5 after " + std::to_string(n.pos) +
                            (size_t(n.pos) < words.size() ? " “" + words[size_t(n.pos)] + "”" : "");
@@ -227,7 +227,7 @@ void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     ImGui::PushID("ablation_box");
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
     const float width = p1.x - p0.x;
-    if (!s.shown.input) {
+    if (!shown_model(s)) {
         ImGui::TextDisabled("Ablating a head needs a model: train one in the Train view (Open in the views) or open "
                             "one with --model.");
         ImGui::PopTextWrapPos();
@@ -272,7 +272,7 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
-    const int N = s.config.seq_len;
+    const int N = s.config.applied.seq_len;
     const int pos = std::clamp(shown_prediction_pos(s), 0, N - 1);
     const std::vector<std::string>& words = position_words(s);
     ImGui::SetCursorScreenPos(p0);
@@ -304,12 +304,12 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
     }
     std::string context;
     // A GPT model's labels carry their own spaces (·); a toy model's letters are spaced.
-    const std::string sep = mode(s) == Mode::gpt_model ? "" : " ";
+    const std::string sep = std::holds_alternative<GptModel>(s.shown.source) ? "" : " ";
     for (int t = std::max(0, pos - 11); t <= pos && size_t(t) < words.size(); ++t) context += (context.empty() ? "" : sep) + words[size_t(t)];
     if (pos > 11) context = "… " + context;
     dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, fit_text(f, context + "  →  ?", width).c_str());
     y += ImGui::GetTextLineHeightWithSpacing();
-    const float name_w = text_size(f, mode(s) == Mode::gpt_model ? "·WWWWWW" : "WWWW").x, num_w = text_size(f, "0.000").x + std::round(8 * ui.scale);
+    const float name_w = text_size(f, std::holds_alternative<GptModel>(s.shown.source) ? "·WWWWWW" : "WWWW").x, num_w = text_size(f, "0.000").x + std::round(8 * ui.scale);
     const float row_h = f->FontSize + std::round(6 * ui.scale);
     if (!top || top->empty()) {
         dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, "computing…");

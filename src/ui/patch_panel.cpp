@@ -106,8 +106,8 @@ namespace {
 
 void draw_patch_fields(AppState& s, UiContext& ui, float width) {
     PatchPanelState& p = s.patch;
-    const int T = int(s.shown.input->tokens.size());
-    const bool gpt = s.shown.input->gpt();
+    const int T = int(shown_model(s)->tokens.size());
+    const bool gpt = shown_model(s)->gpt();
     ImGui::TextDisabled("Clean: the sequence shown (%d tokens). Corrupted: the same length with a word changed.", T);
     auto label = [](const char* t) {
         ImGui::AlignTextToFramePadding();
@@ -151,7 +151,7 @@ void draw_patch_fields(AppState& s, UiContext& ui, float width) {
 
 void draw_patch_panel(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImGui::SetCursorScreenPos(p0);
-    const bool received = s.shown.input && s.shown.input->received; // a teacher's tables (follow_gpt_probes.h)
+    const bool received = received_gpt(s); // a teacher's tables (follow_gpt_probes.h)
     if (!patch_available(s) && !received) {
         ImGui::TextDisabled("Activation patching measures the next-token logits: open a GPT model or an induction model.");
         return;
@@ -160,7 +160,7 @@ void draw_patch_panel(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     if (received) ImGui::TextDisabled("The teacher's tables: the model runs on the teacher's computer.");
     else draw_patch_fields(s, ui, width);
     const PatchResult& r = s.patch.result;
-    if (r.empty() || r.model != s.shown.input->model) return;
+    if (r.empty() || r.model != shown_model(s)->model) return;
     const float gap = std::round(20 * ui.scale), bar_h = ui.fonts->small->FontSize * 2 + 8;
     const float y = ImGui::GetCursorScreenPos().y + std::round(8 * ui.scale);
     const int T = int(r.clean.size()), H = r.tables.heads.empty() ? 0 : int(r.tables.heads[0].size());

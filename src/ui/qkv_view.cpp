@@ -44,7 +44,7 @@ struct QkvParts {
 };
 
 QkvParts qkv_parts(const AppState& s, UiContext& ui, const ViewWindow& win) {
-    const int H = s.config.n_head;
+    const int H = s.config.applied.n_head;
     QkvParts q;
     q.sx = spec_x(s, ui), q.sw = spec_w_qkv_t(s, ui), q.sq = spec_qkv(s, ui);
     q.sx.colorbar = true;
@@ -93,7 +93,7 @@ void draw_product_note(const UiContext& ui, ImVec2 w_pos, float w_top, float w_h
 // at qkv_cells_x and end at qkv_bottom); returns the y under their labels.
 float draw_head_blocks(const AppState& s, UiContext& ui, ViewWindow& win, QkvParts& q, float left, float width,
                        float qkv_cells_x, float qkv_bottom, float cell) {
-    const int T = s.config.seq_len, C = s.config.n_embd, H = s.config.n_head, hd = s.config.head_dim();
+    const int T = s.config.applied.seq_len, C = s.config.applied.n_embd, H = s.config.applied.n_head, hd = s.config.applied.head_dim();
     const float block_gap = ui.px(block_gap_px), group_gap = ui.px(group_gap_px);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float blocks_top = qkv_bottom + ui.px(connector_px);
@@ -127,7 +127,7 @@ float draw_head_blocks(const AppState& s, UiContext& ui, ViewWindow& win, QkvPar
 // The product layout: x on the left, W_qkvᵀ on top, qkv where they meet, the heads' blocks
 // under it. Returns the y under it.
 float draw_qkv_product(AppState& s, UiContext& ui, ViewWindow& win, QkvParts& q, ImVec2 p0, ImVec2 p1, float y, float cell) {
-    const int T = s.config.seq_len, C = s.config.n_embd, H = s.config.n_head;
+    const int T = s.config.applied.seq_len, C = s.config.applied.n_embd, H = s.config.applied.n_head;
     const float width = p1.x - p0.x, gap = ui.gap();
     const Chrome &cx = q.cx, &cw = q.cw, &cq = q.cq;
     // qkv's cells start where W_qkvᵀ's do, so each column of W lines up with its column of qkv.
@@ -160,7 +160,7 @@ float draw_qkv_product(AppState& s, UiContext& ui, ViewWindow& win, QkvParts& q,
 // Too big for the product layout: x → qkv, then a window of heads' blocks, as rows.
 // Returns the y under them.
 float draw_qkv_rows(AppState& s, UiContext& ui, ViewWindow& win, const QkvParts& q, ImVec2 p0, ImVec2 p1, float y, float bottom) {
-    const int H = s.config.n_head;
+    const int H = s.config.applied.n_head;
     const float width = p1.x - p0.x;
     const float bar_h = window_bar_height(ui);
     std::vector<Row> rows;
@@ -207,7 +207,7 @@ float draw_qkv_rows(AppState& s, UiContext& ui, ViewWindow& win, const QkvParts&
 
 void draw_qkv_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ViewWindow& win = s.screen.windows[int(View::qkv)];
-    const Config& c = s.config;
+    const Config& c = s.config.applied;
     const int T = c.seq_len, C = c.n_embd, H = c.n_head, hd = c.head_dim();
     const float width = p1.x - p0.x;
     const float gap = ui.gap();

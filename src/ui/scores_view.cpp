@@ -19,10 +19,10 @@ namespace {
 // window of cells would not fit three panels across).
 std::vector<Row> score_rows(AppState& s, UiContext& ui, int h0, int nh, bool before_mask = true) {
     std::vector<Row> rows;
-    const int H = s.trace.H;
+    const int H = s.run.trace.H;
     const int last = std::min(H, h0 + nh) - 1;
-    const char* mask_note = s.config.mask == MaskMode::causal       ? "mask (tril)"
-                            : s.config.mask == MaskMode::off_by_one ? "mask (off by one)"
+    const char* mask_note = s.config.applied.mask == MaskMode::causal       ? "mask (tril)"
+                            : s.config.applied.mask == MaskMode::off_by_one ? "mask (off by one)"
                                                                      : "no mask";
     for (int h = h0; h <= last; ++h) {
         const bool bars = !s.screen.shared_ranges || h == last;
@@ -55,11 +55,11 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ViewWindow& win = s.screen.windows[int(View::scores)];
     const float width = p1.x - p0.x;
     float y = p0.y;
-    const Config& c = s.config;
+    const Config& c = s.config.applied;
 
     {
-        const std::string scale = c.scale == ScaleMode::head_dim ? "q·kᵀ × head_dim^−½ = q·kᵀ × " + format_value(s.trace.scale, 4)
-                                  : c.scale == ScaleMode::n_embd ? "q·kᵀ × C^−½ = q·kᵀ × " + format_value(s.trace.scale, 4)
+        const std::string scale = c.scale == ScaleMode::head_dim ? "q·kᵀ × head_dim^−½ = q·kᵀ × " + format_value(s.run.trace.scale, 4)
+                                  : c.scale == ScaleMode::n_embd ? "q·kᵀ × C^−½ = q·kᵀ × " + format_value(s.run.trace.scale, 4)
                                                                  : "q·kᵀ, not scaled";
         y = view_heading(ui, ImVec2(p0.x, y), "Scores: " + scale);
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
@@ -79,7 +79,7 @@ void draw_scores_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float predict_h = prediction_line(s).empty() ? 0 : ui.fonts->small->FontSize + ui.px(6);
     legend_h += predict_h;
     const float bar_h = window_bar_height(ui);
-    const int H = s.trace.H;
+    const int H = s.run.trace.H;
     const ImVec2 area(width, p1.y - y - bar_h - legend_h);
     int nh = std::min(H, 4);
     while (nh > 1 && fit_cell(ui, score_rows(s, ui, 0, nh), area, ui.scaled(72)) < ui.scaled(30)) --nh;

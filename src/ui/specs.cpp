@@ -34,9 +34,9 @@ std::string val(float v) { return format_value(v, 3); }
 // q, k and v are three views of one qkv matrix: with shared ranges they share one colour
 // scale, so a block looks the same in qkv and on its own. Per-head ranges are per part.
 float part_range(const AppState& s, Part which, int h) {
-    const RangeSet* ranges[3] = {&s.ranges.q, &s.ranges.k, &s.ranges.v};
+    const RangeSet* ranges[3] = {&s.run.ranges.q, &s.run.ranges.k, &s.run.ranges.v};
     if (s.screen.shared_ranges)
-        return std::max({range_of(s, s.ranges.q, -1), range_of(s, s.ranges.k, -1), range_of(s, s.ranges.v, -1)});
+        return std::max({range_of(s, s.run.ranges.q, -1), range_of(s, s.run.ranges.k, -1), range_of(s, s.run.ranges.v, -1)});
     return range_of(s, *ranges[int(which)], h);
 }
 
@@ -60,15 +60,15 @@ MatrixSpec panel(const std::string& name, int head, std::string title, int rows,
 
 // Cell values from a matrix of the trace, and from the unperturbed trace when one is kept.
 void values_from(MatrixSpec& m, const AppState& s, Mat Trace::*mat) {
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     m.value = [&tr, mat](int r, int c) { return (tr.*mat)(r, c); };
-    if (s.has_base && perturbed(s)) m.base_value = [&s, mat](int r, int c) { return (s.base.*mat)(r, c); };
+    if (s.run.has_base && perturbed(s)) m.base_value = [&s, mat](int r, int c) { return (s.run.base.*mat)(r, c); };
 }
 // The same from head h of a per-head tensor.
 void values_from(MatrixSpec& m, const AppState& s, PerHead Trace::*per, int h) {
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     m.value = [&tr, per, h](int r, int c) { return (tr.*per)[size_t(h)](r, c); };
-    if (s.has_base && perturbed(s)) m.base_value = [&s, per, h](int r, int c) { return (s.base.*per)[size_t(h)](r, c); };
+    if (s.run.has_base && perturbed(s)) m.base_value = [&s, per, h](int r, int c) { return (s.run.base.*per)[size_t(h)](r, c); };
 }
 
 // Head h's (T, T) texture of the unperturbed trace, when it is kept.
@@ -82,7 +82,7 @@ const char* shape_of(TensorName n) { return tensor_info(n).shape; }
 
 } // namespace
 
-bool perturbed(const AppState& s) { return s.applied_p >= 0; }
+bool perturbed(const AppState& s) { return s.run.applied_p >= 0; }
 
 ImU32 part_color(const UiContext& ui, Part which) {
     return which == Part::q ? ui.pal.q : which == Part::k ? ui.pal.k : ui.pal.v;
@@ -93,13 +93,13 @@ ImU32 part_text_color(const UiContext& ui, Part which) {
 const char* part_name(Part which) { return which == Part::q ? "q" : which == Part::k ? "k" : "v"; }
 
 MatrixSpec spec_x(const AppState& s, const UiContext& ui) {
-    const Trace& tr = s.trace;
-    MatrixSpec m = panel(name_of(TensorName::x), -1, "x   " + shape_text(shape_of(TensorName::x), s.config), tr.T, tr.C,
-                         range_of(s, s.ranges.x, -1));
+    const Trace& tr = s.run.trace;
+    MatrixSpec m = panel(name_of(TensorName::x), -1, "x   " + shape_text(shape_of(TensorName::x), s.config.applied), tr.T, tr.C,
+                         range_of(s, s.run.ranges.x, -1));
     m.parts = {MatrixPart{&ui.tex->x, base_or_null(s, ui, ui.base_tex->x), tr.C}};
     values_from(m, s, &Trace::x);
     // x is the lesson's input, a toy block's h or a GPT layer's ln_1(h): the hover says which.
-    const std::string input = std::string("input ") + attention_input_name(mode(s));
+    const std::string input = std::string("input ") + attention_input_name(s);
     m.describe = [input](int t, int c, float v) {
         return input + ", position " + std::to_string(t) + ", channel " + std::to_string(c) + ": " + val(v);
     };
@@ -107,12 +107,12 @@ MatrixSpec spec_x(const AppState& s, const UiContext& ui) {
 }
 
 MatrixSpec spec_qkv(const AppState& s, const UiContext& ui) {
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     const int C = tr.C, H = tr.H, hd = tr.head_dim;
     // The whole matrix: one scale for all three blocks.
-    const float r = std::max({range_of(s, s.ranges.q, -1), range_of(s, s.ranges.k, -1), range_of(s, s.ranges.v, -1)});
+    const float r = std::max({range_of(s, s.run.ranges.q, -1), range_of(s, s.run.ranges.k, -1), range_of(s, s.run.ranges.v, -1)});
     MatrixSpec m = panel(name_of(TensorName::qkv), -1,
-                         "qkv = x · W_qkvᵀ   " + shape_text(shape_of(TensorName::qkv), s.config), tr.T, 3 * C, r);
+                         "qkv = x · W_qkvᵀ   " + shape_text(shape_of(TensorName::qkv), s.config.applied), tr.T, 3 * C, r);
     m.parts = {MatrixPart{&ui.tex->q, base_or_null(s, ui, ui.base_tex->q), C},
                MatrixPart{&ui.tex->k, base_or_null(s, ui, ui.base_tex->k), C},
                MatrixPart{&ui.tex->v, base_or_null(s, ui, ui.base_tex->v), C}};
@@ -141,7 +141,7 @@ MatrixSpec part_panel(const AppState& s, const UiContext& ui, Part which, int h,
                       float range) {
     const Texture* tex[3] = {&ui.tex->q, &ui.tex->k, &ui.tex->v};
     const Texture* btex[3] = {&ui.base_tex->q, &ui.base_tex->k, &ui.base_tex->v};
-    MatrixSpec m = panel(part_name(which), h, std::move(title), s.trace.T, cols, range);
+    MatrixSpec m = panel(part_name(which), h, std::move(title), s.run.trace.T, cols, range);
     m.title_color = part_text_color(ui, which);
     m.frame_color = part_color(ui, which);
     m.parts = {MatrixPart{tex[int(which)], base_or_null(s, ui, *btex[int(which)]), cols}};
@@ -149,12 +149,12 @@ MatrixSpec part_panel(const AppState& s, const UiContext& ui, Part which, int h,
 }
 
 MatrixSpec spec_part(const AppState& s, const UiContext& ui, Part which) {
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     const int C = tr.C, H = tr.H, hd = tr.head_dim, p = int(which);
-    MatrixSpec m = part_panel(s, ui, which, -1, std::string(part_name(which)) + "   " + shape_text("(T, C)", s.config), C,
+    MatrixSpec m = part_panel(s, ui, which, -1, std::string(part_name(which)) + "   " + shape_text("(T, C)", s.config.applied), C,
                               part_range(s, which, -1));
     m.value = [&tr, p, C](int t, int c) { return tr.qkv(t, p * C + c); };
-    if (s.has_base && perturbed(s)) m.base_value = [&s, p, C](int t, int c) { return s.base.qkv(t, p * C + c); };
+    if (s.run.has_base && perturbed(s)) m.base_value = [&s, p, C](int t, int c) { return s.run.base.qkv(t, p * C + c); };
     m.describe = [which, hd](int t, int c, float v) {
         return std::string(part_name(which)) + ", position " + std::to_string(t) + ", channel " + std::to_string(c) +
                " (head " + std::to_string(c / hd) + "): " + val(v);
@@ -169,7 +169,7 @@ MatrixSpec spec_part(const AppState& s, const UiContext& ui, Part which) {
 }
 
 MatrixSpec spec_head_part(const AppState& s, const UiContext& ui, Part which, int h) {
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     const int hd = tr.head_dim, p = int(which), C = tr.C;
     MatrixSpec m = part_panel(s, ui, which, h, std::string(part_name(which)) + ", head " + std::to_string(h), hd,
                               part_range(s, which, h));
@@ -178,7 +178,7 @@ MatrixSpec spec_head_part(const AppState& s, const UiContext& ui, Part which, in
     PerHead Trace::*per[3] = {&Trace::q, &Trace::k, &Trace::v};
     values_from(m, s, per[p], h);
     // The unperturbed trace may keep only qkv; head h's part is a block of its columns.
-    if (s.has_base && perturbed(s)) m.base_value = [&s, p, C, h, hd](int t, int c) { return s.base.qkv(t, p * C + h * hd + c); };
+    if (s.run.has_base && perturbed(s)) m.base_value = [&s, p, C, h, hd](int t, int c) { return s.run.base.qkv(t, p * C + h * hd + c); };
     m.describe = [which, h](int t, int c, float v) {
         return std::string(part_name(which)) + " of head " + std::to_string(h) + ", position " + std::to_string(t) +
                ", channel " + std::to_string(c) + ": " + val(v);
@@ -187,7 +187,7 @@ MatrixSpec spec_head_part(const AppState& s, const UiContext& ui, Part which, in
 }
 
 MatrixSpec spec_head_k_transposed(const AppState& s, const UiContext& ui, int h) {
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     const int hd = tr.head_dim, C = tr.C;
     MatrixSpec m = panel("k_t", h, "kᵀ, head " + std::to_string(h), hd, tr.T, part_range(s, Part::k, h), true);
     m.title_color = ui.pal.k_text;
@@ -199,7 +199,7 @@ MatrixSpec spec_head_k_transposed(const AppState& s, const UiContext& ui, int h)
     m.row_axis = Axis::channel;
     m.row_caption = "channel";
     m.value = [&tr, h](int c, int j) { return tr.k[size_t(h)](j, c); };
-    if (s.has_base && perturbed(s)) m.base_value = [&s, C, h, hd](int c, int j) { return s.base.qkv(j, C + h * hd + c); };
+    if (s.run.has_base && perturbed(s)) m.base_value = [&s, C, h, hd](int c, int j) { return s.run.base.qkv(j, C + h * hd + c); };
     m.describe = [h](int c, int j, float v) {
         return "k of head " + std::to_string(h) + ", key position " + std::to_string(j) + ", channel " + std::to_string(c) +
                ": " + val(v);
@@ -208,12 +208,12 @@ MatrixSpec spec_head_k_transposed(const AppState& s, const UiContext& ui, int h)
 }
 
 MatrixSpec spec_scores(const AppState& s, const UiContext& ui, int h, ScoreStage stage) {
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     const TensorName names[3] = {TensorName::scores, TensorName::scaled, TensorName::masked};
     const char* titles[3] = {"q · kᵀ, head ", "scaled, head ", "masked, head "};
     const float scale = stage == ScoreStage::raw ? 1.f : tr.scale;
     MatrixSpec m = panel(name_of(names[int(stage)]), h, titles[int(stage)] + std::to_string(h), tr.T, tr.T,
-                         range_of(s, s.ranges.raw, h) * scale, true);
+                         range_of(s, s.run.ranges.raw, h) * scale, true);
     m.parts = {MatrixPart{&ui.tex->raw_scores[size_t(h)], base_head_or_null(s, ui, &TraceTextures::raw_scores, h), tr.T}};
     m.scale = scale;
     if (stage == ScoreStage::masked)
@@ -223,9 +223,9 @@ MatrixSpec spec_scores(const AppState& s, const UiContext& ui, int h, ScoreStage
     if (stage == ScoreStage::raw) values_from(m, s, &Trace::raw_scores, h);
     else if (stage == ScoreStage::scaled) m.value = [&tr, h](int i, int j) { return tr.scaled_at(h, i, j); };
     else m.value = [&tr, h](int i, int j) { return tr.masked_at(h, i, j); };
-    if (s.has_base && perturbed(s)) {
-        if (stage == ScoreStage::scaled) m.base_value = [&s, h](int i, int j) { return s.base.scaled_at(h, i, j); };
-        else if (stage == ScoreStage::masked) m.base_value = [&s, h](int i, int j) { return s.base.masked_at(h, i, j); };
+    if (s.run.has_base && perturbed(s)) {
+        if (stage == ScoreStage::scaled) m.base_value = [&s, h](int i, int j) { return s.run.base.scaled_at(h, i, j); };
+        else if (stage == ScoreStage::masked) m.base_value = [&s, h](int i, int j) { return s.run.base.masked_at(h, i, j); };
     }
     m.describe = [stage](int i, int j, float v) {
         const std::string qk = "query " + std::to_string(i) + " → key " + std::to_string(j);
@@ -238,7 +238,7 @@ MatrixSpec spec_scores(const AppState& s, const UiContext& ui, int h, ScoreStage
 }
 
 MatrixSpec spec_probs(const AppState& s, const UiContext& ui, int h) {
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     MatrixSpec m = panel(name_of(TensorName::probs), h, "softmax weights, head " + std::to_string(h), tr.T, tr.T, 1, true);
     m.parts = {MatrixPart{&ui.tex->probs[size_t(h)], base_head_or_null(s, ui, &TraceTextures::probs, h), tr.T}};
     m.colormap = Colormap::viridis;
@@ -255,10 +255,10 @@ MatrixSpec spec_probs(const AppState& s, const UiContext& ui, int h) {
 }
 
 MatrixSpec spec_head_out(const AppState& s, const UiContext& ui, int h) {
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     const int hd = tr.head_dim;
     MatrixSpec m = panel(name_of(TensorName::heads), h, "att · v, head " + std::to_string(h), tr.T, hd,
-                         range_of(s, s.ranges.heads, h));
+                         range_of(s, s.run.ranges.heads, h));
     MatrixPart part{&ui.tex->concat, base_or_null(s, ui, ui.base_tex->concat), hd};
     part.offset_col = h * hd;
     m.parts = {part};
@@ -273,11 +273,11 @@ MatrixSpec spec_head_out(const AppState& s, const UiContext& ui, int h) {
 }
 
 MatrixSpec spec_concat(const AppState& s, const UiContext& ui) {
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     const int H = tr.H, hd = tr.head_dim;
     MatrixSpec m = panel(name_of(TensorName::concat), -1,
-                         "heads side by side   " + shape_text(shape_of(TensorName::concat), s.config), tr.T, tr.C,
-                         range_of(s, s.ranges.heads, -1));
+                         "heads side by side   " + shape_text(shape_of(TensorName::concat), s.config.applied), tr.T, tr.C,
+                         range_of(s, s.run.ranges.heads, -1));
     m.parts = {MatrixPart{&ui.tex->concat, base_or_null(s, ui, ui.base_tex->concat), tr.C}};
     values_from(m, s, &Trace::concat);
     m.describe = [hd](int t, int c, float v) {
@@ -293,13 +293,13 @@ MatrixSpec spec_concat(const AppState& s, const UiContext& ui) {
 }
 
 MatrixSpec spec_y(const AppState& s, const UiContext& ui) {
-    const Trace& tr = s.trace;
-    MatrixSpec m = panel(name_of(TensorName::y), -1, "y = proj(…)   " + shape_text(shape_of(TensorName::y), s.config),
-                         tr.T, tr.C, range_of(s, s.ranges.y, -1));
+    const Trace& tr = s.run.trace;
+    MatrixSpec m = panel(name_of(TensorName::y), -1, "y = proj(…)   " + shape_text(shape_of(TensorName::y), s.config.applied),
+                         tr.T, tr.C, range_of(s, s.run.ranges.y, -1));
     m.parts = {MatrixPart{&ui.tex->y, perturbed(s) && ui.base_tex && ui.base_tex->y.id ? &ui.base_tex->y : nullptr, tr.C}};
     m.value = [&tr](int t, int c) { return tr.y(t, c); };
     // The unperturbed output is always kept, even when the rest of that trace is not.
-    if (perturbed(s)) m.base_value = [&s](int t, int c) { return s.base_y(t, c); };
+    if (perturbed(s)) m.base_value = [&s](int t, int c) { return s.run.base_y(t, c); };
     m.describe = [](int t, int c, float v) {
         return "output y, position " + std::to_string(t) + ", channel " + std::to_string(c) + ": " + val(v);
     };
@@ -316,10 +316,10 @@ MatrixSpec weight_panel(const char* name, std::string title, int C, int cols, fl
 }
 
 MatrixSpec spec_w_qkv_t(const AppState& s, const UiContext& ui) {
-    const Weights& w = s.experiment.weights;
-    const int C = s.trace.C;
+    const Weights& w = s.run.experiment.weights;
+    const int C = s.run.trace.C;
     MatrixSpec m = weight_panel("w_qkv_t", "W_qkvᵀ   (C, 3C) = (" + std::to_string(C) + ", " + std::to_string(3 * C) + ")",
-                                C, 3 * C, range_of(s, s.ranges.w_qkv, -1));
+                                C, 3 * C, range_of(s, s.run.ranges.w_qkv, -1));
     MatrixPart parts[3] = {{&ui.tex->w_q, nullptr, C}, {&ui.tex->w_k, nullptr, C}, {&ui.tex->w_v, nullptr, C}};
     for (MatrixPart& p : parts) p.transpose = true;
     m.parts = {parts[0], parts[1], parts[2]};
@@ -339,9 +339,9 @@ MatrixSpec spec_w_qkv_t(const AppState& s, const UiContext& ui) {
 }
 
 MatrixSpec spec_w_proj_t(const AppState& s, const UiContext& ui) {
-    const Weights& w = s.experiment.weights;
-    const int C = s.trace.C;
-    MatrixSpec m = weight_panel("w_proj_t", "W_projᵀ   (C, C)", C, C, range_of(s, s.ranges.w_proj, -1));
+    const Weights& w = s.run.experiment.weights;
+    const int C = s.run.trace.C;
+    MatrixSpec m = weight_panel("w_proj_t", "W_projᵀ   (C, C)", C, C, range_of(s, s.run.ranges.w_proj, -1));
     MatrixPart part{&ui.tex->w_proj, nullptr, C};
     part.transpose = true;
     m.parts = {part};

@@ -41,9 +41,9 @@ const char* task_sentence(Task t) {
 }
 
 std::string block_sentence(const AppState& s) {
-    if (!s.shown.input) return "";
-    const int L = s.shown.input->model->config.n_layer, l = s.shown.layer;
-    if (mode(s) == Mode::gpt_model)
+    if (!shown_model(s)) return "";
+    const int L = shown_model(s)->model->config.n_layer, l = s.shown.layer;
+    if (std::holds_alternative<GptModel>(s.shown.source))
         return "x = ln_1(residual stream) of layer " + std::to_string(l) + ", the stream being " +
                (l == 0 ? std::string("the embeddings wte + wpe") : "layer " + std::to_string(l - 1) + "'s resid_post") +
                "; then + attn, + mlp(ln_2) " + (l + 1 < L ? "into layer " + std::to_string(l + 1) : std::string("into ln_f and the logits")) + ".";
@@ -86,7 +86,7 @@ void sequence_field(AppState& s, const char* label, const char* hint, const std:
 
 // A GPT-2 or nanoGPT model: its file, sizes and tokenizer, and the text it reads.
 void draw_gpt_header(AppState& s) {
-    const TrainedInput& in = *s.shown.input;
+    const TrainedInput& in = *shown_model(s);
     const ModelConfig& c = in.model->config;
     wrapped(in.layout + ": L = " + std::to_string(c.n_layer) + " layers, H = " + std::to_string(c.n_head) + ", C = " +
             std::to_string(c.n_embd) + ", head_dim = " + std::to_string(c.head_dim()));
@@ -111,16 +111,18 @@ void draw_gpt_header(AppState& s) {
     std::string ids;
     for (size_t t = 0; t < in.tokens.size() && t < 16; ++t) ids += (t ? ", " : "") + std::to_string(in.tokens[t]);
     if (in.tokens.size() > 16) ids += ", …";
-    dim_wrapped(std::to_string(s.config.seq_len) + (s.config.seq_len == 1 ? " token: " : " tokens: ") + ids);
+    dim_wrapped(std::to_string(s.config.applied.seq_len) + (s.config.applied.seq_len == 1 ? " token: " : " tokens: ") + ids);
 }
 
 } // namespace
 
 void draw_trained_section(AppState& s, UiContext& ui) {
-    const TrainedInput& in = *s.shown.input;
+    const TrainedInput& in = *shown_model(s);
     const ModelConfig& c = in.model->config;
-    section_heading(ui, in.gpt() ? "GPT model" : "Trained model");
-    if (in.gpt()) {
+    std::string heading = model_noun(s);
+    heading[0] = char(std::toupper(static_cast<unsigned char>(heading[0]))); // "Trained model", "GPT model"
+    section_heading(ui, heading.c_str());
+    if (std::holds_alternative<GptModel>(s.shown.source)) {
         draw_gpt_header(s);
     } else {
     wrapped(std::string("task ") + to_string(c.task) + ": " + task_sentence(c.task));
@@ -135,13 +137,13 @@ void draw_trained_section(AppState& s, UiContext& ui) {
     sequence_field(s, "letters", "a b c a b d",
                    "The sequence the model reads, one letter of its vocabulary per position (" + vocabulary_text(c) +
                        "); ^ (BOS) is put first. Enter applies.");
-    dim_wrapped(std::to_string(s.config.seq_len) + " positions: ^ and " + std::to_string(s.config.seq_len - 1) +
+    dim_wrapped(std::to_string(s.config.applied.seq_len) + " positions: ^ and " + std::to_string(s.config.applied.seq_len - 1) +
                 " letters");
     }
 
     if (c.n_layer >= 2) {
         ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(in.gpt() ? "layer" : "block");
+        ImGui::TextUnformatted(layer_word(s));
         ImGui::SameLine();
         ImGui::SetNextItemWidth(-1);
         const std::string now = "layer " + std::to_string(s.shown.layer) + " of " + std::to_string(c.n_layer);
@@ -150,15 +152,15 @@ void draw_trained_section(AppState& s, UiContext& ui) {
                 if (ImGui::Selectable(("layer " + std::to_string(l)).c_str(), l == s.shown.layer)) request_layer(s, l);
             ImGui::EndCombo();
         }
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The %s every view shows (keys , and .).", in.gpt() ? "layer" : "block");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The %s every view shows (keys , and .).", layer_word(s));
     }
     ImGui::Spacing();
     if (ImGui::Button("Back to the lesson  L", ImVec2(-1, 0))) reset_to_lesson(s);
 }
 
 float draw_layer_strip(AppState& s, UiContext& ui, ImVec2 p0, float width) {
-    if (!s.shown.input || s.shown.input->model->config.n_layer < 2) return 0;
-    const int L = s.shown.input->model->config.n_layer;
+    if (layer_count(s) < 2) return 0;
+    const int L = shown_model(s)->model->config.n_layer;
     ImGui::SetCursorScreenPos(p0);
     ImGui::PushID("layer_strip");
     ImGui::BeginDisabled(s.shown.layer <= 0);
@@ -195,7 +197,7 @@ float draw_layer_strip(AppState& s, UiContext& ui, ImVec2 p0, float width) {
 
 void handle_layer_keys(AppState& s) {
     const ImGuiIO& io = ImGui::GetIO();
-    if (!s.shown.input || io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
+    if (!shown_model(s) || io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
     if (ImGui::IsKeyPressed(key_comma, false)) request_layer(s, s.shown.layer - 1);
     if (ImGui::IsKeyPressed(key_period, false)) request_layer(s, s.shown.layer + 1);
 }

@@ -79,7 +79,7 @@ float draw_legend(AppState& s, UiContext& ui, ImVec2 p0, float width, bool with_
 }
 
 void draw_head_pager(AppState& s, UiContext& ui, ViewWindow& win, int shown, ImVec2 pos) {
-    const int H = s.trace.H;
+    const int H = s.run.trace.H;
     ImGui::SetCursorScreenPos(pos);
     ImGui::BeginDisabled(win.head0 <= 0);
     if (ImGui::ArrowButton("##heads_prev", ImGuiDir_Left)) win.head0 = std::max(0, win.head0 - shown);
@@ -118,7 +118,7 @@ void draw_window_bar(AppState& s, UiContext& ui, ViewWindow& win, ImVec2 pos, fl
         const float labels = ImGui::CalcTextSize("from row").x + ImGui::CalcTextSize("key").x +
                              ImGui::CalcTextSize("channel").x + 6 * ImGui::GetStyle().ItemSpacing.x;
         const float field = std::round(std::min(ui.scaled(70), (left - labels) / 3));
-        const int T = s.config.seq_len, C = 3 * s.config.n_embd;
+        const int T = s.config.applied.seq_len, C = 3 * s.config.applied.n_embd;
         if (field > ui.scaled(30)) {
             ImGui::TextDisabled("from row");
             ImGui::SameLine();

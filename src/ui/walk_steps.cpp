@@ -115,7 +115,8 @@ constexpr int gpt_line_count = 5;
 
 // A GPT layer's first and last step: where x comes from, and where the output goes.
 void gpt_walk_step(const AppState& s, int step, WalkStep& st) {
-    const int L = s.shown.input->model->config.n_layer, l = s.shown.layer;
+    for (Span& sp : st.spans) sp.line += gpt_line_count;
+    const int L = shown_model(s)->model->config.n_layer, l = s.shown.layer;
     const std::string layer = "layer " + std::to_string(l);
     if (step == 0) {
         st.title = "x = ln_1(residual stream) of " + layer;
@@ -133,31 +134,10 @@ void gpt_walk_step(const AppState& s, int step, WalkStep& st) {
     }
 }
 
-} // namespace
-
-std::vector<std::string> code_lines(const AppState& s) {
-    std::vector<std::string> lines = lesson_code_lines(s.config);
-    if (mode(s) == Mode::lesson) return lines;
-    if (mode(s) == Mode::gpt_model) {
-        lines[0] = "def forward(self, x):  # block.attn: CausalSelfAttention";
-        lines.insert(lines.begin(), gpt_lines, gpt_lines + gpt_line_count);
-        return lines;
-    }
-    lines[0] = "def forward(self, x):  # block(x): SelfAttention";
-    lines.insert(lines.begin(), model_lines, model_lines + model_line_count);
-    return lines;
-}
-
-WalkStep walk_step(const AppState& s, int step) {
-    WalkStep st = lesson_walk_step(step, s.config, !s.tokens.empty());
-    if (mode(s) == Mode::lesson) return st;
-    if (mode(s) == Mode::gpt_model) {
-        for (Span& sp : st.spans) sp.line += gpt_line_count;
-        gpt_walk_step(s, step, st);
-        return st;
-    }
+// A toy model's block: its first and last step say where h comes from and where it goes.
+void toy_walk_step(const AppState& s, int step, WalkStep& st) {
     for (Span& sp : st.spans) sp.line += model_line_count;
-    const int L = s.shown.input->model->config.n_layer, l = s.shown.layer;
+    const int L = shown_model(s)->model->config.n_layer, l = s.shown.layer;
     const std::string block = "block " + std::to_string(l);
     if (step == 0) {
         if (l == 0) {
@@ -178,6 +158,30 @@ WalkStep walk_step(const AppState& s, int step) {
         st.why += l + 1 < L ? " Then the residual: h + attn(h) is block " + std::to_string(l + 1) + "'s input."
                             : " Then the residual: h + attn(h), " + block + "'s output, goes to the task heads.";
     }
+}
+
+} // namespace
+
+std::vector<std::string> code_lines(const AppState& s) {
+    std::vector<std::string> lines = lesson_code_lines(s.config.applied);
+    std::visit(Overload{[&](const GptModel&) {
+                            lines[0] = "def forward(self, x):  # block.attn: CausalSelfAttention";
+                            lines.insert(lines.begin(), gpt_lines, gpt_lines + gpt_line_count);
+                        },
+                        [&](const ToyModel&) {
+                            lines[0] = "def forward(self, x):  # block(x): SelfAttention";
+                            lines.insert(lines.begin(), model_lines, model_lines + model_line_count);
+                        },
+                        [](const auto&) {}},
+               s.shown.source);
+    return lines;
+}
+
+WalkStep walk_step(const AppState& s, int step) {
+    WalkStep st = lesson_walk_step(step, s.config.applied, !s.tokens.applied.empty());
+    std::visit(Overload{[&](const GptModel&) { gpt_walk_step(s, step, st); }, [&](const ToyModel&) { toy_walk_step(s, step, st); },
+                        [](const auto&) {}},
+               s.shown.source);
     return st;
 }
 

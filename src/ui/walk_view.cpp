@@ -134,7 +134,7 @@ Row head_row(AppState& s, UiContext& ui, int step, int h, bool bars) {
         break;
     case 6:
         r.items = {mat(bar_if(spec_scores(s, ui, h, ScoreStage::raw), bars)),
-                   op("→", s.config.scale == ScaleMode::none ? "not scaled" : "× " + format_value(s.trace.scale, 4)),
+                   op("→", s.config.applied.scale == ScaleMode::none ? "not scaled" : "× " + format_value(s.run.trace.scale, 4)),
                    mat(bar_if(spec_scores(s, ui, h, ScoreStage::scaled), bars))};
         break;
     case 7:
@@ -156,7 +156,7 @@ Row head_row(AppState& s, UiContext& ui, int step, int h, bool bars) {
 // The tensors of each step, before and after.
 std::vector<Row> walk_rows(AppState& s, UiContext& ui, int step, int h0, int nh) {
     std::vector<Row> rows;
-    const int H = s.trace.H;
+    const int H = s.run.trace.H;
     switch (step) {
     case 0: rows.push_back(Row{"", 0, {mat(with_bar(spec_x(s, ui)))}}); break;
     case 1:
@@ -220,7 +220,7 @@ float draw_walk_code(AppState& s, UiContext& ui, int step, const WalkStep& st, I
     const float width = p1.x - p0.x, gap = ui.gap();
     const ViewWindow& win = s.screen.windows[int(View::walk)];
     const std::vector<std::string> lines = code_lines(s);
-    const std::vector<Row> one_head = walk_rows(s, ui, step, std::clamp(win.head0, 0, s.trace.H - 1), 1);
+    const std::vector<Row> one_head = walk_rows(s, ui, step, std::clamp(win.head0, 0, s.run.trace.H - 1), 1);
     CodeExtent extent = CodeExtent::lit;
     for (CodeExtent e : {CodeExtent::all, CodeExtent::context}) {
         const float rest = p1.y - y - code_height(ui, st, lines, width, e) - gap - text_h - legend_height(ui);
@@ -237,7 +237,7 @@ float draw_walk_code(AppState& s, UiContext& ui, int step, const WalkStep& st, I
 int walk_heads_shown(AppState& s, UiContext& ui, int step, ImVec2 area) {
     if (!step_is_per_head(step)) return 1;
     ViewWindow& win = s.screen.windows[int(View::walk)];
-    const int H = s.trace.H;
+    const int H = s.run.trace.H;
     int nh = std::min(H, 4);
     while (nh > 1) {
         std::vector<Row> trial = walk_rows(s, ui, step, 0, nh);
@@ -281,7 +281,7 @@ bool draw_walk_buttons(AppState& s, UiContext& ui, int step, int nh, bool pager,
     ViewWindow& win = s.screen.windows[int(View::walk)];
     const float gap = ui.gap();
     const ImGuiStyle& sty = ImGui::GetStyle();
-    const std::string heads_text = "head 00 of " + std::to_string(s.trace.H) + "0";
+    const std::string heads_text = "head 00 of " + std::to_string(s.run.trace.H) + "0";
     const float pager_w = 2 * ImGui::GetFrameHeight() + 2 * sty.ItemSpacing.x + ImGui::CalcTextSize(heads_text.c_str()).x;
     float bw = ui.px(92);
     auto buttons_w = [&](float b) { return 2 * b + gap; };
@@ -361,7 +361,7 @@ void draw_walk_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const int h0 = step_is_per_head(step) ? win.head0 : 0;
     std::vector<Row> rows = walk_rows(s, ui, step, h0, nh);
     arrange_walk_rows(rows, ui, step, area);
-    const bool pager = step_is_per_head(step) && s.trace.H > nh;
+    const bool pager = step_is_per_head(step) && s.run.trace.H > nh;
     const bool pager_placed = draw_walk_buttons(s, ui, step, nh, pager, p1, header_y, title_end, shapes_y, shapes_end);
     draw_walk_tensors(s, ui, step, rows, nh, pager && !pager_placed, p0, p1, y);
 }

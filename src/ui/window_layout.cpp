@@ -90,12 +90,9 @@ float draw_view_tabs(AppState& s, UiContext& ui, ImVec2 p0, float x_end) {
     }
     // The run's config, right-aligned on the last row when it fits.
     // A trained model has no seed of the lesson's: its task and blocks instead.
-    const std::string head = s.shown.input ? (mode(s) == Mode::gpt_model ? std::string("GPT") : std::string("trained ") + to_string(s.shown.input->model->config.task)) + " · L = " +
-                                             std::to_string(s.shown.input->model->config.n_layer)
-                                       : "seed " + std::to_string(s.config.seed);
-    const std::string info = head + " · C = " + std::to_string(s.config.n_embd) +
-                             " · H = " + std::to_string(s.config.n_head) + " · T = " + std::to_string(s.config.seq_len) +
-                             " · " + to_string(s.config.mask) + " mask";
+    const std::string info = source_summary(s) + " · C = " + std::to_string(s.config.applied.n_embd) +
+                             " · H = " + std::to_string(s.config.applied.n_head) + " · T = " + std::to_string(s.config.applied.seq_len) +
+                             " · " + to_string(s.config.applied.mask) + " mask";
     const float tw = text_size(ui.fonts->body, info).x;
     if (const float ry = refused_pages(s, ui, p0.x, x, y, x_end); ry >= 0) return ry + ImGui::GetFrameHeight();
     if (s.screen.view != View::train && x_end - tw > x + 10) { // the Train view names its own run

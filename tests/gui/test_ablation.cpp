@@ -91,12 +91,12 @@ void expect_same_dla(const LogitAttribution& a, const LogitAttribution& b, const
 TEST(Ablation, ToyAblationIsAppliedByRecomputeWithTheCoresNumbers) {
     const auto in = toy("induction.safetensors", "a b c d e f a b c d e f");
     AppState s = shown(in);
-    ASSERT_EQ(s.shown.input, in) << s.error;
+    ASSERT_EQ(shown_model(s), in) << s.error;
     const Model& m = *in->model;
     const int h = prev_head(m);
     ModelTrace clean;
     model_forward(m, in->tokens, KernelKind::reference, clean);
-    expect_same_trace(s.model_base, clean, "before any ablation");
+    expect_same_trace(s.model_run.model_base, clean, "before any ablation");
 
     request_ablation(s, {{0, h}}, AblationMode::zero);
     EXPECT_FALSE(s.ablation.applied.has(0, h)) << "nothing is applied before recompute";
@@ -106,7 +106,7 @@ TEST(Ablation, ToyAblationIsAppliedByRecomputeWithTheCoresNumbers) {
     const Ablation ab = zero_of({{0, h}});
     ModelTrace want;
     model_forward(m, in->tokens, KernelKind::reference, want, &ab);
-    expect_same_trace(s.model_base, want, "the ablated run");
+    expect_same_trace(s.model_run.model_base, want, "the ablated run");
     expect_same_trace(s.ablation.model_clean, clean, "the clean run kept beside it");
     // Before and after: the core's task metrics, detector and DLA.
     const AblationNumbers& n = s.ablation.numbers;
@@ -136,8 +136,8 @@ TEST(Ablation, ToyAblationIsAppliedByRecomputeWithTheCoresNumbers) {
     // Every view shows the ablated run: layer 1's trace is the ablated forward's.
     request_layer(s, 1);
     recompute(s);
-    EXPECT_TRUE(same_bits(s.trace.y, want.layers[1].y));
-    EXPECT_TRUE(same_bits(s.trace.att[0], want.layers[1].att[0]));
+    EXPECT_TRUE(same_bits(s.run.trace.y, want.layers[1].y));
+    EXPECT_TRUE(same_bits(s.run.trace.att[0], want.layers[1].att[0]));
     // Moving the predictions' position takes the DLA there.
     s.model_view.predict_pos = 3;
     recompute(s);
@@ -159,16 +159,16 @@ TEST(Ablation, TheCausalityViewPerturbsTheAblatedModel) {
     Mat h0 = base.h0;
     h0.row(3) = m.wte.row(replacement_token(s, 3)) + m.wpe.row(3);
     model_blocks(m, h0, KernelKind::reference, want, &ab);
-    EXPECT_TRUE(same_bits(s.model_perturbed.h_out, want.h_out));
-    EXPECT_EQ(s.dy_out, max_abs_diff_per_position(want.h_out, base.h_out));
+    EXPECT_TRUE(same_bits(s.model_run.model_perturbed.h_out, want.h_out));
+    EXPECT_EQ(s.model_run.dy_out, max_abs_diff_per_position(want.h_out, base.h_out));
 }
 
 TEST(Ablation, RestoreAllBringsTheCleanRunBackBitForBit) {
     const auto in = toy("induction.safetensors");
     AppState s = shown(in);
-    const ModelTrace clean = s.model_base;
+    const ModelTrace clean = s.model_run.model_base;
     const HeadDetection det = s.model_view.detection;
-    const Trace trace = s.trace;
+    const Trace trace = s.run.trace;
     const auto predictions = s.model_view.predictions;
     request_ablation(s, {{0, 0}, {0, 1}, {1, 1}}, AblationMode::zero);
     recompute(s);
@@ -177,12 +177,12 @@ TEST(Ablation, RestoreAllBringsTheCleanRunBackBitForBit) {
     restore_all_heads(s);
     recompute(s);
     EXPECT_TRUE(s.ablation.applied.empty());
-    expect_same_trace(s.model_base, clean, "restored");
+    expect_same_trace(s.model_run.model_base, clean, "restored");
     EXPECT_TRUE(s.ablation.model_clean.layers.empty()) << "no second copy once nothing is ablated";
     EXPECT_EQ(s.model_view.detection.text.prev_token, det.text.prev_token);
     EXPECT_EQ(s.model_view.detection.text.induction, det.text.induction);
     EXPECT_EQ(s.model_view.detection.repeat_induction, det.repeat_induction);
-    EXPECT_TRUE(same_bits(s.trace.y, trace.y));
+    EXPECT_TRUE(same_bits(s.run.trace.y, trace.y));
     EXPECT_EQ(s.model_view.predictions.size(), predictions.size());
     for (size_t t = 0; t < predictions.size(); ++t)
         for (size_t k = 0; k < predictions[t].size(); ++k) {
@@ -195,7 +195,7 @@ TEST(Ablation, RestoreAllBringsTheCleanRunBackBitForBit) {
     EXPECT_TRUE(s.ablation.applied.has(1, 0));
     toggle_ablation(s, 1, 0);
     recompute(s);
-    expect_same_trace(s.model_base, clean, "toggled twice");
+    expect_same_trace(s.model_run.model_base, clean, "toggled twice");
 }
 
 TEST(Ablation, ARefusedAblationKeepsTheStateAndSaysWhy) {
@@ -204,14 +204,14 @@ TEST(Ablation, ARefusedAblationKeepsTheStateAndSaysWhy) {
     request_ablation(s, {{0, 1}}, AblationMode::zero);
     recompute(s);
     ASSERT_TRUE(s.ablation.applied.has(0, 1));
-    const ModelTrace before = s.model_base;
+    const ModelTrace before = s.model_run.model_base;
     request_ablation(s, {{0, 1}, {2, 0}}, AblationMode::zero); // the model has layers 0..1
     recompute(s);
     EXPECT_NE(s.error.find("head 2.0 is not a head of this model"), std::string::npos) << s.error;
     EXPECT_EQ(s.error.find('\n'), std::string::npos);
     EXPECT_EQ(s.ablation.applied.heads, (std::vector<HeadRef>{{0, 1}}));
     EXPECT_EQ(s.ablation.edit.heads, s.ablation.applied.heads) << "the asked-for ablation is put back";
-    expect_same_trace(s.model_base, before, "refused");
+    expect_same_trace(s.model_run.model_base, before, "refused");
     request_ablation(s, {{0, 7}}, AblationMode::zero);
     recompute(s);
     EXPECT_NE(s.error.find("H 0..1"), std::string::npos) << s.error;
@@ -237,7 +237,7 @@ TEST(Ablation, MeanModeUsesTheCoresMeansOverTheProbe) {
     EXPECT_TRUE(same_bits(Mat(s.ablation.applied.means[0].transpose()), Mat(want.means[0].transpose())));
     ModelTrace t;
     model_forward(m, in->tokens, KernelKind::reference, t, &want);
-    expect_same_trace(s.model_base, t, "mean-ablated");
+    expect_same_trace(s.model_run.model_base, t, "mean-ablated");
     expect_same_metrics(s.ablation.numbers.ablated.task, task_metrics(m, KernelKind::reference, &want), "mean metrics");
 }
 
@@ -250,12 +250,12 @@ TEST(Ablation, ANewTextKeepsTheAblatedHeadsAndItsCleanNumbers) {
     ASSERT_TRUE(set_trained_sequence(s, "a b c a b c a b", error)) << error;
     recompute(s);
     EXPECT_EQ(s.ablation.applied.heads, (std::vector<HeadRef>{{0, 1}}));
-    const Model& m = *s.shown.input->model;
+    const Model& m = *shown_model(s)->model;
     ModelTrace clean, want;
-    model_forward(m, s.shown.input->tokens, KernelKind::reference, clean);
+    model_forward(m, shown_model(s)->tokens, KernelKind::reference, clean);
     const Ablation ab = zero_of({{0, 1}});
-    model_forward(m, s.shown.input->tokens, KernelKind::reference, want, &ab);
-    expect_same_trace(s.model_base, want, "new text, ablated");
+    model_forward(m, shown_model(s)->tokens, KernelKind::reference, want, &ab);
+    expect_same_trace(s.model_run.model_base, want, "new text, ablated");
     expect_same_trace(s.ablation.model_clean, clean, "new text, clean");
     EXPECT_EQ(s.ablation.numbers.clean.detection.text.prev_token, detect_on_text({attention_of(clean)}).prev_token);
     // Back to the lesson: no model, nothing ablated.
@@ -267,7 +267,7 @@ TEST(Ablation, ANewTextKeepsTheAblatedHeadsAndItsCleanNumbers) {
 TEST(Ablation, GptAblationRerunsFromTheFirstChangedLayerWithTheCoresNumbers) {
     const auto in = tiny_gpt();
     AppState s = shown(in);
-    ASSERT_EQ(s.shown.input, in) << s.error;
+    ASSERT_EQ(shown_model(s), in) << s.error;
     const Model& m = *in->model;
     ModelTrace clean;
     gpt_forward(m, in->tokens, KernelKind::reference, false, clean);
@@ -277,7 +277,7 @@ TEST(Ablation, GptAblationRerunsFromTheFirstChangedLayerWithTheCoresNumbers) {
     const Ablation ab = zero_of({{1, 2}});
     ModelTrace want;
     gpt_forward(m, in->tokens, KernelKind::reference, false, want, &ab);
-    expect_same_trace(s.model_base, want, "GPT, ablated");
+    expect_same_trace(s.model_run.model_base, want, "GPT, ablated");
     expect_same_trace(s.ablation.model_clean, clean, "GPT, clean");
     const AblationNumbers& n = s.ablation.numbers;
     EXPECT_EQ(n.clean.loss, next_token_loss(clean));
@@ -299,15 +299,15 @@ TEST(Ablation, GptAblationRerunsFromTheFirstChangedLayerWithTheCoresNumbers) {
     recompute(s);
     Trace layer;
     gpt_layer_trace(m, want, 1, KernelKind::reference, layer, &ab);
-    EXPECT_TRUE(same_bits(s.base.concat, layer.concat));
-    EXPECT_TRUE(same_bits(s.base.y, layer.y));
+    EXPECT_TRUE(same_bits(s.run.base.concat, layer.concat));
+    EXPECT_TRUE(same_bits(s.run.base.y, layer.y));
     ModelTrace changed = want;
     gpt_update(m, 2, replacement_token(s, 2), KernelKind::reference, changed, &ab);
-    EXPECT_TRUE(same_bits(s.model_perturbed.logits, changed.logits));
+    EXPECT_TRUE(same_bits(s.model_run.model_perturbed.logits, changed.logits));
     // Restore: the clean run bit for bit.
     restore_all_heads(s);
     recompute(s);
-    expect_same_trace(s.model_base, clean, "GPT restored");
+    expect_same_trace(s.model_run.model_base, clean, "GPT restored");
 }
 
 TEST(Ablation, SessionsKeepTheAblationAndOldOnesOpenWithout) {
@@ -327,7 +327,7 @@ TEST(Ablation, SessionsKeepTheAblationAndOldOnesOpenWithout) {
     recompute(back);
     EXPECT_EQ(back.ablation.applied.heads, s.ablation.applied.heads) << back.error;
     EXPECT_EQ(back.ablation.applied.mode, AblationMode::mean);
-    expect_same_trace(back.model_base, s.model_base, "reopened");
+    expect_same_trace(back.model_run.model_base, s.model_run.model_base, "reopened");
     // A session written before the ablation existed has no "ablate": it opens unablated.
     ss.model.ablate.clear();
     ss.model.ablate_mode = "zero";

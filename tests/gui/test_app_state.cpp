@@ -17,13 +17,13 @@ TEST(AppStateRecompute, StartsOnTheLessonUnperturbed) {
     ASSERT_TRUE(s.ready);
     EXPECT_TRUE(s.error.empty());
     EXPECT_TRUE(s.upload.full);
-    EXPECT_EQ(s.applied_p, -1);
-    EXPECT_TRUE(same_bits(s.trace.y, s.base_y));
+    EXPECT_EQ(s.run.applied_p, -1);
+    EXPECT_TRUE(same_bits(s.run.trace.y, s.run.base_y));
     // The lesson's y1 (PyTorch), to the last bit of float32.
     std::ifstream in(std::string(ATTNVIZ_TEST_DATA) + "/lesson_example.json");
     const auto ref = nlohmann::json::parse(in);
     for (int t = 0; t < 4; ++t)
-        for (int c = 0; c < 8; ++c) EXPECT_EQ(s.trace.y(t, c), float(ref["y1"][0][t][c])) << t << "," << c;
+        for (int c = 0; c < 8; ++c) EXPECT_EQ(s.run.trace.y(t, c), float(ref["y1"][0][t][c])) << t << "," << c;
 }
 
 TEST(AppStateRecompute, SliderMoveEqualsAFreshForwardAndUploadsRowsFromP) {
@@ -31,21 +31,21 @@ TEST(AppStateRecompute, SliderMoveEqualsAFreshForwardAndUploadsRowsFromP) {
     s.upload = UploadRequest{};
     request_perturbation(s, 2, 0.5f);
     recompute(s);
-    EXPECT_EQ(s.applied_p, 2);
+    EXPECT_EQ(s.run.applied_p, 2);
     EXPECT_FALSE(s.upload.full);
     EXPECT_EQ(s.upload.row0, 2);
     ASSERT_FALSE(s.upload.columns.empty());
     EXPECT_EQ(s.upload.columns.front(), 2);
     // Same as running the whole forward pass on the blended input.
     Trace fresh;
-    forward(s.config, s.experiment.weights, perturbed_input(s.experiment, 2, 0.5f), KernelKind::reference, fresh);
-    EXPECT_TRUE(same_bits(s.trace.y, fresh.y));
-    for (int h = 0; h < 2; ++h) EXPECT_TRUE(same_bits(s.trace.att[size_t(h)], fresh.att[size_t(h)]));
+    forward(s.config.applied, s.run.experiment.weights, perturbed_input(s.run.experiment, 2, 0.5f), KernelKind::reference, fresh);
+    EXPECT_TRUE(same_bits(s.run.trace.y, fresh.y));
+    for (int h = 0; h < 2; ++h) EXPECT_TRUE(same_bits(s.run.trace.att[size_t(h)], fresh.att[size_t(h)]));
     // Rows before p did not move, exactly.
-    ASSERT_EQ(s.dy.size(), 4u);
-    EXPECT_EQ(s.dy[0], 0.f);
-    EXPECT_EQ(s.dy[1], 0.f);
-    EXPECT_GT(s.dy[2], 0.f);
+    ASSERT_EQ(s.run.dy.size(), 4u);
+    EXPECT_EQ(s.run.dy[0], 0.f);
+    EXPECT_EQ(s.run.dy[1], 0.f);
+    EXPECT_GT(s.run.dy[2], 0.f);
 }
 
 TEST(AppStateRecompute, LessonStrengthOneGivesTheLessonsNumbers) {
@@ -55,8 +55,8 @@ TEST(AppStateRecompute, LessonStrengthOneGivesTheLessonsNumbers) {
     std::ifstream in(std::string(ATTNVIZ_TEST_DATA) + "/lesson_example.json");
     const auto ref = nlohmann::json::parse(in);
     for (int t = 0; t < 4; ++t)
-        for (int c = 0; c < 8; ++c) EXPECT_EQ(s.trace.y(t, c), float(ref["y2"][0][t][c])) << t << "," << c;
-    for (int t = 0; t < 4; ++t) EXPECT_EQ(s.dy[size_t(t)], float(ref["max_abs_diff_per_position"][t])) << t;
+        for (int c = 0; c < 8; ++c) EXPECT_EQ(s.run.trace.y(t, c), float(ref["y2"][0][t][c])) << t << "," << c;
+    for (int t = 0; t < 4; ++t) EXPECT_EQ(s.run.dy[size_t(t)], float(ref["max_abs_diff_per_position"][t])) << t;
 }
 
 TEST(AppStateRecompute, MovingPRestoresTheOldRowFirst) {
@@ -68,15 +68,15 @@ TEST(AppStateRecompute, MovingPRestoresTheOldRowFirst) {
     recompute(s);
     EXPECT_EQ(s.upload.row0, 1); // rows from the old p must be sent again
     Trace fresh;
-    forward(s.config, s.experiment.weights, perturbed_input(s.experiment, 3, 1.f), KernelKind::reference, fresh);
-    EXPECT_TRUE(same_bits(s.trace.y, fresh.y));
-    EXPECT_TRUE(same_bits(s.trace.x, fresh.x));
+    forward(s.config.applied, s.run.experiment.weights, perturbed_input(s.run.experiment, 3, 1.f), KernelKind::reference, fresh);
+    EXPECT_TRUE(same_bits(s.run.trace.y, fresh.y));
+    EXPECT_TRUE(same_bits(s.run.trace.x, fresh.x));
     // Back to strength 0: exactly the unperturbed trace.
     request_perturbation(s, 3, 0.f);
     recompute(s);
-    EXPECT_EQ(s.applied_p, -1);
-    EXPECT_TRUE(same_bits(s.trace.y, s.base_y));
-    for (float d : s.dy) EXPECT_EQ(d, 0.f);
+    EXPECT_EQ(s.run.applied_p, -1);
+    EXPECT_TRUE(same_bits(s.run.trace.y, s.run.base_y));
+    for (float d : s.run.dy) EXPECT_EQ(d, 0.f);
 }
 
 TEST(AppStateRecompute, OtherMasksUploadEverything) {
@@ -89,20 +89,20 @@ TEST(AppStateRecompute, OtherMasksUploadEverything) {
     request_perturbation(s, 2, 1.f);
     recompute(s);
     EXPECT_TRUE(s.upload.full);
-    EXPECT_GT(s.dy[0], 0.f); // without the mask, earlier positions move
+    EXPECT_GT(s.run.dy[0], 0.f); // without the mask, earlier positions move
 }
 
 TEST(AppStateRecompute, RefusedEditKeepsThePreviousStateAndSaysWhy) {
     AppState s = lesson_state();
-    const Mat y = s.trace.y;
+    const Mat y = s.run.trace.y;
     Config bad = lesson_config();
     bad.n_embd = 10;
     bad.n_head = 3;
     request_config(s, bad, KernelChoice::reference);
     recompute(s);
-    EXPECT_EQ(s.config.n_embd, 8);
-    EXPECT_EQ(s.edit.n_embd, 8); // the controls show the state in use again
-    EXPECT_TRUE(same_bits(s.trace.y, y));
+    EXPECT_EQ(s.config.applied.n_embd, 8);
+    EXPECT_EQ(s.config.edit.n_embd, 8); // the controls show the state in use again
+    EXPECT_TRUE(same_bits(s.run.trace.y, y));
     EXPECT_NE(s.error.find("n_embd 10"), std::string::npos) << s.error;
 
     Config huge = lesson_config();
@@ -111,7 +111,7 @@ TEST(AppStateRecompute, RefusedEditKeepsThePreviousStateAndSaysWhy) {
     huge.n_head = 8;
     request_config(s, huge, KernelChoice::automatic);
     recompute(s);
-    EXPECT_EQ(s.config.seq_len, 4);
+    EXPECT_EQ(s.config.applied.seq_len, 4);
     EXPECT_FALSE(s.error.empty());
     EXPECT_NE(s.error.find("seq_len 8192"), std::string::npos) << s.error;
 
@@ -120,7 +120,7 @@ TEST(AppStateRecompute, RefusedEditKeepsThePreviousStateAndSaysWhy) {
     ok.seed = 7;
     request_config(s, ok, KernelChoice::reference);
     recompute(s);
-    EXPECT_EQ(s.config.seed, 7u);
+    EXPECT_EQ(s.config.applied.seed, 7u);
     EXPECT_TRUE(s.error.empty());
 }
 
@@ -159,17 +159,17 @@ TEST(AppStateRecompute, RangesCoverEveryValueAfterSliderMoves) {
                         if (std::isfinite(m(r, j))) best = std::max(best, std::fabs(m(r, j)));
                 return best;
             };
-            const Trace& t = s.trace;
+            const Trace& t = s.run.trace;
             const int C = t.C, hd = t.head_dim;
-            EXPECT_GE(s.ranges.x.all, top(t.x, 0, C)) << "p " << p;
-            EXPECT_GE(s.ranges.y.all, top(t.y, 0, C)) << "p " << p;
+            EXPECT_GE(s.run.ranges.x.all, top(t.x, 0, C)) << "p " << p;
+            EXPECT_GE(s.run.ranges.y.all, top(t.y, 0, C)) << "p " << p;
             for (int h = 0; h < t.H; ++h) {
                 const size_t i = size_t(h);
-                EXPECT_GE(s.ranges.q.head[i], top(t.qkv, h * hd, (h + 1) * hd)) << "p " << p << " head " << h;
-                EXPECT_GE(s.ranges.k.head[i], top(t.qkv, C + h * hd, C + (h + 1) * hd)) << "p " << p << " head " << h;
-                EXPECT_GE(s.ranges.v.head[i], top(t.qkv, 2 * C + h * hd, 2 * C + (h + 1) * hd)) << "p " << p;
-                EXPECT_GE(s.ranges.raw.head[i], top(t.raw_scores[i], 0, t.T)) << "p " << p << " head " << h;
-                EXPECT_GE(s.ranges.heads.head[i], top(t.concat, h * hd, (h + 1) * hd)) << "p " << p;
+                EXPECT_GE(s.run.ranges.q.head[i], top(t.qkv, h * hd, (h + 1) * hd)) << "p " << p << " head " << h;
+                EXPECT_GE(s.run.ranges.k.head[i], top(t.qkv, C + h * hd, C + (h + 1) * hd)) << "p " << p << " head " << h;
+                EXPECT_GE(s.run.ranges.v.head[i], top(t.qkv, 2 * C + h * hd, 2 * C + (h + 1) * hd)) << "p " << p;
+                EXPECT_GE(s.run.ranges.raw.head[i], top(t.raw_scores[i], 0, t.T)) << "p " << p << " head " << h;
+                EXPECT_GE(s.run.ranges.heads.head[i], top(t.concat, h * hd, (h + 1) * hd)) << "p " << p;
             }
         }
     }
@@ -182,19 +182,19 @@ TEST(AppStateRecompute, DySummaryDescribesDyAroundP) {
         float top = 0, before = 0, after = 0;
         bool nan = false;
         int zeros = 0;
-        for (int t = 0; t < int(s.dy.size()); ++t) {
-            const float d = s.dy[size_t(t)];
+        for (int t = 0; t < int(s.run.dy.size()); ++t) {
+            const float d = s.run.dy[size_t(t)];
             if (std::isfinite(d)) top = std::max(top, d);
             if (std::isnan(d)) nan = true;
-            else if (t < s.applied_p) before = std::max(before, d);
+            else if (t < s.run.applied_p) before = std::max(before, d);
             else after = std::max(after, d);
-            if (t < s.applied_p && d == 0.f) ++zeros;
+            if (t < s.run.applied_p && d == 0.f) ++zeros;
         }
-        EXPECT_EQ(s.dy_summary.top, top) << where;
-        EXPECT_EQ(s.dy_summary.before, before) << where;
-        EXPECT_EQ(s.dy_summary.after, after) << where;
-        EXPECT_EQ(s.dy_summary.nan, nan) << where;
-        EXPECT_EQ(s.dy_summary.zeros_before, zeros) << where;
+        EXPECT_EQ(s.run.dy_summary.top, top) << where;
+        EXPECT_EQ(s.run.dy_summary.before, before) << where;
+        EXPECT_EQ(s.run.dy_summary.after, after) << where;
+        EXPECT_EQ(s.run.dy_summary.nan, nan) << where;
+        EXPECT_EQ(s.run.dy_summary.zeros_before, zeros) << where;
     };
     AppState s;
     Config c = lesson_config();
@@ -205,8 +205,8 @@ TEST(AppStateRecompute, DySummaryDescribesDyAroundP) {
     request_perturbation(s, 5, 1.f);
     recompute(s);
     expect_summary(s, "p = 5");
-    EXPECT_EQ(s.dy_summary.zeros_before, 5);
-    EXPECT_GT(s.dy_summary.after, 0.f);
+    EXPECT_EQ(s.run.dy_summary.zeros_before, 5);
+    EXPECT_GT(s.run.dy_summary.after, 0.f);
     request_perturbation(s, 2, 0.5f);
     recompute(s);
     expect_summary(s, "p = 2");
@@ -214,12 +214,12 @@ TEST(AppStateRecompute, DySummaryDescribesDyAroundP) {
     request_config(s, c, KernelChoice::reference);
     recompute(s);
     expect_summary(s, "no mask, p = 2");
-    EXPECT_GT(s.dy_summary.before, 0.f);
+    EXPECT_GT(s.run.dy_summary.before, 0.f);
     c.mask = MaskMode::off_by_one;
     request_config(s, c, KernelChoice::reference);
     recompute(s);
     expect_summary(s, "off-by-one");
-    EXPECT_TRUE(s.dy_summary.nan);
+    EXPECT_TRUE(s.run.dy_summary.nan);
     request_perturbation(s, 2, 0.f);
     recompute(s);
     expect_summary(s, "strength 0");

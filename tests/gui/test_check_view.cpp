@@ -58,7 +58,7 @@ TEST(CheckView, SharpnessMatchesTheSoftmaxWeightsAtTheTracesScale) {
     init_app_state(s, lesson_config(), KernelChoice::reference);
     recompute(s);
     ASSERT_TRUE(s.ready);
-    const Trace& tr = s.trace;
+    const Trace& tr = s.run.trace;
     for (int h = 0; h < tr.H; ++h)
         for (int i = 0; i < tr.T; ++i) {
             const RowSharpness want = from_probs(tr, h, i), got = row_sharpness(tr, h, i, double(tr.scale));
@@ -80,8 +80,8 @@ TEST(CheckView, SharpnessMatchesTheSoftmaxWeightsAtTheTracesScale) {
 // below it and back (a move redoes only the rows from the first one that changed).
 TEST(CheckView, TheStatesTableFollowsEveryChange) {
     auto expect_fresh = [](const AppState& s, const std::string& where) {
-        const Trace& tr = s.trace;
-        const SharpnessTable& t = s.sharpness;
+        const Trace& tr = s.run.trace;
+        const SharpnessTable& t = s.run.sharpness;
         ASSERT_EQ(t.heads, std::min(tr.H, sharpness_heads)) << where;
         ASSERT_EQ(t.rows, std::min(tr.T, sharpness_rows)) << where;
         const double by_hd = 1.0 / std::sqrt(double(tr.head_dim)), by_c = 1.0 / std::sqrt(double(tr.C));
@@ -104,11 +104,11 @@ TEST(CheckView, TheStatesTableFollowsEveryChange) {
     recompute(s);
     expect_fresh(s, "new config");
     // The perturbed row changes the table's rows from p on.
-    const RowSharpness row5 = s.sharpness.at(1, 5)[0];
+    const RowSharpness row5 = s.run.sharpness.at(1, 5)[0];
     request_perturbation(s, 3, 1.f);
     recompute(s);
     expect_fresh(s, "p = 3");
-    EXPECT_NE(s.sharpness.at(1, 5)[0].max_weight, row5.max_weight);
+    EXPECT_NE(s.run.sharpness.at(1, 5)[0].max_weight, row5.max_weight);
     request_perturbation(s, 10, 0.5f);
     recompute(s);
     expect_fresh(s, "p = 10");
@@ -120,7 +120,7 @@ TEST(CheckView, TheStatesTableFollowsEveryChange) {
     request_config(s, c, KernelChoice::reference);
     recompute(s);
     expect_fresh(s, "off-by-one");
-    EXPECT_TRUE(std::isnan(s.sharpness.at(0, 0)[0].max_weight));
+    EXPECT_TRUE(std::isnan(s.run.sharpness.at(0, 0)[0].max_weight));
     request_perturbation(s, 6, 1.f);
     recompute(s);
     expect_fresh(s, "off-by-one, p = 6");

@@ -46,11 +46,11 @@ struct Seen {
 
 // max |dy| per position recomputed whole, NaN where y is NaN.
 void expect_dy_whole(const AppState& s, const std::string& where) {
-    const std::vector<float> whole = max_abs_diff_per_position(s.trace.y, s.base_y);
-    ASSERT_EQ(s.dy.size(), whole.size()) << where;
+    const std::vector<float> whole = max_abs_diff_per_position(s.run.trace.y, s.run.base_y);
+    ASSERT_EQ(s.run.dy.size(), whole.size()) << where;
     for (size_t t = 0; t < whole.size(); ++t) {
-        if (std::isnan(whole[t])) EXPECT_TRUE(std::isnan(s.dy[t])) << where << " t " << t;
-        else EXPECT_EQ(s.dy[t], whole[t]) << where << " t " << t;
+        if (std::isnan(whole[t])) EXPECT_TRUE(std::isnan(s.run.dy[t])) << where << " t " << t;
+        else EXPECT_EQ(s.run.dy[t], whole[t]) << where << " t " << t;
     }
 }
 
@@ -69,26 +69,26 @@ TEST(DragWork, DyAndRangesEqualAFullScanAfterEveryMove) {
             recompute(s);
             ASSERT_TRUE(s.ready) << s.error;
             Seen seen;
-            seen.see(s.trace);
+            seen.see(s.run.trace);
             const std::pair<int, float> moves[] = {{9, 1.f},  {9, 0.35f}, {3, 0.7f}, {12, 1.f}, {12, 0.f},
                                                    {15, 1.f}, {0, 1.f},   {5, 0.5f}, {5, 0.f},  {2, 1.f}};
             for (auto [p, strength] : moves) {
                 request_perturbation(s, p, strength);
                 recompute(s);
-                seen.see(s.trace);
+                seen.see(s.run.trace);
                 const std::string where = std::string(mask == MaskMode::causal ? "causal" : "other mask") + " p " +
                                           std::to_string(p) + " strength " + std::to_string(strength);
                 expect_dy_whole(s, where);
-                EXPECT_EQ(s.ranges.x.all, seen.x) << where;
-                EXPECT_EQ(s.ranges.y.all, seen.y) << where;
-                EXPECT_TRUE(std::isfinite(s.ranges.y.all)) << where;
+                EXPECT_EQ(s.run.ranges.x.all, seen.x) << where;
+                EXPECT_EQ(s.run.ranges.y.all, seen.y) << where;
+                EXPECT_TRUE(std::isfinite(s.run.ranges.y.all)) << where;
                 for (int h = 0; h < c.n_head; ++h) {
                     const size_t i = size_t(h);
-                    EXPECT_EQ(s.ranges.q.head[i], seen.q[i]) << where << " head " << h;
-                    EXPECT_EQ(s.ranges.k.head[i], seen.k[i]) << where << " head " << h;
-                    EXPECT_EQ(s.ranges.v.head[i], seen.v[i]) << where << " head " << h;
-                    EXPECT_EQ(s.ranges.raw.head[i], seen.raw[i]) << where << " head " << h;
-                    EXPECT_EQ(s.ranges.heads.head[i], seen.heads[i]) << where << " head " << h;
+                    EXPECT_EQ(s.run.ranges.q.head[i], seen.q[i]) << where << " head " << h;
+                    EXPECT_EQ(s.run.ranges.k.head[i], seen.k[i]) << where << " head " << h;
+                    EXPECT_EQ(s.run.ranges.v.head[i], seen.v[i]) << where << " head " << h;
+                    EXPECT_EQ(s.run.ranges.raw.head[i], seen.raw[i]) << where << " head " << h;
+                    EXPECT_EQ(s.run.ranges.heads.head[i], seen.heads[i]) << where << " head " << h;
                 }
             }
         }

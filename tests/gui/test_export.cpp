@@ -37,7 +37,7 @@ TEST(ExportFromTheApp, EveryTensorEqualsTheExportCommand) {
     request_perturbation(s, 2, 0.5f);
     recompute(s);
     ASSERT_TRUE(s.error.empty()) << s.error;
-    ASSERT_EQ(s.applied_p, 2);
+    ASSERT_EQ(s.run.applied_p, 2);
     const std::string dir = temp_dir();
     for (TensorName n : all_tensor_names()) {
         const std::string name = to_string(n);

@@ -49,7 +49,7 @@ TEST(Generate, StepAddsATokenARowAndACachePositionEqualToTheFullForward) {
     const GenerateState& g = s.generate;
     ASSERT_TRUE(g.why_not.empty()) << g.why_not;
     ASSERT_EQ(s.kernel, KernelKind::reference);
-    const int P = int(s.shown.input->tokens.size());
+    const int P = int(shown_model(s)->tokens.size());
     EXPECT_EQ(g.prompt_len, P);
     EXPECT_EQ(int(g.rows.size()), P);
     EXPECT_EQ(g.cache.T, P);
@@ -64,7 +64,7 @@ TEST(Generate, StepAddsATokenARowAndACachePositionEqualToTheFullForward) {
     EXPECT_EQ(g.tokens.back(), argmax_token(before.data(), int(before.size())));
     // The new row and logits are the full forward's on the longer sequence, bit for bit.
     ModelTrace full;
-    gpt_forward(*s.shown.input->model, g.tokens, KernelKind::reference, false, full);
+    gpt_forward(*shown_model(s)->model, g.tokens, KernelKind::reference, false, full);
     Mat want(full.layers[0].H, P + 1);
     for (int h = 0; h < want.rows(); ++h) want.row(h) = full.layers[0].att[size_t(h)].row(P);
     EXPECT_TRUE(same_bits(g.rows.back(), want));
@@ -112,7 +112,7 @@ TEST(Generate, BackRestoresThePreviousStateExactlyAndTheSamplerRepeatsItself) {
     recompute(s);
     KvCache fresh;
     KvStepRow last;
-    kv_prefill(*s.shown.input->model, g.tokens, KernelKind::reference, fresh, last);
+    kv_prefill(*shown_model(s)->model, g.tokens, KernelKind::reference, fresh, last);
     for (size_t l = 0; l < fresh.layers.size(); ++l)
         for (size_t h = 0; h < fresh.layers[l].k.size(); ++h) {
             EXPECT_TRUE(same_bits(Mat(g.cache.layers[l].k[h].topRows(T)), Mat(fresh.layers[l].k[h].topRows(T))));
@@ -141,7 +141,7 @@ TEST(Generate, PlayStopsAtTheBlockSize) {
     AppState s = generating(toy("induction.safetensors", "a b c d a b"));
     GenerateState& g = s.generate;
     ASSERT_TRUE(g.why_not.empty()) << g.why_not;
-    const int block = generation_block_size(*s.shown.input->model);
+    const int block = generation_block_size(*shown_model(s)->model);
     ASSERT_EQ(g.block, block);
     g.play_interval_ms = 0; // a step every frame
     request_generate_play(s, true);
@@ -278,10 +278,10 @@ TEST(Generate, TheCheckQuestionsDemonstrationGivesTheSameTokensAndEqualLogits) {
     EXPECT_GT(d.full_ms, 0.0);
     EXPECT_NE(d.sentence.find("the same tokens"), std::string::npos) << d.sentence;
     // The tokens are greedy generation's: the full forward's argmax, one after another.
-    std::vector<int> tokens = s.shown.input->tokens;
+    std::vector<int> tokens = shown_model(s)->tokens;
     for (int k = 0; k < d.steps; ++k) {
         KvStepRow full;
-        full_last_row(*s.shown.input->model, tokens, KernelKind::reference, full);
+        full_last_row(*shown_model(s)->model, tokens, KernelKind::reference, full);
         tokens.push_back(argmax_token(full.logits.data(), int(full.logits.size())));
         EXPECT_EQ(d.cached_tokens[size_t(k)], tokens.back()) << k;
     }

@@ -35,7 +35,7 @@ std::shared_ptr<const TrainedInput> tiny_input() {
 AppState shown(const std::shared_ptr<const TrainedInput>& in, bool compact) {
     AppState s = lesson_state();
     if (compact) s.gpt_compact_above = 0;
-    s.edit_kernel_choice = KernelChoice::fast;
+    s.kernel_choice.edit = KernelChoice::fast;
     request_trained_model(s, in);
     recompute(s);
     return s;
@@ -46,9 +46,9 @@ AppState shown(const std::shared_ptr<const TrainedInput>& in, bool compact) {
 TEST(GptCompactState, EveryViewShowsTheLeanRunsNumbers) {
     const auto in = tiny_input();
     AppState c = shown(in, true), l = shown(in, false);
-    ASSERT_TRUE(c.shown.input && l.shown.input) << c.error << l.error;
-    ASSERT_TRUE(c.model_base.compact);
-    ASSERT_FALSE(l.model_base.compact);
+    ASSERT_TRUE(shown_model(c) && shown_model(l)) << c.error << l.error;
+    ASSERT_TRUE(c.model_run.model_base.compact);
+    ASSERT_FALSE(l.model_run.model_base.compact);
     ASSERT_EQ(c.kernel, KernelKind::fast);
     const int T = c.config.seq_len;
     for (int layer : {0, 1}) {
@@ -59,16 +59,16 @@ TEST(GptCompactState, EveryViewShowsTheLeanRunsNumbers) {
         // The shown layer: its softmax weights the forward's (the lean trace's) bit for bit,
         // and the rest of its walk within float32 (the lean one takes the full forward's path).
         for (int h = 0; h < 4; ++h) {
-            EXPECT_TRUE(same_bits(c.trace.att[size_t(h)], l.model_base.layers[size_t(layer)].att[size_t(h)])) << layer << " " << h;
+            EXPECT_TRUE(same_bits(c.run.trace.att[size_t(h)], l.model_run.model_base.layers[size_t(layer)].att[size_t(h)])) << layer << " " << h;
             // The grid's tooltip: the same weights, on the shown layer and (recomputed) on the other.
             const Mat* shown_w = grid_head_weights(c, layer, h);
             ASSERT_TRUE(shown_w);
-            EXPECT_TRUE(same_bits(*shown_w, l.model_base.layers[size_t(layer)].att[size_t(h)]));
+            EXPECT_TRUE(same_bits(*shown_w, l.model_run.model_base.layers[size_t(layer)].att[size_t(h)]));
         }
-        EXPECT_LT((c.trace.y - l.trace.y).cwiseAbs().maxCoeff(), 1e-5f);
+        EXPECT_LT((c.run.trace.y - l.run.trace.y).cwiseAbs().maxCoeff(), 1e-5f);
         // The grid's pictures: one pixel per cell at this T (pool 1), each the weight itself.
-        ASSERT_EQ(c.model_base.att_pool, 1);
-        EXPECT_TRUE(same_bits(c.model_base.att_pooled[size_t(layer)][2], l.model_base.layers[size_t(layer)].att[2]));
+        ASSERT_EQ(c.model_run.model_base.att_pool, 1);
+        EXPECT_TRUE(same_bits(c.model_run.model_base.att_pooled[size_t(layer)][2], l.model_run.model_base.layers[size_t(layer)].att[2]));
     }
     // The hovered head of another layer: nothing until the next recompute makes it.
     c.model_view.hover_layer = 0;
@@ -77,7 +77,7 @@ TEST(GptCompactState, EveryViewShowsTheLeanRunsNumbers) {
     recompute(c);
     const Mat* hovered = grid_head_weights(c, 0, 3);
     ASSERT_TRUE(hovered);
-    EXPECT_TRUE(same_bits(*hovered, l.model_base.layers[0].att[3]));
+    EXPECT_TRUE(same_bits(*hovered, l.model_run.model_base.layers[0].att[3]));
     // The detector (read before the weights went) and the predictions (one row of logits).
     EXPECT_EQ(c.model_view.detection.text.prev_token, l.model_view.detection.text.prev_token);
     EXPECT_EQ(c.model_view.detection.text.induction, l.model_view.detection.text.induction);
@@ -108,35 +108,35 @@ TEST(GptCompactState, ATokenChangeIsExactlyZeroBeforePAndALayerSwitchKeepsIt) {
         ASSERT_EQ(s->applied_p, p);
     }
     for (size_t layer = 0; layer < 2; ++layer)
-        EXPECT_EQ(c.causality.resid_max_abs[layer], l.causality.resid_max_abs[layer]) << layer;
+        EXPECT_EQ(c.model_run.causality.resid_max_abs[layer], l.model_run.causality.resid_max_abs[layer]) << layer;
     for (int t = 0; t < T; ++t) {
         if (t < p) {
-            ASSERT_EQ(c.causality.logits_max_abs[size_t(t)], 0.f) << t;
+            ASSERT_EQ(c.model_run.causality.logits_max_abs[size_t(t)], 0.f) << t;
         }
-        EXPECT_NEAR(c.causality.logits_max_abs[size_t(t)], l.causality.logits_max_abs[size_t(t)], 1e-5f) << t;
+        EXPECT_NEAR(c.model_run.causality.logits_max_abs[size_t(t)], l.model_run.causality.logits_max_abs[size_t(t)], 1e-5f) << t;
     }
-    EXPECT_EQ(c.resid_summary.zeros_before, p);
+    EXPECT_EQ(c.model_run.resid_summary.zeros_before, p);
     // Another layer: the changed run is kept (no second token replacement), its layer shown.
     // A mark left in the kept measure stays; a token replaced again would overwrite it.
-    const float exact = c.causality.logits_max_abs[0];
-    c.causality.logits_max_abs[0] = 42.f;
+    const float exact = c.model_run.causality.logits_max_abs[0];
+    c.model_run.causality.logits_max_abs[0] = 42.f;
     request_layer(c, 1);
     request_layer(l, 1);
     recompute(c);
     recompute(l);
-    EXPECT_EQ(c.causality.logits_max_abs[0], 42.f) << "the changed run was made again";
-    c.causality.logits_max_abs[0] = exact;
-    EXPECT_EQ(c.applied_p, p);
-    EXPECT_LT((c.trace.y - l.trace.y).cwiseAbs().maxCoeff(), 1e-5f);
-    ASSERT_EQ(c.dy.size(), l.dy.size());
-    for (int t = 0; t < T; ++t) EXPECT_NEAR(c.dy[size_t(t)], l.dy[size_t(t)], 1e-6f) << t;
-    for (int t = 0; t < p; ++t) EXPECT_EQ(c.dy[size_t(t)], 0.f) << t;
+    EXPECT_EQ(c.model_run.causality.logits_max_abs[0], 42.f) << "the changed run was made again";
+    c.model_run.causality.logits_max_abs[0] = exact;
+    EXPECT_EQ(c.run.applied_p, p);
+    EXPECT_LT((c.run.trace.y - l.run.trace.y).cwiseAbs().maxCoeff(), 1e-5f);
+    ASSERT_EQ(c.run.dy.size(), l.run.dy.size());
+    for (int t = 0; t < T; ++t) EXPECT_NEAR(c.run.dy[size_t(t)], l.run.dy[size_t(t)], 1e-6f) << t;
+    for (int t = 0; t < p; ++t) EXPECT_EQ(c.run.dy[size_t(t)], 0.f) << t;
     // Another replacement is a new change.
     std::string error;
     ASSERT_TRUE(set_replacement_text(c, "7", error)) << error;
     recompute(c);
-    EXPECT_EQ(c.causality.new_token, 7);
-    EXPECT_EQ(c.model_perturbed.tokens[size_t(p)], 7);
+    EXPECT_EQ(c.model_run.causality.new_token, 7);
+    EXPECT_EQ(c.model_run.model_perturbed.tokens[size_t(p)], 7);
 }
 
 // GPT-2 small's shapes with random weights on its whole 1024-token context: the window's
@@ -164,20 +164,20 @@ TEST(GptCompactState, Gpt2SmallShapesOpenOn1024Tokens) {
     AppState s = lesson_state();
     request_trained_model(s, in);
     recompute(s);
-    ASSERT_TRUE(s.shown.input) << s.error;
-    ASSERT_TRUE(s.model_base.compact);
-    EXPECT_EQ(s.config.seq_len, 1024);
-    EXPECT_EQ(s.model_base.att_pool, 4);
-    ASSERT_EQ(s.model_base.att_pooled.size(), 12u);
-    EXPECT_EQ(s.model_base.att_pooled[11][11].rows(), 256);
-    EXPECT_EQ(s.model_base.logits.size(), 0) << "no logits kept";
+    ASSERT_TRUE(shown_model(s)) << s.error;
+    ASSERT_TRUE(s.model_run.model_base.compact);
+    EXPECT_EQ(s.config.applied.seq_len, 1024);
+    EXPECT_EQ(s.model_run.model_base.att_pool, 4);
+    ASSERT_EQ(s.model_run.model_base.att_pooled.size(), 12u);
+    EXPECT_EQ(s.model_run.model_base.att_pooled[11][11].rows(), 256);
+    EXPECT_EQ(s.model_run.model_base.logits.size(), 0) << "no logits kept";
     EXPECT_EQ(s.model_view.detection.text.prev_token.size(), 12u);
     // Layer 7's shown weights are what its pooled picture was made of.
     request_layer(s, 7);
     recompute(s);
     ASSERT_EQ(s.shown.layer, 7);
-    const Mat& w = s.trace.att[5];
-    EXPECT_EQ(s.model_base.att_pooled[7][5](100, 20), w.block(400, 80, 4, 4).maxCoeff());
+    const Mat& w = s.run.trace.att[5];
+    EXPECT_EQ(s.model_run.model_base.att_pooled[7][5](100, 20), w.block(400, 80, 4, 4).maxCoeff());
     EXPECT_FLOAT_EQ(w.row(1023).sum(), 1.f);
     EXPECT_EQ(w(10, 11), 0.f) << "causal";
     s.screen.view = View::model;
@@ -191,7 +191,7 @@ TEST(GptCompactState, Gpt2SmallShapesOpenOn1024Tokens) {
     EXPECT_NE(s.error.find("keeps the clean run beside the ablated one"), std::string::npos) << s.error;
     request_perturbation(s, 1000, 1.f);
     recompute(s);
-    ASSERT_EQ(s.applied_p, 1000);
-    for (int t = 0; t < 1000; ++t) ASSERT_EQ(s.causality.logits_max_abs[size_t(t)], 0.f) << t;
-    EXPECT_GT(s.causality.logits_max_abs[1000], 0.f);
+    ASSERT_EQ(s.run.applied_p, 1000);
+    for (int t = 0; t < 1000; ++t) ASSERT_EQ(s.model_run.causality.logits_max_abs[size_t(t)], 0.f) << t;
+    EXPECT_GT(s.model_run.causality.logits_max_abs[1000], 0.f);
 }

@@ -50,10 +50,10 @@ TEST(GptState, TextGoesThroughTheTokenizerAndLabelsEveryPosition) {
     const AppState s = gpt_state(in);
     ASSERT_TRUE(s.ready) << s.error;
     EXPECT_TRUE(s.error.empty()) << s.error;
-    ASSERT_EQ(s.shown.input, in);
+    ASSERT_EQ(shown_model(s), in);
     EXPECT_EQ(in->tokens, in->tokenizer->encode(sentence));
-    EXPECT_EQ(s.config.seq_len, int(in->tokens.size()));
-    EXPECT_EQ(s.config.n_head, 4);
+    EXPECT_EQ(s.config.applied.seq_len, int(in->tokens.size()));
+    EXPECT_EQ(s.config.applied.n_head, 4);
     ASSERT_EQ(s.shown.words.size(), in->tokens.size());
     // The labels spell the sentence back, each space a visible middle dot.
     std::string joined;
@@ -66,8 +66,8 @@ TEST(GptState, TextGoesThroughTheTokenizerAndLabelsEveryPosition) {
     EXPECT_EQ(gpt_token_label(nullptr, 464), "#464");
     // Layer 0's x is ln_1 of the embeddings: the forward's own.
     const ModelTrace t = forward_of(*in->model, in->tokens);
-    EXPECT_TRUE(same_bits(s.trace.x, t.layers[0].x));
-    EXPECT_TRUE(same_bits(s.trace.y, t.layers[0].y));
+    EXPECT_TRUE(same_bits(s.run.trace.x, t.layers[0].x));
+    EXPECT_TRUE(same_bits(s.run.trace.y, t.layers[0].y));
 }
 
 TEST(GptState, LayerPickerShowsEachLayersOwnTrace) {
@@ -78,9 +78,9 @@ TEST(GptState, LayerPickerShowsEachLayersOwnTrace) {
         request_layer(s, l);
         recompute(s);
         ASSERT_EQ(s.shown.layer, l);
-        EXPECT_TRUE(same_bits(s.trace.x, t.layers[size_t(l)].x)) << l;
-        for (int h = 0; h < 4; ++h) EXPECT_TRUE(same_bits(s.trace.att[size_t(h)], t.layers[size_t(l)].att[size_t(h)])) << l;
-        EXPECT_TRUE(same_bits(s.experiment.weights.c_attn.weight, in->model->h[size_t(l)].attn.c_attn.weight)) << l;
+        EXPECT_TRUE(same_bits(s.run.trace.x, t.layers[size_t(l)].x)) << l;
+        for (int h = 0; h < 4; ++h) EXPECT_TRUE(same_bits(s.run.trace.att[size_t(h)], t.layers[size_t(l)].att[size_t(h)])) << l;
+        EXPECT_TRUE(same_bits(s.run.experiment.weights.c_attn.weight, in->model->h[size_t(l)].attn.c_attn.weight)) << l;
     }
     EXPECT_FALSE(same_bits(t.layers[0].att[0], t.layers[1].att[0]));
 }
@@ -90,11 +90,11 @@ TEST(GptState, TypedTextRetokenizesAndABadEditKeepsTheState) {
     std::string error;
     ASSERT_TRUE(set_trained_sequence(s, "the dog and the cat", error)) << error;
     recompute(s);
-    ASSERT_TRUE(s.shown.input->tokenizer);
-    EXPECT_EQ(s.shown.input->tokens, s.shown.input->tokenizer->encode("the dog and the cat"));
-    EXPECT_EQ(s.config.seq_len, int(s.shown.input->tokens.size()));
+    ASSERT_TRUE(shown_model(s)->tokenizer);
+    EXPECT_EQ(shown_model(s)->tokens, shown_model(s)->tokenizer->encode("the dog and the cat"));
+    EXPECT_EQ(s.config.applied.seq_len, int(shown_model(s)->tokens.size()));
     EXPECT_EQ(s.fields.sequence_field, "the dog and the cat");
-    const std::vector<int> kept = s.shown.input->tokens;
+    const std::vector<int> kept = shown_model(s)->tokens;
     std::string long_text;
     for (int i = 0; i < 80; ++i) long_text += " cat";
     EXPECT_FALSE(set_trained_sequence(s, long_text, error));
@@ -102,8 +102,8 @@ TEST(GptState, TypedTextRetokenizesAndABadEditKeepsTheState) {
     EXPECT_NE(s.error.find("Kept the sequence"), std::string::npos) << s.error;
     EXPECT_FALSE(set_trained_sequence(s, "", error));
     recompute(s);
-    EXPECT_EQ(s.shown.input->tokens, kept);
-    EXPECT_EQ(s.config.seq_len, int(kept.size()));
+    EXPECT_EQ(shown_model(s)->tokens, kept);
+    EXPECT_EQ(s.config.applied.seq_len, int(kept.size()));
 }
 
 TEST(GptState, WithoutATokenizerIdsAreTyped) {
@@ -117,7 +117,7 @@ TEST(GptState, WithoutATokenizerIdsAreTyped) {
     std::string error;
     ASSERT_TRUE(set_trained_sequence(s, "1, 500 2 999", error)) << error;
     recompute(s);
-    EXPECT_EQ(s.shown.input->tokens, (std::vector<int>{1, 500, 2, 999}));
+    EXPECT_EQ(shown_model(s)->tokens, (std::vector<int>{1, 500, 2, 999}));
     EXPECT_FALSE(set_trained_sequence(s, "the cat", error));
     EXPECT_NE(error.find("not a token id"), std::string::npos) << error;
     EXPECT_FALSE(set_trained_sequence(s, "1, 1000", error));
@@ -130,12 +130,12 @@ TEST(GptState, WithoutATokenizerIdsAreTyped) {
 TEST(GptState, ReplacingTokenPLeavesEveryLayerBeforePExactlyUnchanged) {
     const auto in = gpt_input(true, sentence);
     AppState s = gpt_state(in);
-    const int p = 4, T = s.config.seq_len;
+    const int p = 4, T = s.config.applied.seq_len;
     request_layer(s, 1);
     request_perturbation(s, p, 1.f);
     recompute(s);
-    ASSERT_EQ(s.applied_p, p);
-    const GptCausality& c = s.causality;
+    ASSERT_EQ(s.run.applied_p, p);
+    const GptCausality& c = s.model_run.causality;
     ASSERT_EQ(c.resid_max_abs.size(), 2u);
     ASSERT_EQ(int(c.logits_max_abs.size()), T);
     const int to = (in->tokens[size_t(p)] + 1) % 1000;
@@ -157,26 +157,26 @@ TEST(GptState, ReplacingTokenPLeavesEveryLayerBeforePExactlyUnchanged) {
     }
     for (int t = 0; t < p; ++t) EXPECT_EQ(c.logits_max_abs[size_t(t)], 0.0f) << t;
     EXPECT_GT(c.logits_max_abs[size_t(p)], 0.f);
-    EXPECT_EQ(s.resid_summary.zeros_before, p);
+    EXPECT_EQ(s.model_run.resid_summary.zeros_before, p);
     // The shown layer is the changed run's, and its rows before p are the unchanged run's.
-    EXPECT_TRUE(same_bits(s.trace.y, b.layers[1].y));
-    EXPECT_TRUE(same_bits(s.base.y, a.layers[1].y));
+    EXPECT_TRUE(same_bits(s.run.trace.y, b.layers[1].y));
+    EXPECT_TRUE(same_bits(s.run.base.y, a.layers[1].y));
     // A replacement typed as a word: one token, else refused with a sentence.
     std::string error;
     ASSERT_TRUE(set_replacement_text(s, " the", error)) << error;
     recompute(s);
-    EXPECT_EQ(s.causality.new_token, in->tokenizer->encode(" the")[0]);
+    EXPECT_EQ(s.model_run.causality.new_token, in->tokenizer->encode(" the")[0]);
     EXPECT_FALSE(set_replacement_text(s, " the cat", error));
     EXPECT_NE(error.find("single token"), std::string::npos) << error;
     recompute(s);
-    EXPECT_EQ(s.causality.new_token, in->tokenizer->encode(" the")[0]);
+    EXPECT_EQ(s.model_run.causality.new_token, in->tokenizer->encode(" the")[0]);
 }
 
 TEST(GptState, ModelViewDetectorAndPredictionsAreTheModels) {
     const auto in = gpt_input(true, sentence);
     AppState s = gpt_state(in);
     s.screen.view = View::model;
-    const int T = s.config.seq_len;
+    const int T = s.config.applied.seq_len;
     s.model_view.predict_pos = 3;
     recompute(s);
     const ModelTrace t = forward_of(*in->model, in->tokens);
@@ -203,12 +203,12 @@ TEST(GptState, ModelViewDetectorAndPredictionsAreTheModels) {
 TEST(GptState, AModelOverTheWindowsCapIsRefusedAndTheLessonKept) {
     AppState s = lesson_state();
     s.memory_cap = s.gpt_memory_cap = int64_t(1) << 16;
-    const Trace before = s.trace;
+    const Trace before = s.run.trace;
     request_trained_model(s, gpt_input(true, sentence));
     recompute(s);
-    EXPECT_FALSE(s.shown.input);
+    EXPECT_FALSE(shown_model(s));
     EXPECT_NE(s.error.find("over the cap"), std::string::npos) << s.error;
-    EXPECT_TRUE(same_bits(s.trace.y, before.y));
+    EXPECT_TRUE(same_bits(s.run.trace.y, before.y));
     std::string error;
     EXPECT_FALSE(open_model_path(s, "/nonexistent/gpt2", error));
     EXPECT_NE(s.error.find("Kept what is shown"), std::string::npos) << s.error;
@@ -219,14 +219,14 @@ TEST(GptState, TheWeightsFieldOpensAGpt2DirectoryWholeAndOpenModelAFile) {
     std::string error;
     ASSERT_TRUE(load_weights_file(s, tiny_gpt_dir(true), 0, error)) << error;
     recompute(s);
-    ASSERT_TRUE(s.shown.input && s.shown.input->gpt()) << s.error;
-    EXPECT_EQ(s.shown.input->model->config.n_layer, 2);
-    EXPECT_TRUE(s.shown.input->tokenizer);
+    ASSERT_TRUE(shown_model(s) && shown_model(s)->gpt()) << s.error;
+    EXPECT_EQ(shown_model(s)->model->config.n_layer, 2);
+    EXPECT_TRUE(shown_model(s)->tokenizer);
     AppState t = lesson_state();
     ASSERT_TRUE(open_model_path(t, tiny_gpt_dir(false) + "/model.safetensors", error)) << error;
     recompute(t);
-    ASSERT_TRUE(t.shown.input && t.shown.input->gpt()) << t.error;
-    EXPECT_FALSE(t.shown.input->tokenizer);
+    ASSERT_TRUE(shown_model(t) && shown_model(t)->gpt()) << t.error;
+    EXPECT_FALSE(shown_model(t)->tokenizer);
 }
 
 TEST(GptState, ASessionIsSavedWithoutTheGptModelAndSaysSo) {
@@ -240,26 +240,26 @@ TEST(GptState, ASessionIsSavedWithoutTheGptModelAndSaysSo) {
     EXPECT_FALSE(ss.model.present);
 }
 
-// mode() is the model applied, not the one staged, and names what the shown layer's input is.
+// The source is the model applied, not the one staged, and names what the shown layer's input is.
 TEST(GptState, TheModeIsTheShownModelsAndNamesTheLayersInput) {
     AppState s = lesson_state();
-    EXPECT_EQ(mode(s), Mode::lesson);
-    EXPECT_STREQ(attention_input_name(mode(s)), "x");
+    EXPECT_FALSE(shown_model(s));
+    EXPECT_STREQ(attention_input_name(s), "x");
     std::shared_ptr<const TrainedInput> toy;
     std::string error;
     ASSERT_TRUE(read_trained_input(ATTNVIZ_TEST_DATA "/train/induction_s1_120.safetensors", "", toy, error)) << error;
     request_trained_model(s, toy);
-    EXPECT_EQ(mode(s), Mode::lesson); // staged only
+    EXPECT_FALSE(shown_model(s)); // staged only
     recompute(s);
     ASSERT_TRUE(s.error.empty()) << s.error;
-    EXPECT_EQ(mode(s), Mode::toy_model);
-    EXPECT_STREQ(attention_input_name(mode(s)), "h");
+    EXPECT_TRUE(std::holds_alternative<ToyModel>(s.shown.source));
+    EXPECT_STREQ(attention_input_name(s), "h");
     request_trained_model(s, gpt_input(true, sentence));
     recompute(s);
     ASSERT_TRUE(s.error.empty()) << s.error;
-    EXPECT_EQ(mode(s), Mode::gpt_model);
-    EXPECT_STREQ(attention_input_name(mode(s)), "ln_1(h)");
+    EXPECT_TRUE(std::holds_alternative<GptModel>(s.shown.source));
+    EXPECT_STREQ(attention_input_name(s), "ln_1(h)");
     request_trained_model(s, nullptr);
     recompute(s);
-    EXPECT_EQ(mode(s), Mode::lesson);
+    EXPECT_FALSE(shown_model(s));
 }

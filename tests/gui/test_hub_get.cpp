@@ -119,7 +119,7 @@ void frames_until_open(AppState& s) {
 
 TEST(HubGet, DownloadsOnAWorkerThenOpensTheModelFromTheCache) {
     AppState s = lesson_state();
-    const Trace before = s.trace;
+    const Trace before = s.run.trace;
     Fake fake;
     fake.cache = s.hub.cache_dir = fresh_cache("download");
     s.hub.get = fake.function();
@@ -133,8 +133,8 @@ TEST(HubGet, DownloadsOnAWorkerThenOpensTheModelFromTheCache) {
     // The worker holds the download; the frame goes on, the lesson is what is shown.
     for (int i = 0; i < 3; ++i) recompute(s);
     EXPECT_TRUE(hub_getting(s));
-    EXPECT_FALSE(s.shown.input);
-    EXPECT_TRUE(same_bits(s.trace.y, before.y));
+    EXPECT_FALSE(shown_model(s));
+    EXPECT_TRUE(same_bits(s.run.trace.y, before.y));
     EXPECT_EQ(s.hub.progress.file, "model.safetensors");
     EXPECT_EQ(hub_progress_text(s.hub.progress), "model.safetensors: 100 MB of 548 MB, 50.0 MB/s, 9 s left");
     // A second get while one runs is refused with a sentence; the first goes on.
@@ -145,10 +145,10 @@ TEST(HubGet, DownloadsOnAWorkerThenOpensTheModelFromTheCache) {
     fake.go();
     frames_until_open(s);
     EXPECT_FALSE(hub_getting(s));
-    ASSERT_TRUE(s.shown.input && s.shown.input->gpt()) << s.error << " / " << s.hub.message;
-    EXPECT_EQ(mode(s), Mode::gpt_model);
-    EXPECT_EQ(s.shown.input->model->config.n_layer, 2);
-    EXPECT_TRUE(s.shown.input->tokenizer); // vocab.json + merges.txt of the snapshot
+    ASSERT_TRUE(shown_model(s) && shown_model(s)->gpt()) << s.error << " / " << s.hub.message;
+    EXPECT_TRUE(std::holds_alternative<GptModel>(s.shown.source));
+    EXPECT_EQ(shown_model(s)->model->config.n_layer, 2);
+    EXPECT_TRUE(shown_model(s)->tokenizer); // vocab.json + merges.txt of the snapshot
     EXPECT_FALSE(s.hub.failed) << s.hub.message;
     ASSERT_EQ(s.hub.cached.size(), hub_choices().size());
     EXPECT_TRUE(s.hub.cached[0]); // the list says so after the get
@@ -168,13 +168,13 @@ TEST(HubGet, ACachedModelOpensWithoutADownload) {
     ASSERT_TRUE(request_hub_get(s, 1, error)) << error;
     EXPECT_FALSE(hub_getting(s));
     frames_until_open(s);
-    ASSERT_TRUE(s.shown.input && s.shown.input->gpt()) << s.error;
+    ASSERT_TRUE(shown_model(s) && shown_model(s)->gpt()) << s.error;
     EXPECT_EQ(fake.calls, 0);
 }
 
 TEST(HubGet, CancelStopsTheDownloadAndKeepsWhatIsShown) {
     AppState s = lesson_state();
-    const Trace before = s.trace;
+    const Trace before = s.run.trace;
     Fake fake;
     fake.cache = s.hub.cache_dir = fresh_cache("cancel");
     s.hub.get = fake.function();
@@ -186,8 +186,8 @@ TEST(HubGet, CancelStopsTheDownloadAndKeepsWhatIsShown) {
     recompute(s);
     EXPECT_FALSE(hub_getting(s));
     EXPECT_FALSE(model_loading(s));
-    EXPECT_FALSE(s.shown.input);
-    EXPECT_TRUE(same_bits(s.trace.y, before.y));
+    EXPECT_FALSE(shown_model(s));
+    EXPECT_TRUE(same_bits(s.run.trace.y, before.y));
     EXPECT_FALSE(s.hub.failed);
     EXPECT_EQ(s.hub.message.rfind("Cancelled getting gpt2", 0), 0u) << s.hub.message;
     EXPECT_TRUE(s.error.empty()) << s.error;
@@ -201,7 +201,7 @@ TEST(HubGet, CancelStopsTheDownloadAndKeepsWhatIsShown) {
 
 TEST(HubGet, AFailedDownloadKeepsWhatIsShownAndSaysWhy) {
     AppState s = lesson_state();
-    const Trace before = s.trace;
+    const Trace before = s.run.trace;
     Fake fake;
     fake.cache = s.hub.cache_dir = fresh_cache("fail");
     fake.fail_with = "gpt2: the Hub refused the download (401); set HF_TOKEN to a token that can read it";
@@ -212,8 +212,8 @@ TEST(HubGet, AFailedDownloadKeepsWhatIsShownAndSaysWhy) {
     poll_hub_get(s, true);
     recompute(s);
     EXPECT_FALSE(hub_getting(s));
-    EXPECT_FALSE(s.shown.input);
-    EXPECT_TRUE(same_bits(s.trace.y, before.y));
+    EXPECT_FALSE(shown_model(s));
+    EXPECT_TRUE(same_bits(s.run.trace.y, before.y));
     EXPECT_TRUE(s.hub.failed);
     EXPECT_EQ(s.hub.message, fake.fail_with);
     EXPECT_NE(s.error.find("set HF_TOKEN"), std::string::npos) << s.error;

@@ -30,40 +30,40 @@ void frames_until_read(AppState& s) {
 
 TEST(ModelLoading, OpenModelReadsOnAWorkerAndStagesWhatOpenModelPathStages) {
     AppState s = lesson_state();
-    const Trace before = s.trace;
+    const Trace before = s.run.trace;
     std::string error;
     ASSERT_TRUE(request_model_path(s, tiny_gpt_dir(true), error)) << error;
     // The request returned before staging anything: the lesson is still what is shown.
     EXPECT_TRUE(model_loading(s));
     EXPECT_FALSE(s.edit_trained);
-    EXPECT_FALSE(s.shown.input);
+    EXPECT_FALSE(shown_model(s));
     EXPECT_EQ(s.status.rfind("Reading ", 0), 0u) << s.status;
     EXPECT_NE(s.status.find("MB"), std::string::npos) << s.status;
-    EXPECT_TRUE(same_bits(s.trace.y, before.y));
+    EXPECT_TRUE(same_bits(s.run.trace.y, before.y));
     frames_until_read(s);
     EXPECT_FALSE(model_loading(s));
-    ASSERT_TRUE(s.shown.input && s.shown.input->gpt()) << s.error;
+    ASSERT_TRUE(shown_model(s) && shown_model(s)->gpt()) << s.error;
 
     AppState t = lesson_state();
     ASSERT_TRUE(open_model_path(t, tiny_gpt_dir(true), error)) << error;
     recompute(t);
-    ASSERT_TRUE(t.shown.input);
-    EXPECT_EQ(s.shown.input->tokens, t.shown.input->tokens);
-    EXPECT_EQ(s.shown.input->model->config.n_layer, t.shown.input->model->config.n_layer);
+    ASSERT_TRUE(shown_model(t));
+    EXPECT_EQ(shown_model(s)->tokens, shown_model(t)->tokens);
+    EXPECT_EQ(shown_model(s)->model->config.n_layer, shown_model(t)->model->config.n_layer);
     EXPECT_EQ(s.shown.layer, t.shown.layer);
-    EXPECT_TRUE(same_bits(s.trace.y, t.trace.y));
+    EXPECT_TRUE(same_bits(s.run.trace.y, t.run.trace.y));
 }
 
 TEST(ModelLoading, ARefusedReadKeepsTheShownModelAndSaysWhy) {
     AppState s = lesson_state();
-    const Trace before = s.trace;
+    const Trace before = s.run.trace;
     std::string error;
     ASSERT_TRUE(request_model_path(s, "/nonexistent/gpt2", error)) << error;
     frames_until_read(s);
-    EXPECT_FALSE(s.shown.input);
+    EXPECT_FALSE(shown_model(s));
     EXPECT_NE(s.error.find("Kept what is shown"), std::string::npos) << s.error;
     EXPECT_NE(s.error.find("/nonexistent/gpt2"), std::string::npos) << s.error;
-    EXPECT_TRUE(same_bits(s.trace.y, before.y));
+    EXPECT_TRUE(same_bits(s.run.trace.y, before.y));
     // An empty path is refused at once, nothing started.
     EXPECT_FALSE(request_model_path(s, "", error));
     EXPECT_FALSE(model_loading(s));
@@ -78,7 +78,7 @@ TEST(ModelLoading, ASecondRequestWhileReadingIsOneSentenceAndTheFirstLands) {
     EXPECT_NE(error.find("still reading"), std::string::npos) << error;
     EXPECT_NE(s.error.find("Kept what is shown"), std::string::npos) << s.error;
     frames_until_read(s);
-    ASSERT_TRUE(s.shown.input && s.shown.input->gpt()) << s.error;
+    ASSERT_TRUE(shown_model(s) && shown_model(s)->gpt()) << s.error;
 }
 
 TEST(ModelLoading, LoadWeightsReadsAWholeModelOnAWorkerAndABlockAtOnce) {
@@ -88,8 +88,8 @@ TEST(ModelLoading, LoadWeightsReadsAWholeModelOnAWorkerAndABlockAtOnce) {
     ASSERT_TRUE(request_weights_file(s, train_dir + "induction_s1_120.safetensors", 1, error)) << error;
     EXPECT_TRUE(model_loading(s));
     frames_until_read(s);
-    ASSERT_TRUE(s.shown.input) << s.error;
-    EXPECT_FALSE(s.shown.input->gpt());
+    ASSERT_TRUE(shown_model(s)) << s.error;
+    EXPECT_FALSE(shown_model(s)->gpt());
     EXPECT_EQ(s.shown.layer, 1);
     // A negative layer is load_weights_file's refusal, at once.
     AppState t = lesson_state();
@@ -101,6 +101,6 @@ TEST(ModelLoading, LoadWeightsReadsAWholeModelOnAWorkerAndABlockAtOnce) {
     ASSERT_TRUE(request_weights_file(g, tiny_gpt_dir(false), 0, error)) << error;
     EXPECT_TRUE(model_loading(g));
     frames_until_read(g);
-    ASSERT_TRUE(g.shown.input && g.shown.input->gpt()) << g.error;
-    EXPECT_FALSE(g.shown.input->tokenizer);
+    ASSERT_TRUE(shown_model(g) && shown_model(g)->gpt()) << g.error;
+    EXPECT_FALSE(shown_model(g)->tokenizer);
 }

@@ -46,7 +46,7 @@ int count_kind(const std::set<std::tuple<int, int, int>>& r, int layer, int kind
 TEST(ModelView, DetectorIsTheCoresOnTheShownForward) {
     auto in = trained("induction.safetensors", "a b c d e f a b c d e f");
     AppState s = state_with(in);
-    ASSERT_EQ(s.shown.input, in) << s.error;
+    ASSERT_EQ(shown_model(s), in) << s.error;
     ModelTrace t;
     model_forward(*in->model, in->tokens, KernelKind::reference, t);
     const HeadScores want = detect_on_text({attention_of(t)});
@@ -84,7 +84,7 @@ TEST(ModelView, TrainedHeadsAreMarkedAndUntrainedOnesAreNot) {
         in->tokens = default_trained_tokens(in->model->config);
         in->source = "untrained";
         const AppState s = state_with(in);
-        ASSERT_TRUE(s.shown.input) << s.error;
+        ASSERT_TRUE(shown_model(s)) << s.error;
         EXPECT_TRUE(head_roles(s.model_view.detection).empty()) << to_string(task) << ": an untrained head marked";
     }
 }
@@ -92,7 +92,7 @@ TEST(ModelView, TrainedHeadsAreMarkedAndUntrainedOnesAreNot) {
 TEST(ModelView, PredictionsAreASoftmaxOfTheCoresLogits) {
     auto in = trained("induction.safetensors", "a b c d e f a b c");
     AppState s = state_with(in);
-    const Mat& logits = s.model_base.logits_next;
+    const Mat& logits = s.model_run.model_base.logits_next;
     ASSERT_EQ(logits.rows(), int(in->tokens.size()));
     ASSERT_EQ(s.model_view.predictions.size(), in->tokens.size());
     for (int pos = 0; pos < int(logits.rows()); ++pos) {
@@ -169,7 +169,7 @@ TEST(ModelView, ClickOpensTheHeadInTheScoresView) {
     EXPECT_EQ(s.screen.view, View::scores);
     EXPECT_EQ(s.shown.layer, 1);
     EXPECT_EQ(s.screen.windows[int(View::scores)].head0, 1);
-    EXPECT_TRUE(same_bits(s.trace.att[1], s.model_base.layers[1].att[1]));
+    EXPECT_TRUE(same_bits(s.run.trace.att[1], s.model_run.model_base.layers[1].att[1]));
     // The lesson's module: one layer, the head only.
     AppState l = lesson_state();
     open_in_scores(l, 0, 1);
@@ -183,7 +183,7 @@ TEST(ModelView, LessonShowsItsHeadsWithPreviousTokenScoresOnly) {
     ASSERT_EQ(s.model_view.detection.text.prev_token.size(), 1u);
     ASSERT_EQ(s.model_view.detection.text.prev_token[0].size(), 2u);
     double want = 0;
-    for (int i = 1; i < 4; ++i) want += s.trace.att[0](i, i - 1);
+    for (int i = 1; i < 4; ++i) want += s.run.trace.att[0](i, i - 1);
     EXPECT_NEAR(s.model_view.detection.text.prev_token[0][0], want / 3, 1e-7);
     EXPECT_TRUE(std::isnan(s.model_view.detection.text.duplicate[0][0])); // no words: no repeated token
     EXPECT_TRUE(s.model_view.detection.repeat_induction.empty());

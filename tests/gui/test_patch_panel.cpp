@@ -48,7 +48,7 @@ bool until(AppState& s, F done) {
 }
 
 PatchTables core_tables(const AppState& s, const std::vector<int>& corrupt, int answer, int wrong, PatchRuns& runs) {
-    prepare_patch_runs(*s.shown.input->model, s.shown.input->tokens, corrupt, answer, wrong, s.kernel, runs);
+    prepare_patch_runs(*shown_model(s)->model, shown_model(s)->tokens, corrupt, answer, wrong, s.kernel, runs);
     return patch_tables(runs, true, true);
 }
 
@@ -82,7 +82,7 @@ TEST(PatchPanel, ToyTablesAreTheCoresAndTheWorkersResultArrives) {
     ASSERT_TRUE(run_panel(s, "a b c d g f a b c d", "e", "g")) << s.patch.error;
     EXPECT_TRUE(s.patch.error.empty()) << s.patch.error;
     const PatchResult& r = s.patch.result;
-    ASSERT_EQ(r.model, s.shown.input->model);
+    ASSERT_EQ(r.model, shown_model(s)->model);
     std::vector<int> corrupt;
     std::string error;
     ASSERT_TRUE(parse_trained_sequence(r.model->config, "a b c d g f a b c d", corrupt, error)) << error;
@@ -103,7 +103,7 @@ TEST(PatchPanel, GptTablesAreTheCores) {
     const std::string clean = "The cat sat on the mat, and the cat saw it", corrupt_text = "The cat sat in the mat, and the cat saw it";
     AppState s = shown_gpt(clean);
     ASSERT_TRUE(run_panel(s, corrupt_text, " the", " a")) << s.patch.error;
-    const TrainedInput& in = *s.shown.input;
+    const TrainedInput& in = *shown_model(s);
     std::vector<int> corrupt;
     std::string error;
     ASSERT_TRUE(parse_gpt_input(in, corrupt_text, corrupt, error)) << error;
@@ -182,7 +182,7 @@ TEST(LensTable, CellsAreTheCoresForTheShownPositionsOnly) {
         const LensTable& t = s.model_view.lens;
         EXPECT_EQ(t.p0, 2);
         EXPECT_EQ(t.count(), 4) << "only the positions shown";
-        const LogitLens whole = logit_lens(*s.shown.input->model, s.model_base, s.kernel);
+        const LogitLens whole = logit_lens(*shown_model(s)->model, s.model_run.model_base, s.kernel);
         ASSERT_EQ(t.lens.rows(), whole.rows());
         for (int r = 0; r < whole.rows(); ++r)
             for (int pos = 2; pos < 6; ++pos) {
@@ -249,7 +249,7 @@ TEST(FollowProbes, APageShowsTheTeachersLensCellsAndPatchTables) {
         }
     EXPECT_FALSE(lens_busy(page)) << "a page computes nothing";
     const PatchResult &pa = s.patch.result, &pb = page.patch.result;
-    EXPECT_EQ(pb.model, page.shown.input->model);
+    EXPECT_EQ(pb.model, shown_model(page)->model);
     EXPECT_TRUE(same_tables(pb.tables.resid, pa.tables.resid));
     EXPECT_TRUE(same_tables(pb.tables.heads, pa.tables.heads));
     EXPECT_EQ(pb.clean_ld, pa.clean_ld);
@@ -296,7 +296,7 @@ TEST(CheckPatch, TheHeadsTableIsTheCoresAndTheInductionHeadsLightUp) {
     EXPECT_NE(d.sentence.find(want), std::string::npos) << d.sentence;
     // Open in the Patching panel: the same table there.
     open_patch_demo(s);
-    ASSERT_TRUE(until(s, [&] { return mode(s) == Mode::toy_model && !patch_running(s) && !s.patch.result.empty(); })) << s.error;
+    ASSERT_TRUE(until(s, [&] { return std::holds_alternative<ToyModel>(s.shown.source) && !patch_running(s) && !s.patch.result.empty(); })) << s.error;
     EXPECT_EQ(s.model_view.panel, ModelPanel::patching);
     EXPECT_TRUE(same_tables(s.patch.result.tables.heads, d.heads));
 }

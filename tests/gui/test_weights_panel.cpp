@@ -29,22 +29,22 @@ TEST(WeightsPanel, LoadReplacesTheWeightsAndKeepsXFromTheSeed) {
     ASSERT_TRUE(load_weights_file(s, gpt2_file, 1, error)) << error;
     recompute(s);
     ASSERT_TRUE(s.error.empty()) << s.error;
-    ASSERT_TRUE(s.weights);
-    EXPECT_EQ(s.weights->path, gpt2_file);
-    EXPECT_EQ(s.weights->layer, 1);
-    EXPECT_EQ(s.config.n_embd, 12);
-    EXPECT_EQ(s.config.n_head, 2); // the file does not say; the current H divides 12
+    ASSERT_TRUE(s.weights.applied);
+    EXPECT_EQ(s.weights.applied->path, gpt2_file);
+    EXPECT_EQ(s.weights.applied->layer, 1);
+    EXPECT_EQ(s.config.applied.n_embd, 12);
+    EXPECT_EQ(s.config.applied.n_head, 2); // the file does not say; the current H divides 12
     LoadedWeights want;
     ASSERT_TRUE(load_weights(gpt2_file, 2, 1, want, error)) << error;
-    EXPECT_TRUE(same_bits(s.experiment.weights.c_attn.weight, want.weights.c_attn.weight));
-    EXPECT_TRUE(same_bits(s.experiment.weights.c_proj.weight, want.weights.c_proj.weight));
+    EXPECT_TRUE(same_bits(s.run.experiment.weights.c_attn.weight, want.weights.c_attn.weight));
+    EXPECT_TRUE(same_bits(s.run.experiment.weights.c_proj.weight, want.weights.c_proj.weight));
     // x is what the seed gives without the file.
-    EXPECT_TRUE(same_bits(s.experiment.x, make_experiment(s.config).x));
+    EXPECT_TRUE(same_bits(s.run.experiment.x, make_experiment(s.config.applied).x));
     Trace fresh;
-    forward(s.config, want.weights, s.experiment.x, KernelKind::reference, fresh);
-    EXPECT_TRUE(same_bits(s.trace.y, fresh.y));
+    forward(s.config.applied, want.weights, s.run.experiment.x, KernelKind::reference, fresh);
+    EXPECT_TRUE(same_bits(s.run.trace.y, fresh.y));
     // The panel says which file, names and layer.
-    const std::string summary = weights_summary(*s.weights);
+    const std::string summary = weights_summary(*s.weights.applied);
     EXPECT_NE(summary.find(gpt2_file), std::string::npos) << summary;
     EXPECT_NE(summary.find("h.1.attn.c_attn.weight"), std::string::npos) << summary;
     EXPECT_NE(summary.find("layer 1"), std::string::npos) << summary;
@@ -57,7 +57,7 @@ TEST(WeightsPanel, TheFilesNHeadWins) {
     ASSERT_TRUE(load_weights_file(s, nanogpt_model_file, 0, error)) << error;
     recompute(s);
     ASSERT_TRUE(s.error.empty()) << s.error;
-    EXPECT_EQ(s.config.n_head, 4);
+    EXPECT_EQ(s.config.applied.n_head, 4);
 }
 
 TEST(WeightsPanel, BadFilesKeepTheCurrentWeightsAndSayWhy) {
@@ -65,7 +65,7 @@ TEST(WeightsPanel, BadFilesKeepTheCurrentWeightsAndSayWhy) {
     std::string error;
     ASSERT_TRUE(load_weights_file(s, gpt2_file, 0, error)) << error;
     recompute(s);
-    const Mat y = s.trace.y;
+    const Mat y = s.run.trace.y;
     const std::string dir = temp_dir();
     const std::string text = dir + "/notes.safetensors", empty = dir + "/empty.safetensors";
     std::ofstream(text) << "these are not weights\n";
@@ -80,10 +80,10 @@ TEST(WeightsPanel, BadFilesKeepTheCurrentWeightsAndSayWhy) {
         EXPECT_NE(error.find(path), std::string::npos) << error;
         EXPECT_EQ(s.status.rfind("Kept the current weights", 0), 0u) << s.status;
         recompute(s);
-        ASSERT_TRUE(s.weights);
-        EXPECT_EQ(s.weights->path, gpt2_file);
-        EXPECT_EQ(s.weights->layer, 0);
-        EXPECT_TRUE(same_bits(s.trace.y, y)) << path;
+        ASSERT_TRUE(s.weights.applied);
+        EXPECT_EQ(s.weights.applied->path, gpt2_file);
+        EXPECT_EQ(s.weights.applied->layer, 0);
+        EXPECT_TRUE(same_bits(s.run.trace.y, y)) << path;
     }
     EXPECT_FALSE(load_weights_file(s, "", 0, error));
 }
@@ -93,25 +93,25 @@ TEST(WeightsPanel, CIsTheFilesUntilUnloaded) {
     std::string error;
     ASSERT_TRUE(load_weights_file(s, gpt2_file, 0, error)) << error;
     recompute(s);
-    Config c = s.config;
+    Config c = s.config.applied;
     c.n_embd = 8;
     request_config(s, c, KernelChoice::reference);
     recompute(s);
-    EXPECT_EQ(s.config.n_embd, 12);
+    EXPECT_EQ(s.config.applied.n_embd, 12);
     EXPECT_NE(s.error.find("fixes C = 12"), std::string::npos) << s.error;
-    ASSERT_TRUE(s.weights);
+    ASSERT_TRUE(s.weights.applied);
     // H may change: the same matrices, split into other heads.
-    c = s.config;
+    c = s.config.applied;
     c.n_head = 3;
     request_config(s, c, KernelChoice::reference);
     recompute(s);
     EXPECT_TRUE(s.error.empty()) << s.error;
-    EXPECT_EQ(s.config.n_head, 3);
+    EXPECT_EQ(s.config.applied.n_head, 3);
     // Unload: the seeded weights of the same config.
     unload_weights(s);
     recompute(s);
-    EXPECT_FALSE(s.weights);
-    EXPECT_TRUE(same_bits(s.experiment.weights.c_attn.weight, make_experiment(s.config).weights.c_attn.weight));
+    EXPECT_FALSE(s.weights.applied);
+    EXPECT_TRUE(same_bits(s.run.experiment.weights.c_attn.weight, make_experiment(s.config.applied).weights.c_attn.weight));
 }
 
 TEST(WeightsPanel, SessionsReopenTheFileAndRefuseAMissingOne) {
@@ -126,15 +126,15 @@ TEST(WeightsPanel, SessionsReopenTheFileAndRefuseAMissingOne) {
     ASSERT_TRUE(apply_session(t, ss, error)) << error;
     recompute(t);
     ASSERT_TRUE(t.weights);
-    EXPECT_TRUE(same_bits(t.trace.y, s.trace.y));
+    EXPECT_TRUE(same_bits(t.run.trace.y, s.run.trace.y));
     // A file that has gone: one sentence naming it, the state untouched.
     AppState u = lesson_state();
     ss.weights_path = temp_dir() + "/gone.safetensors";
     EXPECT_FALSE(apply_session(u, ss, error));
     EXPECT_NE(error.find(ss.weights_path), std::string::npos) << error;
     EXPECT_FALSE(u.config_dirty);
-    EXPECT_EQ(u.config.n_embd, 8);
-    EXPECT_FALSE(u.edit_weights);
+    EXPECT_EQ(u.config.applied.n_embd, 8);
+    EXPECT_FALSE(u.weights.edit);
 }
 
 // A model opened after a weights file replaces the lesson's module: its session records the
@@ -147,7 +147,7 @@ TEST(WeightsPanel, AModelShownAfterAWeightsFileSavesASessionThatReopens) {
     recompute(s);
     ASSERT_TRUE(open_model_path(s, std::string(ATTNVIZ_TEST_DATA) + "/model_view/both.safetensors", error)) << error;
     recompute(s);
-    ASSERT_EQ(mode(s), Mode::toy_model);
+    ASSERT_TRUE(std::holds_alternative<ToyModel>(s.shown.source));
     Session ss = to_session(s);
     EXPECT_EQ(ss.weights_path, "");
     ASSERT_TRUE(ss.model.present);
@@ -156,8 +156,8 @@ TEST(WeightsPanel, AModelShownAfterAWeightsFileSavesASessionThatReopens) {
     AppState t = lesson_state();
     ASSERT_TRUE(apply_session(t, ss, error)) << error;
     recompute(t);
-    EXPECT_EQ(mode(t), Mode::toy_model);
-    EXPECT_TRUE(same_bits(t.trace.y, s.trace.y));
+    EXPECT_TRUE(std::holds_alternative<ToyModel>(t.shown.source));
+    EXPECT_TRUE(same_bits(t.run.trace.y, s.run.trace.y));
 }
 
 TEST(WeightsWindow, WeightsOptionAndItsSessionGiveTheSamePicture) {

@@ -18,17 +18,17 @@ TEST(Words, TextSetsTAndRepeatsTheRowOfARepeatedWord) {
     ASSERT_TRUE(set_text(s, "the cat  saw\tthe cat", error)) << error;
     recompute(s);
     ASSERT_TRUE(s.error.empty()) << s.error;
-    EXPECT_EQ(s.config.seq_len, 5);
-    ASSERT_EQ(s.tokens, (std::vector<std::string>{"the", "cat", "saw", "the", "cat"}));
-    ASSERT_EQ(s.trace.x.rows(), 5);
-    EXPECT_TRUE(s.trace.x.row(0) == s.trace.x.row(3)); // "the"
-    EXPECT_TRUE(s.trace.x.row(1) == s.trace.x.row(4)); // "cat"
-    EXPECT_FALSE(s.trace.x.row(0) == s.trace.x.row(1));
-    EXPECT_FALSE(s.trace.x.row(1) == s.trace.x.row(2));
+    EXPECT_EQ(s.config.applied.seq_len, 5);
+    ASSERT_EQ(s.tokens.applied, (std::vector<std::string>{"the", "cat", "saw", "the", "cat"}));
+    ASSERT_EQ(s.run.trace.x.rows(), 5);
+    EXPECT_TRUE(s.run.trace.x.row(0) == s.run.trace.x.row(3)); // "the"
+    EXPECT_TRUE(s.run.trace.x.row(1) == s.run.trace.x.row(4)); // "cat"
+    EXPECT_FALSE(s.run.trace.x.row(0) == s.run.trace.x.row(1));
+    EXPECT_FALSE(s.run.trace.x.row(1) == s.run.trace.x.row(2));
     // The same x as the core's recipe for words (what trace --text computes).
     Experiment e;
-    ASSERT_TRUE(make_text_experiment(s.config, s.tokens, nullptr, e, error)) << error;
-    EXPECT_TRUE(same_bits(s.experiment.x, e.x));
+    ASSERT_TRUE(make_text_experiment(s.config.applied, s.tokens.applied, nullptr, e, error)) << error;
+    EXPECT_TRUE(same_bits(s.run.experiment.x, e.x));
     EXPECT_NE(s.status.find("5 words"), std::string::npos) << s.status;
 }
 
@@ -47,8 +47,8 @@ TEST(Words, TooManyWordsAreRefusedWithTheCountAndTheLimit) {
     EXPECT_NE(error.find(std::to_string(limit)), std::string::npos) << error;
     EXPECT_NE(s.error.find("Kept"), std::string::npos) << s.error;
     recompute(s);
-    EXPECT_EQ(s.config.seq_len, 3);
-    EXPECT_EQ(s.tokens.size(), 3u);
+    EXPECT_EQ(s.config.applied.seq_len, 3);
+    EXPECT_EQ(s.tokens.applied.size(), 3u);
     // Exactly the limit is taken.
     many.clear();
     for (int i = 0; i < limit; ++i) many += "w" + std::to_string(i % 7) + " ";
@@ -60,12 +60,12 @@ TEST(Words, ClearingTheTextGoesBackToRandomXAtTheSameT) {
     std::string error;
     ASSERT_TRUE(set_text(s, "one two three four five six", error));
     recompute(s);
-    ASSERT_EQ(s.config.seq_len, 6);
+    ASSERT_EQ(s.config.applied.seq_len, 6);
     ASSERT_TRUE(set_text(s, "   ", error));
     recompute(s);
-    EXPECT_TRUE(s.tokens.empty());
-    EXPECT_EQ(s.config.seq_len, 6);
-    EXPECT_TRUE(same_bits(s.experiment.x, make_experiment(s.config).x));
+    EXPECT_TRUE(s.tokens.applied.empty());
+    EXPECT_EQ(s.config.applied.seq_len, 6);
+    EXPECT_TRUE(same_bits(s.run.experiment.x, make_experiment(s.config.applied).x));
 }
 
 TEST(Words, TIsFixedByTheWordsUntilTheTextIsCleared) {
@@ -73,21 +73,21 @@ TEST(Words, TIsFixedByTheWordsUntilTheTextIsCleared) {
     std::string error;
     ASSERT_TRUE(set_text(s, "the cat saw", error));
     recompute(s);
-    Config c = s.config;
+    Config c = s.config.applied;
     c.seq_len = 7;
     request_config(s, c, KernelChoice::reference);
     recompute(s);
-    EXPECT_EQ(s.config.seq_len, 3);
+    EXPECT_EQ(s.config.applied.seq_len, 3);
     EXPECT_NE(s.error.find("T follows the text"), std::string::npos) << s.error;
-    EXPECT_EQ(s.tokens.size(), 3u);
+    EXPECT_EQ(s.tokens.applied.size(), 3u);
     // Other edits keep the words.
-    c = s.config;
+    c = s.config.applied;
     c.seed = 5;
     request_config(s, c, KernelChoice::reference);
     recompute(s);
     EXPECT_TRUE(s.error.empty()) << s.error;
-    EXPECT_EQ(s.tokens.size(), 3u);
-    EXPECT_EQ(s.config.seed, 5u);
+    EXPECT_EQ(s.tokens.applied.size(), 3u);
+    EXPECT_EQ(s.config.applied.seed, 5u);
 }
 
 TEST(Words, LabelsSayTheWord) {
@@ -151,7 +151,7 @@ TEST(WordsWindow, SessionWithWordsGivesTheSamePicture) {
 TEST(WordsWindow, TooManyWordsOnTheCommandLineIsOneSentence) {
     // One word more than the window holds at the lesson's C and H.
     AppState s;
-    s.edit = lesson_config();
+    s.config.edit = lesson_config();
     const int limit = max_words(s);
     ASSERT_LT(limit, max_seq_len);
     std::string many;

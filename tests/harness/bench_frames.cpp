@@ -75,14 +75,14 @@ std::string parts_json(const FrameSamples& f) {
 void bench_layer_switches(AppWindow& w, AppState& s, int n) {
     for (int i = 0; i < 3; ++i) untimed_frame(w, s); // settle
     const FrameSamples idle = time_frames(w, s, n, [](int) {});
-    const int L = s.shown.input->model->config.n_layer;
+    const int L = shown_model(s)->model->config.n_layer;
     const FrameSamples sw = time_frames(w, s, n, [&](int) { request_layer(s, (s.shown.layer + 1) % L); });
     const double worst = sw.total.empty() ? 0.0 : *std::max_element(sw.total.begin(), sw.total.end());
     std::printf("{\"frames\": %d, \"seq_len\": %d, \"n_embd\": %d, \"n_head\": %d, \"n_layer\": %d, \"kernel\": \"%s\", "
                 "\"view\": \"%s\", \"compact\": %s, \"median_idle_ms\": %.3f, \"median_layer_switch_ms\": %.3f, "
                 "\"max_layer_switch_ms\": %.3f, \"idle_parts_ms\": %s, \"layer_switch_parts_ms\": %s}\n",
-                n, s.config.seq_len, s.config.n_embd, s.config.n_head, L, to_string(s.kernel), to_string(s.screen.view),
-                s.model_base.compact ? "true" : "false", median(idle.total), median(sw.total), worst, parts_json(idle).c_str(),
+                n, s.config.applied.seq_len, s.config.applied.n_embd, s.config.applied.n_head, L, to_string(s.kernel), to_string(s.screen.view),
+                s.model_run.model_base.compact ? "true" : "false", median(idle.total), median(sw.total), worst, parts_json(idle).c_str(),
                 parts_json(sw).c_str());
 }
 
@@ -92,7 +92,7 @@ void bench_frames(AppWindow& w, AppState& s, int n, AfterFrame after) {
     if (s.screen.view == View::train) return bench_train_frames(w, s, n);
     after_frame = std::move(after);
     untimed_frame(w, s); // the model asked for is shown from the first frame's recompute
-    if (s.shown.input && s.shown.input->gpt()) return bench_layer_switches(w, s, n);
+    if (shown_model(s) && shown_model(s)->gpt()) return bench_layer_switches(w, s, n);
     for (int i = 0; i < 3; ++i) untimed_frame(w, s); // settle
     const FrameSamples idle = time_frames(w, s, n, [](int) {});
     const int heatmaps = w.gpu.renderer.drawn; // in the idle frame: what the drags redraw too
@@ -104,7 +104,7 @@ void bench_frames(AppWindow& w, AppState& s, int n, AfterFrame after) {
         return time_frames(w, s, n,
                            [&](int i) { request_perturbation(s, p, float(i % 50 + 1) / 50.f); });
     };
-    const int p_view = s.p, p_mid = s.config.seq_len / 2;
+    const int p_view = s.p, p_mid = s.config.applied.seq_len / 2;
     const FrameSamples drag = drag_at(p_view);
     const FrameSamples drag_mid = drag_at(p_mid);
     const double mi = median(idle.total), md = median(drag.total), mm = median(drag_mid.total);
@@ -112,7 +112,7 @@ void bench_frames(AppWindow& w, AppState& s, int n, AfterFrame after) {
                 "\"view\": \"%s\", \"heatmaps_drawn\": %d, \"median_idle_ms\": %.3f, \"p\": %d, \"median_drag_ms\": %.3f, "
                 "\"drag_ratio\": %.3f, \"p95_idle_ms\": %.3f, \"p95_drag_ms\": %.3f, \"p_mid\": %d, \"median_drag_mid_ms\": %.3f, \"drag_mid_ratio\": %.3f, "
                 "\"idle_parts_ms\": %s, \"drag_parts_ms\": %s, \"drag_mid_parts_ms\": %s}\n",
-                n, s.config.seq_len, s.config.n_embd, s.config.n_head, to_string(s.kernel), to_string(s.screen.view), heatmaps, mi,
+                n, s.config.applied.seq_len, s.config.applied.n_embd, s.config.applied.n_head, to_string(s.kernel), to_string(s.screen.view), heatmaps, mi,
                 p_view, md, mi > 0 ? md / mi : 0.0, p95(idle.total), p95(drag.total), p_mid, mm, mi > 0 ? mm / mi : 0.0, parts_json(idle).c_str(),
                 parts_json(drag).c_str(), parts_json(drag_mid).c_str());
 }

@@ -13,23 +13,23 @@ bool write_layout_json(const std::string& path, const AppState& s, int width, in
     j["height"] = height;
     j["view"] = to_string(s.screen.view);
     j["step"] = s.screen.step;
-    j["config"] = {{"n_embd", s.config.n_embd}, {"n_head", s.config.n_head}, {"seq_len", s.config.seq_len},
-                   {"seed", s.config.seed},     {"mask", to_string(s.config.mask)},
-                   {"scale", to_string(s.config.scale)}, {"kernel", to_string(s.kernel)}};
-    j["perturb"] = {{"p", s.applied_p}, {"strength", s.applied_strength}};
+    j["config"] = {{"n_embd", s.config.applied.n_embd}, {"n_head", s.config.applied.n_head}, {"seq_len", s.config.applied.seq_len},
+                   {"seed", s.config.applied.seed},     {"mask", to_string(s.config.applied.mask)},
+                   {"scale", to_string(s.config.applied.scale)}, {"kernel", to_string(s.kernel)}};
+    j["perturb"] = {{"p", s.run.applied_p}, {"strength", s.run.applied_strength}};
     // A trained model in the views: which one, the block shown and its positions' letters.
-    if (s.shown.input)
-        j["trained"] = {{"task", mode(s) == Mode::gpt_model ? "gpt" : to_string(s.shown.input->model->config.task)},
-                        {"n_layer", s.shown.input->model->config.n_layer},
+    if (shown_model(s))
+        j["trained"] = {{"task", std::holds_alternative<GptModel>(s.shown.source) ? "gpt" : to_string(shown_model(s)->model->config.task)},
+                        {"n_layer", shown_model(s)->model->config.n_layer},
                         {"layer", s.shown.layer},
                         {"tokens", s.shown.words},
-                        {"toward", s.applied_replace_token}};
+                        {"toward", s.model_run.applied_replace_token}};
     // A GPT model's token change at p: max |Δ resid_post| per layer and position, max |Δ logits|.
-    if (s.shown.input && !s.causality.resid_max_abs.empty())
-        j["causality"] = {{"p", s.causality.p},
-                          {"new_token", s.causality.new_token},
-                          {"resid_post", s.causality.resid_max_abs},
-                          {"logits", s.causality.logits_max_abs}};
+    if (shown_model(s) && !s.model_run.causality.resid_max_abs.empty())
+        j["causality"] = {{"p", s.model_run.causality.p},
+                          {"new_token", s.model_run.causality.new_token},
+                          {"resid_post", s.model_run.causality.resid_max_abs},
+                          {"logits", s.model_run.causality.logits_max_abs}};
     nlohmann::json items = nlohmann::json::array();
     for (const LayoutItem& it : s.screen.layout) {
         nlohmann::json o = {{"kind", it.kind}, {"name", it.name}, {"head", it.head}, {"x", it.x}, {"y", it.y},

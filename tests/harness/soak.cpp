@@ -105,19 +105,19 @@ struct Soak {
         request_config(s, c, k);
         draw();
         ++config_edits;
-        if (!same_config(s.config, c) || !s.error.empty())
+        if (!same_config(s.config.applied, c) || !s.error.empty())
             fail("the valid config " + describe(c) + " was not applied (" + s.error + ")");
     }
 
     // An invalid config: must be refused with a message, the previous config and trace kept.
     void refuse(const Config& bad) {
-        const Config before = s.config;
-        const Mat y = s.trace.y;
-        request_config(s, bad, s.kernel_choice);
+        const Config before = s.config.applied;
+        const Mat y = s.run.trace.y;
+        request_config(s, bad, s.kernel_choice.applied);
         draw();
-        const bool kept = same_config(s.config, before) && same_config(s.edit, before) &&
-                          s.trace.y.rows() == y.rows() && s.trace.y.cols() == y.cols() &&
-                          std::memcmp(s.trace.y.data(), y.data(), size_t(y.size()) * sizeof(float)) == 0;
+        const bool kept = same_config(s.config.applied, before) && same_config(s.config.edit, before) &&
+                          s.run.trace.y.rows() == y.rows() && s.run.trace.y.cols() == y.cols() &&
+                          std::memcmp(s.run.trace.y.data(), y.data(), size_t(y.size()) * sizeof(float)) == 0;
         if (s.error.empty()) fail("the invalid config " + describe(bad) + " was accepted without a message");
         else if (!kept) fail("the invalid config " + describe(bad) + " changed the state");
         else ++refused;
@@ -138,7 +138,7 @@ struct Soak {
         // address here on the first call (SEGV in the copy); arrays need no copy.
         constexpr std::array<int, 16> Cs{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512};
         constexpr std::array<int, 16> Ts{1, 2, 3, 4, 5, 7, 11, 12, 13, 16, 33, 64, 100, 128, 255, 256};
-        Config c = s.edit;
+        Config c = s.config.edit;
         const int what = uniform(0, 5);
         if (what <= 1) { // C, keeping H a divisor as the C field does
             c.n_embd = pick(Cs);
@@ -156,9 +156,9 @@ struct Soak {
         }
         // The inputs fix some sizes, as the side panel does: T follows the words, C the
         // weights file (H stays a divisor of it).
-        if (!s.edit_tokens.empty()) c.seq_len = int(s.edit_tokens.size());
-        if (s.edit_weights && c.n_embd != s.edit_weights->loaded.n_embd) {
-            c.n_embd = s.edit_weights->loaded.n_embd;
+        if (!s.tokens.edit.empty()) c.seq_len = int(s.tokens.edit.size());
+        if (s.weights.edit && c.n_embd != s.weights.edit->loaded.n_embd) {
+            c.n_embd = s.weights.edit->loaded.n_embd;
             c.n_head = random_heads(c.n_embd);
         }
         // Many heads over many positions: keep a frame's draw within reason.
@@ -172,7 +172,7 @@ struct Soak {
     }
 
     Config random_invalid() {
-        Config c = s.config;
+        Config c = s.config.applied;
         switch (uniform(0, 8)) {
         case 0: c.n_embd = 12, c.n_head = 5; break;             // not a divisor
         case 1: c.seq_len = 0; break;
@@ -189,7 +189,7 @@ struct Soak {
 
     // The strength slider and the p slider / radio buttons, as draw_perturb_controls does.
     void perturb_edit() {
-        const int T = s.config.seq_len;
+        const int T = s.config.applied.seq_len;
         if (drag_left > 0) {
             --drag_left;
             request_perturbation(s, s.p, std::clamp(s.strength + drag_step, 0.f, 1.f));
@@ -213,7 +213,7 @@ struct Soak {
     // Zoom buttons, Fit, the window's drag fields, the head pager.
     void window_edit() {
         ViewWindow& w = s.screen.windows[uniform(0, view_count - 1)];
-        const Config& c = s.config;
+        const Config& c = s.config.applied;
         switch (uniform(0, 5)) {
         case 0: w.zoom = std::min(16.f, w.zoom * 1.25f); break;
         case 1: w.zoom = std::max(0.25f, w.zoom / 1.25f); break;
@@ -234,22 +234,22 @@ struct Soak {
         if (chance(0.4)) {
             const std::string path = dir + "/good-" + std::to_string(uniform(0, 3)) + ".json";
             save_session_file(s, path);
-            const Config saved = s.config;
+            const Config saved = s.config.applied;
             open_session_file(s, path);
             draw();
-            if (!same_config(s.config, saved)) fail("reopening the session " + path + " did not restore " + describe(saved) + " (" + s.status + ")");
+            if (!same_config(s.config.applied, saved)) fail("reopening the session " + path + " did not restore " + describe(saved) + " (" + s.status + ")");
             else ++files_opened;
             return;
         }
         const char* const bad[] = {"not-json.json", "no-version.json", "newer.json", "too-long.json",
                                           "bad-heads.json", "over-cap.json", "empty.json", "a-directory.json", "missing.json"};
         const std::string path = dir + "/" + bad[uniform(0, int(std::size(bad)) - 1)];
-        const Config before = s.config;
-        const Mat y = s.trace.y;
+        const Config before = s.config.applied;
+        const Mat y = s.run.trace.y;
         open_session_file(s, path);
         draw();
-        const bool kept = same_config(s.config, before) && s.trace.y.rows() == y.rows() && s.trace.y.cols() == y.cols() &&
-                          std::memcmp(s.trace.y.data(), y.data(), size_t(y.size()) * sizeof(float)) == 0;
+        const bool kept = same_config(s.config.applied, before) && s.run.trace.y.rows() == y.rows() && s.run.trace.y.cols() == y.cols() &&
+                          std::memcmp(s.run.trace.y.data(), y.data(), size_t(y.size()) * sizeof(float)) == 0;
         if (s.status.rfind("Kept the current state", 0) != 0) fail("the bad session file " + path + " was not refused (" + s.status + ")");
         else if (!kept) fail("the bad session file " + path + " changed the state");
         else ++files_refused;
@@ -259,10 +259,10 @@ struct Soak {
     // to the seeded weights, and a bad file leaves the weights and trace as they were.
     void weights_edit() {
         std::string error;
-        if (s.weights && chance(0.3)) {
+        if (s.weights.applied && chance(0.3)) {
             unload_weights(s);
             draw();
-            if (s.weights) fail("Unload kept the weights of " + s.weights->path);
+            if (s.weights.applied) fail("Unload kept the weights of " + s.weights.applied->path);
             return;
         }
         if (chance(0.4)) {
@@ -273,7 +273,7 @@ struct Soak {
                 return;
             }
             draw();
-            if (s.config.n_embd != C || !s.weights || !s.error.empty())
+            if (s.config.applied.n_embd != C || !s.weights.applied || !s.error.empty())
                 fail("the weights of " + path + " were not applied (" + s.error + ")");
             else ++weights_loaded;
             return;
@@ -281,14 +281,14 @@ struct Soak {
         const char* const bad[] = {"truncated.safetensors", "header-past-end.safetensors", "nan.safetensors",
                                    "text.safetensors", "empty.safetensors", "a-directory.json", "missing.safetensors"};
         const std::string path = dir + "/" + bad[uniform(0, int(std::size(bad)) - 1)];
-        const Config before = s.config;
-        const std::string weights_before = s.weights ? s.weights->path : "";
-        const Mat y = s.trace.y;
+        const Config before = s.config.applied;
+        const std::string weights_before = s.weights.applied ? s.weights.applied->path : "";
+        const Mat y = s.run.trace.y;
         const bool taken = load_weights_file(s, path, 0, error);
         draw();
-        const bool kept = same_config(s.config, before) && (s.weights ? s.weights->path : "") == weights_before &&
-                          s.trace.y.rows() == y.rows() && s.trace.y.cols() == y.cols() &&
-                          std::memcmp(s.trace.y.data(), y.data(), size_t(y.size()) * sizeof(float)) == 0;
+        const bool kept = same_config(s.config.applied, before) && (s.weights.applied ? s.weights.applied->path : "") == weights_before &&
+                          s.run.trace.y.rows() == y.rows() && s.run.trace.y.cols() == y.cols() &&
+                          std::memcmp(s.run.trace.y.data(), y.data(), size_t(y.size()) * sizeof(float)) == 0;
         if (taken || error.empty()) fail("the bad weights file " + path + " was not refused");
         else if (!kept) fail("the bad weights file " + path + " changed the state");
         else ++weights_refused;
@@ -303,20 +303,20 @@ struct Soak {
         if (r == 0) {
             set_text(s, "", error);
             draw();
-            if (!s.tokens.empty()) fail("clearing the text kept " + std::to_string(s.tokens.size()) + " words");
+            if (!s.tokens.applied.empty()) fail("clearing the text kept " + std::to_string(s.tokens.applied.size()) + " words");
             return;
         }
         const bool too_many = r == 1;
         const int n = too_many ? max_words(s) + 1 : uniform(1, 12);
         for (int i = 0; i < n; ++i) text += std::string(i ? " " : "") + vocab[uniform(0, int(std::size(vocab)) - 1)];
-        const Config before = s.config;
+        const Config before = s.config.applied;
         const bool taken = set_text(s, text, error);
         draw();
         if (too_many) {
             if (taken || error.empty()) fail(std::to_string(n) + " words were not refused");
-            else if (!same_config(s.config, before)) fail(std::to_string(n) + " words changed the state");
+            else if (!same_config(s.config.applied, before)) fail(std::to_string(n) + " words changed the state");
             else ++refused;
-        } else if (!taken || s.config.seq_len != n || int(s.tokens.size()) != n) {
+        } else if (!taken || s.config.applied.seq_len != n || int(s.tokens.applied.size()) != n) {
             fail("the text \"" + text + "\" was not applied (" + error + s.error + ")");
         }
     }
@@ -339,8 +339,8 @@ struct Soak {
         // A session reopened last retrains its Train view on a worker thread: read RSS once
         // that is done, not half-way through its scoring buffers.
         if (s.train && s.train->session) s.train->session->wait_idle();
-        if (!same_config(s.config, lesson_config()) || s.weights || !s.tokens.empty())
-            fail("Reset did not bring back the lesson's example (" + describe(s.config) + ")");
+        if (!same_config(s.config.applied, lesson_config()) || s.weights.applied || !s.tokens.applied.empty())
+            fail("Reset did not bring back the lesson's example (" + describe(s.config.applied) + ")");
 #if !defined(__SANITIZE_ADDRESS__)
         malloc_trim(0); // hand freed heap back, so that RSS counts what is kept, not what malloc caches
 #endif
@@ -379,18 +379,18 @@ struct Soak {
     void random_frame() {
         const double r = std::uniform_real_distribution<double>(0, 1)(rng);
         if (r < 0.30) perturb_edit();
-        else if (r < 0.36) apply(random_config(), s.edit_kernel_choice);
+        else if (r < 0.36) apply(random_config(), s.kernel_choice.edit);
         else if (r < 0.39) {
-            Config c = s.edit;
+            Config c = s.config.edit;
             switch (uniform(0, 2)) {
             case 0: c.mask = MaskMode(uniform(0, 2)); break;
             case 1: c.scale = ScaleMode(uniform(0, 2)); break;
             default: c.seed = chance(0.2) ? UINT64_MAX : uint64_t(uniform(0, 1000)); break;
             }
-            apply(c, s.edit_kernel_choice);
+            apply(c, s.kernel_choice.edit);
             return;
         } else if (r < 0.41) {
-            apply(s.edit, KernelChoice(uniform(0, 2)));
+            apply(s.config.edit, KernelChoice(uniform(0, 2)));
             return;
         } else if (r < 0.46) s.screen.view = View(uniform(0, view_count - 1));
         else if (r < 0.51) s.screen.step = chance(0.3) ? (chance(0.5) ? 0 : walk_last_step) : std::clamp(s.screen.step + (chance(0.5) ? 1 : -1), 0, walk_last_step);

@@ -64,7 +64,7 @@ TEST(HubWindow, CancelKeepsThePartAndTheNextGetResumesItAndOpensTheModel) {
     EXPECT_GT(s.hub.progress.all_total, 0);
     cancel_hub_get(s);
     ASSERT_TRUE(frames_until(s, [&] { return !hub_getting(s); }));
-    EXPECT_FALSE(s.shown.input); // the lesson stays
+    EXPECT_FALSE(shown_model(s)); // the lesson stays
     EXPECT_FALSE(s.hub.failed) << s.hub.message;
     EXPECT_EQ(s.hub.message.rfind("Cancelled getting gpt2", 0), 0u) << s.hub.message;
     const fs::path repo = fs::path(cache.path) / "models--gpt2";
@@ -80,8 +80,8 @@ TEST(HubWindow, CancelKeepsThePartAndTheNextGetResumesItAndOpensTheModel) {
     ASSERT_TRUE(request_hub_get(s, 0, error)) << error;
     ASSERT_TRUE(frames_until(s, [&] { return !hub_getting(s) && !model_loading(s); }));
     recompute(s);
-    ASSERT_TRUE(s.shown.input && s.shown.input->gpt()) << s.error << " / " << s.hub.message;
-    EXPECT_EQ(mode(s), Mode::gpt_model);
+    ASSERT_TRUE(shown_model(s) && shown_model(s)->gpt()) << s.error << " / " << s.hub.message;
+    EXPECT_TRUE(std::holds_alternative<GptModel>(s.shown.source));
     EXPECT_GT(hub.range_gets(), ranges); // the part was resumed, not fetched again
     EXPECT_TRUE(s.hub.cached[0]);
     EXPECT_FALSE(hub.storage_saw_authorization());

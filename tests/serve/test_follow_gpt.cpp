@@ -76,7 +76,7 @@ struct Teacher {
         recompute(s);
         if (!open_model_path(s, gpt_dir, error)) return false;
         recompute(s);
-        if (mode(s) != Mode::gpt_model) {
+        if (!std::holds_alternative<GptModel>(s.shown.source)) {
             error = "the GPT model is not shown: " + s.error;
             return false;
         }
@@ -128,29 +128,29 @@ TEST(FollowGpt, TheShownLayerIsServedBitForBitAndNeverTheWeightsFile) {
     const nlohmann::json& h = m["follow_gpt"];
     EXPECT_EQ(h["layer"], 0);
     EXPECT_EQ(h["n_layer"], 2);
-    EXPECT_EQ(h["tokens"].get<std::vector<int>>(), s.shown.input->tokens);
+    EXPECT_EQ(h["tokens"].get<std::vector<int>>(), shown_model(s)->tokens);
     EXPECT_EQ(h["name"], "gpt2");
 
     Served layer, weights, grid;
     ASSERT_TRUE(layer.open(t.port, url_of(m, "layer"))) << url_of(m, "layer");
-    for (const auto& [name, mat] : {std::pair<const char*, const Mat*>{"trace.x", &s.trace.x}, {"trace.qkv", &s.trace.qkv},
-                                    {"trace.concat", &s.trace.concat}, {"trace.y", &s.trace.y}, {"base_y", &s.base_y}})
+    for (const auto& [name, mat] : {std::pair<const char*, const Mat*>{"trace.x", &s.run.trace.x}, {"trace.qkv", &s.run.trace.qkv},
+                                    {"trace.concat", &s.run.trace.concat}, {"trace.y", &s.run.trace.y}, {"base_y", &s.run.base_y}})
         EXPECT_TRUE(layer.equals(name, *mat)) << name;
-    for (const auto& [name, p] : {std::pair<const char*, const PerHead*>{"trace.q", &s.trace.q}, {"trace.k", &s.trace.k},
-                                  {"trace.v", &s.trace.v}, {"trace.raw_scores", &s.trace.raw_scores},
-                                  {"trace.att", &s.trace.att}, {"trace.heads", &s.trace.heads}})
+    for (const auto& [name, p] : {std::pair<const char*, const PerHead*>{"trace.q", &s.run.trace.q}, {"trace.k", &s.run.trace.k},
+                                  {"trace.v", &s.run.trace.v}, {"trace.raw_scores", &s.run.trace.raw_scores},
+                                  {"trace.att", &s.run.trace.att}, {"trace.heads", &s.run.trace.heads}})
         EXPECT_TRUE(layer.equals(name, *p)) << name;
     ASSERT_TRUE(weights.open(t.port, url_of(m, "weights")));
-    EXPECT_TRUE(weights.equals("c_attn.weight", s.experiment.weights.c_attn.weight));
-    EXPECT_TRUE(weights.equals("c_proj.weight", s.experiment.weights.c_proj.weight));
+    EXPECT_TRUE(weights.equals("c_attn.weight", s.run.experiment.weights.c_attn.weight));
+    EXPECT_TRUE(weights.equals("c_proj.weight", s.run.experiment.weights.c_proj.weight));
     ASSERT_TRUE(grid.open(t.port, url_of(m, "grid")));
-    for (int l = 0; l < 2; ++l) EXPECT_TRUE(grid.equals("att." + std::to_string(l), s.model_base.layers[size_t(l)].att)) << l;
+    for (int l = 0; l < 2; ++l) EXPECT_TRUE(grid.equals("att." + std::to_string(l), s.model_run.model_base.layers[size_t(l)].att)) << l;
 
     // Never the weights file: no part holds the embedding (wte's first rows, 64 floats) or a
     // layer's MLP, and all of them together are smaller than the file.
     std::ifstream f(gpt_dir + "/model.safetensors", std::ios::binary);
     const std::string file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const Model& model = *s.shown.input->model;
+    const Model& model = *shown_model(s)->model;
     const std::string wte(reinterpret_cast<const char*>(model.wte.data()), 4 * 64);
     const std::string mlp(reinterpret_cast<const char*>(model.h[0].mlp.c_fc.weight.data()), 4 * 64);
     for (const Served* p : {&layer, &weights, &grid}) {
@@ -178,10 +178,10 @@ TEST(FollowGpt, ALayerChangePublishesTheNewLayer) {
     EXPECT_NE(new_url, old_url);
     Served layer, weights;
     ASSERT_TRUE(layer.open(t.port, new_url)) << new_url;
-    EXPECT_TRUE(layer.equals("trace.att", s.trace.att));
-    EXPECT_TRUE(layer.equals("trace.x", s.trace.x));
+    EXPECT_TRUE(layer.equals("trace.att", s.run.trace.att));
+    EXPECT_TRUE(layer.equals("trace.x", s.run.trace.x));
     ASSERT_TRUE(weights.open(t.port, url_of(after, "weights")));
-    EXPECT_TRUE(weights.equals("c_attn.weight", s.shown.input->model->h[1].attn.c_attn.weight));
+    EXPECT_TRUE(weights.equals("c_attn.weight", shown_model(s)->model->h[1].attn.c_attn.weight));
     EXPECT_EQ(status_of(http_get(t.port, old_url)), "HTTP/1.1 404 Not Found"); // the old layer is gone
     // The grid is the same run: the same file.
     EXPECT_EQ(url_of(after, "grid"), url_of(before, "grid"));
@@ -195,15 +195,15 @@ TEST(FollowGpt, APageShowsTheTeachersNumbersAndRefusesEditsItCannotCompute) {
     s.screen.view = View::causality;
     ASSERT_TRUE(set_replacement_text(s, "7", error)) << error; // token p replaced by id 7
     recompute(s);
-    ASSERT_GE(s.applied_p, 0);
-    ASSERT_FALSE(s.causality.resid_max_abs.empty());
+    ASSERT_GE(s.run.applied_p, 0);
+    ASSERT_FALSE(s.model_run.causality.resid_max_abs.empty());
     const nlohmann::json m = t.message();
     Served layer, weights, grid;
     ASSERT_TRUE(layer.open(t.port, url_of(m, "layer")));
     ASSERT_TRUE(weights.open(t.port, url_of(m, "weights")));
     ASSERT_TRUE(grid.open(t.port, url_of(m, "grid")));
-    EXPECT_TRUE(layer.equals("base.att", s.base.att));
-    EXPECT_TRUE(layer.equals("dy", s.dy.data(), s.dy.size()));
+    EXPECT_TRUE(layer.equals("base.att", s.run.base.att));
+    EXPECT_TRUE(layer.equals("dy", s.run.dy.data(), s.run.dy.size()));
 
     AppState page;
     init_app_state(page, lesson_config(), KernelChoice::reference);
@@ -215,21 +215,21 @@ TEST(FollowGpt, APageShowsTheTeachersNumbersAndRefusesEditsItCannotCompute) {
     EXPECT_EQ(shown_fingerprint(page), shown_fingerprint(s));
     EXPECT_EQ(page.shown.layer, s.shown.layer);
     EXPECT_EQ(page.shown.words, s.shown.words);
-    EXPECT_EQ(std::memcmp(page.base.att[1].data(), s.base.att[1].data(), 4 * size_t(s.base.att[1].size())), 0);
-    EXPECT_EQ(page.causality.resid_max_abs, s.causality.resid_max_abs);
-    EXPECT_EQ(page.applied_p, s.applied_p);
-    ASSERT_EQ(page.sharpness.cells.size(), s.sharpness.cells.size());
-    for (size_t i = 0; i < s.sharpness.cells.size(); ++i)
+    EXPECT_EQ(std::memcmp(page.run.base.att[1].data(), s.run.base.att[1].data(), 4 * size_t(s.run.base.att[1].size())), 0);
+    EXPECT_EQ(page.model_run.causality.resid_max_abs, s.model_run.causality.resid_max_abs);
+    EXPECT_EQ(page.run.applied_p, s.run.applied_p);
+    ASSERT_EQ(page.run.sharpness.cells.size(), s.run.sharpness.cells.size());
+    for (size_t i = 0; i < s.run.sharpness.cells.size(); ++i)
         for (int k = 0; k < 2; ++k) {
-            EXPECT_EQ(page.sharpness.cells[i][size_t(k)].max_weight, s.sharpness.cells[i][size_t(k)].max_weight) << i;
-            EXPECT_EQ(page.sharpness.cells[i][size_t(k)].entropy, s.sharpness.cells[i][size_t(k)].entropy) << i;
+            EXPECT_EQ(page.run.sharpness.cells[i][size_t(k)].max_weight, s.run.sharpness.cells[i][size_t(k)].max_weight) << i;
+            EXPECT_EQ(page.run.sharpness.cells[i][size_t(k)].entropy, s.run.sharpness.cells[i][size_t(k)].entropy) << i;
         }
-    EXPECT_EQ(std::memcmp(page.experiment.weights.c_proj.weight.data(), s.experiment.weights.c_proj.weight.data(),
-                          4 * size_t(s.experiment.weights.c_proj.weight.size())),
+    EXPECT_EQ(std::memcmp(page.run.experiment.weights.c_proj.weight.data(), s.run.experiment.weights.c_proj.weight.data(),
+                          4 * size_t(s.run.experiment.weights.c_proj.weight.size())),
               0);
-    ASSERT_EQ(page.model_base.layers.size(), 2u);
-    EXPECT_EQ(std::memcmp(page.model_base.layers[1].att[3].data(), s.model_base.layers[1].att[3].data(),
-                          4 * size_t(s.model_base.layers[1].att[3].size())),
+    ASSERT_EQ(page.model_run.model_base.layers.size(), 2u);
+    EXPECT_EQ(std::memcmp(page.model_run.model_base.layers[1].att[3].data(), s.model_run.model_base.layers[1].att[3].data(),
+                          4 * size_t(s.model_run.model_base.layers[1].att[3].size())),
               0);
     EXPECT_EQ(page.model_view.predictions.size(), s.model_view.predictions.size());
     EXPECT_EQ(grid_fingerprint(page), grid_fingerprint(s));
@@ -243,8 +243,8 @@ TEST(FollowGpt, APageShowsTheTeachersNumbersAndRefusesEditsItCannotCompute) {
     EXPECT_EQ(page.model_view.predict_pos, 3);
     EXPECT_EQ(shown_fingerprint(page), shown_fingerprint(s));
     EXPECT_EQ(grid_fingerprint(page), grid_fingerprint(s));
-    EXPECT_EQ(std::memcmp(page.experiment.weights.c_attn.weight.data(), s.experiment.weights.c_attn.weight.data(),
-                          4 * size_t(s.experiment.weights.c_attn.weight.size())),
+    EXPECT_EQ(std::memcmp(page.run.experiment.weights.c_attn.weight.data(), s.run.experiment.weights.c_attn.weight.data(),
+                          4 * size_t(s.run.experiment.weights.c_attn.weight.size())),
               0);
 
     // Another layer cannot be computed on the page: refused with the sentence, nothing changed.
@@ -262,7 +262,7 @@ TEST(FollowGpt, APageShowsTheTeachersNumbersAndRefusesEditsItCannotCompute) {
     // Back to the lesson goes as usual.
     reset_to_lesson(page);
     recompute(page);
-    EXPECT_EQ(mode(page), Mode::lesson);
+    EXPECT_FALSE(shown_model(page));
 }
 
 // Finding 5: the state carried the teacher's file paths (home folder, user name). Every kind
@@ -291,7 +291,7 @@ TEST(FollowGpt, NoFolderOfTheTeachersInAnyStateMessage) {
 
     ASSERT_TRUE(open_model_path(s, data + "/model_view/both.safetensors", error)) << error;
     recompute(s);
-    ASSERT_EQ(mode(s), Mode::toy_model) << s.error;
+    ASSERT_TRUE(std::holds_alternative<ToyModel>(s.shown.source)) << s.error;
     const std::string toy = latest();
     const nlohmann::json tj = nlohmann::json::parse(toy, nullptr, false);
     ASSERT_TRUE(tj.is_object() && tj.contains("model")) << toy.substr(0, 300);

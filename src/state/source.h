@@ -1,0 +1,104 @@
+// source.h: what the views show, as one value. Every view draws the attention of one
+// source: the lesson's block, a weights file's layer, a trained toy model's block or a
+// whole GPT model's layer. Each alternative holds what only it has, and the questions the
+// state and the panels ask of "what is shown" are answered in source.cpp, once for every
+// kind, by std::visit. Code elsewhere asks a question (layer_count, input_name, ...) instead
+// of testing which kind it is; a fifth source is one more alternative here and one more
+// answer to each question there (std::visit names every question left unanswered).
+#pragma once
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace attnviz {
+
+struct AppState;     // app_state.h
+struct TrainedInput; // app_state.h: a model and the tokens the views run it on
+struct WeightsFile;  // app_state.h: a safetensors file's attention layer
+struct ModelTrace;   // model.h
+
+// The lesson's module: x = torch.randn(1, T, C) (or the words' rows) and the recipe's
+// seeded weights.
+struct LessonBlock {};
+// The lesson's module with an attention layer read from a safetensors file.
+struct WeightsLayer {
+    std::shared_ptr<const WeightsFile> file;
+};
+// A model attnviz train wrote (the Train view's "Open in the views", or a file): one block
+// in every view, on its residual stream h; position 0 is BOS.
+struct ToyModel {
+    std::shared_ptr<const TrainedInput> input;
+};
+// A GPT-2 or nanoGPT model: one layer's attention on ln_1(h), over GPT-2's tokens. On a page
+// that follows the teacher, the teacher's layer as received (input->received).
+struct GptModel {
+    std::shared_ptr<const TrainedInput> input;
+};
+using Source = std::variant<LessonBlock, WeightsLayer, ToyModel, GptModel>;
+
+// std::visit(Overload{...}, source): one lambda per alternative, or a generic one for the rest.
+template <class... F> struct Overload : F... {
+    using F::operator()...;
+};
+template <class... F> Overload(F...) -> Overload<F...>;
+
+// The source recompute applies: the lesson's module with these weights (nullptr: seeded),
+// or a model (a toy or a GPT one, as its config says).
+Source lesson_source(std::shared_ptr<const WeightsFile> weights);
+Source model_source(std::shared_ptr<const TrainedInput> input);
+
+// The model shown, toy or GPT; nullptr for the lesson's module (seeded or a file's layer).
+const std::shared_ptr<const TrainedInput>& shown_model(const AppState& s);
+// The weights file shown; nullptr unless the source is a file's layer.
+const std::shared_ptr<const WeightsFile>& shown_weights_file(const AppState& s);
+
+// ---- What the views ask of the source
+
+// The shown layer's attention input, trace.x: "x" (the lesson's module, seeded or a
+// file's layer), "h" (a toy model's block: the residual stream, wte + wpe into block 0),
+// "ln_1(h)" (a GPT layer). Trace, the JSON, the export files and the panels' titles call it
+// x for every source; hover text says which one it is.
+const char* attention_input_name(const AppState& s);
+// What a model's unit is called: "layer" (GPT, and the lesson's module), "block" (a toy model).
+const char* layer_word(const AppState& s);
+// The layers the views can page through: a model's n_layer, 1 for the lesson's module.
+int layer_count(const AppState& s);
+// The first position a perturbation may change: 1 for a toy model (0 is BOS), else 0.
+int first_replaceable(const AppState& s);
+// What the shown model is called: "GPT model", "trained model"; "" for the lesson's module.
+const char* model_noun(const AppState& s);
+// The head of the run's line over the views: "seed 0" for the lesson's module (a file's
+// layer too), "GPT · L = 12" or "trained induction · L = 2" for a model, which has no seed.
+std::string source_summary(const AppState& s);
+// A token as the views label it: a toy model's letter, a GPT model's label (or, on a page
+// that follows, the label the teacher sent); the id for the lesson's module.
+std::string model_token_label(const AppState& s, int token);
+// The side panel's field for the tokens shown: a GPT model's text (or its ids, without a
+// tokenizer), a toy model's letters (BOS left out); "" for the lesson's module.
+std::string sequence_field_text(const AppState& s);
+// What the status line calls the shown model: "GPT-2 (Hugging Face) model", "the induction
+// model"; "" for the lesson's module.
+std::string model_title(const AppState& s);
+// Token ids as text: a GPT model's through its tokenizer (else the ids), a toy model's
+// letters; "" for the lesson's module. `after_text`: the ids follow other text, so ids and
+// letters start with a space (a tokenizer's text has its own).
+std::string model_text(const AppState& s, const std::vector<int>& ids, bool after_text);
+// The model shown predicts the next token: a GPT model, or a toy model with lm_head.
+bool has_next_token_head(const AppState& s);
+// What the logit lens and the direct logit attribution read the residual stream through:
+// "ln_f, then the unembedding wte" (GPT), "the next-token head lm_head" (toy); "" for none.
+const char* unembedding_name(const AppState& s);
+// Heads can be ablated: a model's (toy or GPT), whose later layers read them; the lesson's
+// module is one layer with nothing after it.
+bool heads_ablatable(const AppState& s);
+// The source fixes the run's sizes, mask and scale (a model was trained with them): the
+// controls show them and the check view's demonstrations that change them are refused.
+bool config_fixed(const AppState& s);
+// A step of the Generate view writes a token (a model), or a new random row of x (the
+// lesson's module, which has no tokens).
+bool generates_tokens(const AppState& s);
+// The shown model is a teacher's layer on a page that follows (every number received).
+bool received_gpt(const AppState& s);
+
+} // namespace attnviz
