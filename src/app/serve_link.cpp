@@ -27,6 +27,7 @@ struct Link {
     bool configured = false; // config holds --serve's checked options
     bool with_code = true;   // a class code (not --no-code)
     bool just_started = false;
+    bool new_run = false;    // a new server: the class's answers start again
     // What the pages fetch (/follow/...): the shown toy model's weights and the weights
     // file's block, each with the object it was written from (immutable, so a new object
     // is a new file) and its URL. A new file gets a new URL: a page never takes an old one.
@@ -190,7 +191,7 @@ bool start(Link& l, std::string& error) {
     l.config.choices = check_question_choices();
     l.config.code = l.with_code ? make_class_code() : ""; // a new one on each start
     if (!l.server.start(l.config, error)) return false;
-    l.just_started = true;
+    l.just_started = l.new_run = true;
     l.model_key = l.weights_key = nullptr; // a new server has no file yet
     for (std::string& k : l.gpt_key) k.clear();
     for (std::string& u : l.gpt_url) u.clear();
@@ -236,7 +237,7 @@ void serve_after_frame(AppState& s) {
     if (!f.serving) {
         f.urls.clear();
         f.clients = 0;
-        f.answer_counts.clear();
+        f.answers = {};
         f.clear_request = FollowStatus::no_clear;
         return;
     }
@@ -261,14 +262,26 @@ void serve_after_frame(AppState& s) {
     const ServeStats st = l.server.stats();
     f.clients = st.clients;
     f.refused_address = st.refused_address;
+    if (l.new_run) { // answers of pages that left: at most 3 × --max-clients kept (docs/views.md)
+        l.new_run = false;
+        f.answers.reset(l.config.choices, size_t(3 * l.config.max_clients));
+    }
     if (f.clear_request != FollowStatus::no_clear) {
-        l.server.clear_answers(f.clear_request);
+        l.server.clear_answers(f.clear_request); // after the answers taken before it, in order
         f.clear_request = FollowStatus::no_clear;
     }
-    f.answer_counts = l.server.answer_counts();
+    count_answers(l.server, f.answers);
     l.server.publish(follow_message(l, s));
 }
 
 void stop_serving() { link().server.stop(); }
+
+void count_answers(FollowServer& server, ClassAnswers& tally) {
+    for (const AnswerEvent& e : server.take_answers()) {
+        if (e.kind == AnswerEvent::answer) tally.answer(e.conn, e.page, e.question, e.choice);
+        else if (e.kind == AnswerEvent::left) tally.dropped(e.conn);
+        else tally.clear(e.question);
+    }
+}
 
 } // namespace attnviz

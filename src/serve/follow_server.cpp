@@ -70,9 +70,20 @@ bool FollowServer::Impl::take_answer(Client& c, const std::string& text) {
     const long long qi = q.get<long long>(), ci = ch.get<long long>();
     if (!valid_page_id(id) || qi < 0 || qi > INT_MAX || ci < 0 || ci > INT_MAX) return false;
     if (!c.page.empty() && c.page != id) return false; // one page per connection
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!answers.answer(c.id, id, int(qi), int(ci))) return false;
+    if (size_t(qi) >= config.choices.size() || ci >= config.choices[size_t(qi)]) return false;
+    if (auto p = page_conn.find(id); p != page_conn.end() && p->second != c.id) return false; // another's
+    bool full = false;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        full = answer_events.size() >= max_answer_events;
+        if (!full) answer_events.push_back({AnswerEvent::answer, c.id, id, int(qi), int(ci)});
+    }
+    if (full) {
+        log("unread", "ignored a page's answer: the window has not taken the answers before it");
+        return false;
+    }
     c.page = id;
+    page_conn[id] = c.id;
     return true;
 }
 
@@ -131,9 +142,10 @@ int FollowServer::Impl::established(lws* wsi) {
 void FollowServer::Impl::closed(lws* wsi) {
     auto it = clients.find(wsi);
     if (it == clients.end()) return;
-    {
+    if (const Client& c = it->second; !c.page.empty()) { // its answers are kept, as a page that left
+        if (auto p = page_conn.find(c.page); p != page_conn.end() && p->second == c.id) page_conn.erase(p);
         std::lock_guard<std::mutex> lock(mutex);
-        answers.dropped(it->second.id);
+        answer_events.push_back({AnswerEvent::left, c.id, {}, 0, 0});
     }
     if (auto a = per_address.find(it->second.address); a != per_address.end() && --a->second <= 0) per_address.erase(a);
     clients.erase(it);
@@ -334,15 +346,15 @@ bool FollowServer::start(const ServeConfig& c, std::string& error) {
     }
     if (!check_bind(c, error)) return false;
     m.config = c;
-    if (m.config.keep_dropped < 0) m.config.keep_dropped = 3 * c.max_clients;
     m.site_real = real;
     m.stopping = false;
     m.clients.clear();
     m.per_address.clear();
+    m.page_conn.clear();
     m.refresh_hosts();
     {
         std::lock_guard<std::mutex> lock(m.mutex);
-        m.answers.reset(c.choices, size_t(m.config.keep_dropped));
+        m.answer_events.clear();
         m.clear_round.assign(c.choices.size(), 0);
         m.code = normalized_code(c.code);
         m.woken_code = m.code_gen;
@@ -426,10 +438,6 @@ ServeStats FollowServer::stats() const {
     s.sent = m.sent;
     s.http_refused = m.http_refused;
     s.files_sent = m.files_sent;
-    {
-        std::lock_guard<std::mutex> lock(m.mutex);
-        s.answer_pages = m.answers.size();
-    }
     return s;
 }
 
@@ -446,9 +454,11 @@ void FollowServer::publish_files(std::vector<std::pair<std::string, std::string>
             m.files[path] = std::make_shared<const std::string>(std::move(bytes));
 }
 
-std::vector<std::vector<int>> FollowServer::answer_counts() const {
+std::vector<AnswerEvent> FollowServer::take_answers() {
+    std::vector<AnswerEvent> out;
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    return impl_->answers.counts();
+    out.swap(impl_->answer_events);
+    return out;
 }
 
 void FollowServer::clear_answers(int q) {
@@ -457,7 +467,7 @@ void FollowServer::clear_answers(int q) {
         std::lock_guard<std::mutex> lock(m.mutex);
         const size_t nq = m.clear_round.size();
         if (q < -1 || q >= int(nq)) return;
-        m.answers.clear(q);
+        m.answer_events.push_back({AnswerEvent::clear, 0, {}, q, 0});
         for (size_t i = 0; i < nq; ++i)
             if (q == -1 || int(i) == q) ++m.clear_round[i];
         ++m.clear_gen;
