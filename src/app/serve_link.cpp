@@ -2,6 +2,7 @@
 #include "serve_link.h"
 #include "check_questions.h"
 #include "follow_gpt.h"
+#include "follow_protocol.h"
 #include "follow_guard.h"
 #include "follow_server.h"
 #include "model_io.h"
@@ -20,6 +21,11 @@
 namespace attnviz {
 
 namespace {
+
+namespace fp = follow_protocol;
+
+// The URL prefix of a published file of `kind` (fp::file_model, ...): /follow/KIND-.
+std::string file_prefix(const std::string& kind) { return fp::files_prefix + kind + "-"; }
 
 struct Link {
     FollowServer server;
@@ -75,7 +81,7 @@ template <class Drop> void publish_gpt_parts(Link& l, const AppState& s, Drop dr
         const GptPart part = GptPart(p);
         const std::string key = wanted_key(l, s, part);
         if (key == l.gpt_key[p]) continue;
-        const std::string prefix = std::string("/follow/gpt-") + to_string(part) + "-";
+        const std::string prefix = file_prefix(std::string(fp::file_gpt) + "-" + to_string(part));
         drop(prefix.c_str());
         l.gpt_key[p] = key;
         l.gpt_url[p].clear();
@@ -85,7 +91,7 @@ template <class Drop> void publish_gpt_parts(Link& l, const AppState& s, Drop dr
             std::fprintf(stderr, "attnviz: serve: the pages cannot have the GPT model's %s: %s\n", to_string(part), error.c_str());
             continue;
         }
-        l.gpt_url[p] = prefix + std::to_string(++l.files_n) + ".safetensors";
+        l.gpt_url[p] = prefix + std::to_string(++l.files_n) + fp::file_suffix;
         l.files.emplace_back(l.gpt_url[p], std::move(bytes));
     }
 }
@@ -104,24 +110,24 @@ void publish_files(Link& l, const AppState& s) {
                       l.files.end());
     };
     if (model != l.model_key) {
-        drop("/follow/model-");
+        drop(file_prefix(fp::file_model).c_str());
         l.model_url.clear();
         if (model) {
             const Model& m = *s.shown.input->model;
-            l.model_url = "/follow/model-" + std::to_string(++l.files_n) + ".safetensors";
+            l.model_url = file_prefix(fp::file_model) + std::to_string(++l.files_n) + fp::file_suffix;
             l.files.emplace_back(l.model_url, file_bytes("shown model", [&](const std::string& p, std::string& e) {
                                      return save_model(p, m, e);
                                  }));
         }
     }
     if (weights != l.weights_key) {
-        drop("/follow/weights-");
+        drop(file_prefix(fp::file_weights).c_str());
         l.weights_url.clear();
         if (weights) {
             // The block the views use, alone (a GPT-2 checkpoint is hundreds of megabytes):
             // the lesson's names, read back bit for bit (weights_io.h).
             const LoadedWeights& w = s.weights->loaded;
-            l.weights_url = "/follow/weights-" + std::to_string(++l.files_n) + ".safetensors";
+            l.weights_url = file_prefix(fp::file_weights) + std::to_string(++l.files_n) + fp::file_suffix;
             l.files.emplace_back(l.weights_url, file_bytes("weights file", [&](const std::string& p, std::string& e) {
                                      return save_weights(p, w.weights, w.n_head, e);
                                  }));
@@ -163,7 +169,7 @@ std::string follow_message(Link& l, const AppState& s) {
     nlohmann::json header;
     if (m == Mode::gpt_model) {
         header = gpt_follow_header(s);
-        for (int p = 0; p < gpt_part_count; ++p) header["urls"][to_string(GptPart(p))] = l.gpt_url[p];
+        for (int p = 0; p < gpt_part_count; ++p) header[fp::gpt_urls][to_string(GptPart(p))] = l.gpt_url[p];
         gpt = header.dump();
     }
     // The same session and files as the frame before: the same message, not parsed again.
@@ -172,9 +178,9 @@ std::string follow_message(Link& l, const AppState& s) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_object()) return text;
     without_paths(j);
-    if (m == Mode::toy_model) j["follow_model"] = l.model_url;
-    if (m == Mode::lesson) j["follow_weights"] = l.weights_url;
-    if (m == Mode::gpt_model) j["follow_gpt"] = std::move(header);
+    if (m == Mode::toy_model) j[fp::state_model] = l.model_url;
+    if (m == Mode::lesson) j[fp::state_weights] = l.weights_url;
+    if (m == Mode::gpt_model) j[fp::state_gpt] = std::move(header);
     l.last_text = std::move(text);
     l.last_key = key;
     l.last_message = j.dump(2);

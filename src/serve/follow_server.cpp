@@ -1,6 +1,7 @@
 // follow_server.cpp: see follow_server.h. The pages' WebSocket side, the liveness tick and the
 // server's life; the HTTP side and the door are follow_http.cpp.
 #include "follow_server_impl.h"
+#include "follow_protocol.h"
 #include <arpa/inet.h>
 #include <cerrno>
 #include <climits>
@@ -18,8 +19,7 @@ namespace attnviz {
 
 namespace {
 
-constexpr const char* follow_protocol = "attnviz-follow";
-constexpr int code_close = 4401; // the class code is missing, wrong or changed: the page asks for it
+namespace fp = follow_protocol;
 // A page's socket send buffer (Linux doubles it), then lws holds the rest of one message: a
 // slow page has at most this much of old states ahead of the newest, never a long queue.
 constexpr int send_buffer = 16 * 1024;
@@ -33,7 +33,7 @@ void lws_line(int level, const char* line) {
 }
 
 bool valid_page_id(const std::string& id) {
-    if (id.empty() || id.size() > 40) return false;
+    if (id.empty() || id.size() > fp::page_id_max) return false;
     for (char ch : id)
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
             return false;
@@ -60,11 +60,12 @@ int tick_ms(const ServeConfig& c) { return std::clamp(std::min(c.ping_ms, c.idle
 // A page's answer message (see follow_server.h), counted; false when it is none.
 bool FollowServer::Impl::take_answer(Client& c, const std::string& text) {
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_object() || j.size() != 1 || !j.contains("answer")) return false;
-    const nlohmann::json& a = j["answer"];
-    if (!a.is_object() || a.size() != 3 || !a.contains("page") || !a.contains("question") || !a.contains("choice"))
+    if (!j.is_object() || j.size() != 1 || !j.contains(fp::answer)) return false;
+    const nlohmann::json& a = j[fp::answer];
+    if (!a.is_object() || a.size() != 3 || !a.contains(fp::answer_page) || !a.contains(fp::answer_question) ||
+        !a.contains(fp::answer_choice))
         return false;
-    const nlohmann::json &page = a["page"], &q = a["question"], &ch = a["choice"];
+    const nlohmann::json &page = a[fp::answer_page], &q = a[fp::answer_question], &ch = a[fp::answer_choice];
     if (!page.is_string() || !q.is_number_integer() || !ch.is_number_integer()) return false;
     const std::string id = page.get<std::string>();
     const long long qi = q.get<long long>(), ci = ch.get<long long>();
@@ -103,12 +104,12 @@ int FollowServer::Impl::established(lws* wsi) {
     if (!code_ok(wsi)) {
         ++refused_code;
         log("code", "refused a page: no class code, or a wrong one");
-        return close_with(wsi, code_close, "the class code is missing or wrong");
+        return close_with(wsi, fp::close_code, "the class code is missing or wrong");
     }
     if (int(clients.size()) >= config.max_clients) {
         ++refused;
         log("full", "refused a page: " + std::to_string(config.max_clients) + " pages follow already (--max-clients)");
-        return close_with(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, "the class is full");
+        return close_with(wsi, fp::close_full, "the class is full");
     }
     char peer[64] = {};
     lws_get_peer_simple(wsi, peer, sizeof peer);
@@ -117,7 +118,7 @@ int FollowServer::Impl::established(lws* wsi) {
         ++refused_address;
         log("address", "refused a page: " + std::to_string(config.per_address) + " pages follow from " +
                            log_escaped(address, 64) + " already (--per-address)");
-        return close_with(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, "the class is full for this address");
+        return close_with(wsi, fp::close_full, "the class is full for this address");
     }
     Client c;
     c.id = ++next_client;
@@ -166,7 +167,8 @@ int FollowServer::Impl::writeable(lws* wsi) {
         return 0;
     }
     if (const int q = owed_clear(c); q >= 0) {
-        if (!write_text(wsi, send_buf, "{\"answers_cleared\":" + std::to_string(q) + "}", LWS_WRITE_TEXT)) return -1;
+        const std::string m = nlohmann::json{{fp::answers_cleared, q}}.dump();
+        if (!write_text(wsi, send_buf, m, LWS_WRITE_TEXT)) return -1;
         lws_callback_on_writable(wsi); // more clears, or the state, next
         return 0;
     }
@@ -282,7 +284,7 @@ int FollowServer::Impl::ws(lws* wsi, lws_callback_reasons reason, void* in, size
             woken_code = kg;
             for (auto& [w, c] : clients) {
                 c.close_why = "the class code changed";
-                c.close_code = code_close;
+                c.close_code = fp::close_code;
                 lws_set_timeout(w, PENDING_TIMEOUT_USER_OK, 2); // one that reads nothing goes anyway
                 lws_callback_on_writable(w);
             }
@@ -363,7 +365,7 @@ bool FollowServer::start(const ServeConfig& c, std::string& error) {
     else if (c.log) m.logs.set_sink(c.log);
     else m.logs.set_sink([](const std::string& l) { std::fprintf(stderr, "attnviz: serve: %s\n", l.c_str()); });
     m.protocols[0] = {"http", http_callback, http_request_size(), 0, 0, nullptr, 0};
-    m.protocols[1] = {follow_protocol, ws_callback, 0, 4096, 0, nullptr, 0};
+    m.protocols[1] = {fp::subprotocol, ws_callback, 0, 4096, 0, nullptr, 0};
     m.protocols[2] = {nullptr, nullptr, 0, 0, 0, nullptr, 0};
 
     lws_set_log_level(c.quiet ? 0 : (LLL_ERR | LLL_WARN), lws_line);
@@ -450,7 +452,7 @@ void FollowServer::publish_files(std::vector<std::pair<std::string, std::string>
     std::lock_guard<std::mutex> lock(m.mutex);
     m.files.clear();
     for (auto& [path, bytes] : files)
-        if (path.rfind("/follow/", 0) == 0 && path.size() > 8 && m.files.size() < 4)
+        if (path.rfind(fp::files_prefix, 0) == 0 && path.size() > std::strlen(fp::files_prefix) && m.files.size() < 4)
             m.files[path] = std::make_shared<const std::string>(std::move(bytes));
 }
 
