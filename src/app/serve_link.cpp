@@ -13,10 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 namespace attnviz {
 
@@ -49,22 +46,14 @@ struct Link {
     std::vector<std::pair<std::string, std::string>> files;
 };
 
-// The bytes of the file `write` writes to a path ("" when it cannot): written to a private
-// temporary folder, read back and removed.
+// The bytes of the file `write` makes in memory, as save_model or save_weights would write it
+// ("" when it cannot, with a line on stderr).
 template <class Write> std::string file_bytes(const char* what, Write write) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/attnviz-follow-XXXXXX";
-    if (!::mkdtemp(dir.data())) return "";
-    const std::string path = dir + "/file.safetensors";
     std::string error, bytes;
-    if (write(path, error)) {
-        std::ifstream f(path, std::ios::binary);
-        bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    } else {
+    if (!write(what, bytes, error)) {
         std::fprintf(stderr, "attnviz: serve: the pages cannot have the %s: %s\n", what, error.c_str());
+        bytes.clear();
     }
-    std::remove(path.c_str());
-    ::rmdir(dir.c_str());
     return bytes;
 }
 
@@ -115,8 +104,8 @@ void publish_files(Link& l, const AppState& s) {
         if (model) {
             const Model& m = *s.shown.input->model;
             l.model_url = file_prefix(fp::file_model) + std::to_string(++l.files_n) + fp::file_suffix;
-            l.files.emplace_back(l.model_url, file_bytes("shown model", [&](const std::string& p, std::string& e) {
-                                     return save_model(p, m, e);
+            l.files.emplace_back(l.model_url, file_bytes("shown model", [&](const char* name, std::string& out, std::string& e) {
+                                     return model_bytes(name, m, out, e);
                                  }));
         }
     }
@@ -128,8 +117,8 @@ void publish_files(Link& l, const AppState& s) {
             // the lesson's names, read back bit for bit (weights_io.h).
             const LoadedWeights& w = s.weights->loaded;
             l.weights_url = file_prefix(fp::file_weights) + std::to_string(++l.files_n) + fp::file_suffix;
-            l.files.emplace_back(l.weights_url, file_bytes("weights file", [&](const std::string& p, std::string& e) {
-                                     return save_weights(p, w.weights, w.n_head, e);
+            l.files.emplace_back(l.weights_url, file_bytes("weights file", [&](const char* name, std::string& out, std::string& e) {
+                                     return weights_bytes(name, w.weights, w.n_head, out, e);
                                  }));
         }
     }
