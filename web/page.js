@@ -45,7 +45,8 @@ document.getElementById('canvas').focus();
 document.getElementById('canvas').addEventListener('contextmenu', function (e) { e.preventDefault(); });
 
 // The class code this page was given: the address's ?code= (the QR code's URL), else the one
-// typed in this tab before (sessionStorage); "" for none.
+// typed in this tab before (sessionStorage); "" for none. 'code' is follow_protocol.h's
+// code_param (the test follow_protocol_names checks that both say the same).
 function attnvizCode() {
   var code = new URLSearchParams(location.search).get('code') || '';
   try {

@@ -2,6 +2,7 @@
 #include "serve_link.h"
 #include "check_questions.h"
 #include "follow_gpt.h"
+#include "follow_protocol.h"
 #include "follow_guard.h"
 #include "follow_server.h"
 #include "model_io.h"
@@ -12,14 +13,16 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 namespace attnviz {
 
 namespace {
+
+namespace fp = follow_protocol;
+
+// The URL prefix of a published file of `kind` (fp::file_model, ...): /follow/KIND-.
+std::string file_prefix(const std::string& kind) { return fp::files_prefix + kind + "-"; }
 
 struct Link {
     FollowServer server;
@@ -27,6 +30,7 @@ struct Link {
     bool configured = false; // config holds --serve's checked options
     bool with_code = true;   // a class code (not --no-code)
     bool just_started = false;
+    bool new_run = false;    // a new server: the class's answers start again
     // What the pages fetch (/follow/...): the shown toy model's weights and the weights
     // file's block, each with the object it was written from (immutable, so a new object
     // is a new file) and its URL. A new file gets a new URL: a page never takes an old one.
@@ -42,22 +46,14 @@ struct Link {
     std::vector<std::pair<std::string, std::string>> files;
 };
 
-// The bytes of the file `write` writes to a path ("" when it cannot): written to a private
-// temporary folder, read back and removed.
+// The bytes of the file `write` makes in memory, as save_model or save_weights would write it
+// ("" when it cannot, with a line on stderr).
 template <class Write> std::string file_bytes(const char* what, Write write) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/attnviz-follow-XXXXXX";
-    if (!::mkdtemp(dir.data())) return "";
-    const std::string path = dir + "/file.safetensors";
     std::string error, bytes;
-    if (write(path, error)) {
-        std::ifstream f(path, std::ios::binary);
-        bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    } else {
+    if (!write(what, bytes, error)) {
         std::fprintf(stderr, "attnviz: serve: the pages cannot have the %s: %s\n", what, error.c_str());
+        bytes.clear();
     }
-    std::remove(path.c_str());
-    ::rmdir(dir.c_str());
     return bytes;
 }
 
@@ -74,7 +70,7 @@ template <class Drop> void publish_gpt_parts(Link& l, const AppState& s, Drop dr
         const GptPart part = GptPart(p);
         const std::string key = wanted_key(l, s, part);
         if (key == l.gpt_key[p]) continue;
-        const std::string prefix = std::string("/follow/gpt-") + to_string(part) + "-";
+        const std::string prefix = file_prefix(std::string(fp::file_gpt) + "-" + to_string(part));
         drop(prefix.c_str());
         l.gpt_key[p] = key;
         l.gpt_url[p].clear();
@@ -84,7 +80,7 @@ template <class Drop> void publish_gpt_parts(Link& l, const AppState& s, Drop dr
             std::fprintf(stderr, "attnviz: serve: the pages cannot have the GPT model's %s: %s\n", to_string(part), error.c_str());
             continue;
         }
-        l.gpt_url[p] = prefix + std::to_string(++l.files_n) + ".safetensors";
+        l.gpt_url[p] = prefix + std::to_string(++l.files_n) + fp::file_suffix;
         l.files.emplace_back(l.gpt_url[p], std::move(bytes));
     }
 }
@@ -103,26 +99,26 @@ void publish_files(Link& l, const AppState& s) {
                       l.files.end());
     };
     if (model != l.model_key) {
-        drop("/follow/model-");
+        drop(file_prefix(fp::file_model).c_str());
         l.model_url.clear();
         if (model) {
             const Model& m = *shown_model(s)->model;
-            l.model_url = "/follow/model-" + std::to_string(++l.files_n) + ".safetensors";
-            l.files.emplace_back(l.model_url, file_bytes("shown model", [&](const std::string& p, std::string& e) {
-                                     return save_model(p, m, e);
+            l.model_url = file_prefix(fp::file_model) + std::to_string(++l.files_n) + fp::file_suffix;
+            l.files.emplace_back(l.model_url, file_bytes("shown model", [&](const char* name, std::string& out, std::string& e) {
+                                     return model_bytes(name, m, out, e);
                                  }));
         }
     }
     if (weights != l.weights_key) {
-        drop("/follow/weights-");
+        drop(file_prefix(fp::file_weights).c_str());
         l.weights_url.clear();
         if (weights) {
             // The block the views use, alone (a GPT-2 checkpoint is hundreds of megabytes):
             // the lesson's names, read back bit for bit (weights_io.h).
             const LoadedWeights& w = s.weights.applied->loaded;
-            l.weights_url = "/follow/weights-" + std::to_string(++l.files_n) + ".safetensors";
-            l.files.emplace_back(l.weights_url, file_bytes("weights file", [&](const std::string& p, std::string& e) {
-                                     return save_weights(p, w.weights, w.n_head, e);
+            l.weights_url = file_prefix(fp::file_weights) + std::to_string(++l.files_n) + fp::file_suffix;
+            l.files.emplace_back(l.weights_url, file_bytes("weights file", [&](const char* name, std::string& out, std::string& e) {
+                                     return weights_bytes(name, w.weights, w.n_head, out, e);
                                  }));
         }
     }
@@ -162,7 +158,7 @@ std::string follow_message(Link& l, const AppState& s) {
     nlohmann::json header;
     if (std::holds_alternative<GptModel>(src)) {
         header = gpt_follow_header(s);
-        for (int p = 0; p < gpt_part_count; ++p) header["urls"][to_string(GptPart(p))] = l.gpt_url[p];
+        for (int p = 0; p < gpt_part_count; ++p) header[fp::gpt_urls][to_string(GptPart(p))] = l.gpt_url[p];
         gpt = header.dump();
     }
     // The same session and files as the frame before: the same message, not parsed again.
@@ -171,9 +167,9 @@ std::string follow_message(Link& l, const AppState& s) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_object()) return text;
     without_paths(j);
-    if (std::holds_alternative<ToyModel>(src)) j["follow_model"] = l.model_url;
-    if (std::holds_alternative<WeightsLayer>(src)) j["follow_weights"] = l.weights_url;
-    if (std::holds_alternative<GptModel>(src)) j["follow_gpt"] = std::move(header);
+    if (std::holds_alternative<ToyModel>(src)) j[fp::state_model] = l.model_url;
+    if (std::holds_alternative<WeightsLayer>(src)) j[fp::state_weights] = l.weights_url;
+    if (std::holds_alternative<GptModel>(src)) j[fp::state_gpt] = std::move(header);
     l.last_text = std::move(text);
     l.last_key = key;
     l.last_message = j.dump(2);
@@ -190,7 +186,7 @@ bool start(Link& l, std::string& error) {
     l.config.choices = check_question_choices();
     l.config.code = l.with_code ? make_class_code() : ""; // a new one on each start
     if (!l.server.start(l.config, error)) return false;
-    l.just_started = true;
+    l.just_started = l.new_run = true;
     l.model_key = l.weights_key = nullptr; // a new server has no file yet
     for (std::string& k : l.gpt_key) k.clear();
     for (std::string& u : l.gpt_url) u.clear();
@@ -236,7 +232,7 @@ void serve_after_frame(AppState& s) {
     if (!f.serving) {
         f.urls.clear();
         f.clients = 0;
-        f.answer_counts.clear();
+        f.answers = {};
         f.clear_request = FollowStatus::no_clear;
         return;
     }
@@ -261,14 +257,26 @@ void serve_after_frame(AppState& s) {
     const ServeStats st = l.server.stats();
     f.clients = st.clients;
     f.refused_address = st.refused_address;
+    if (l.new_run) { // answers of pages that left: at most 3 × --max-clients kept (docs/views.md)
+        l.new_run = false;
+        f.answers.reset(l.config.choices, size_t(3 * l.config.max_clients));
+    }
     if (f.clear_request != FollowStatus::no_clear) {
-        l.server.clear_answers(f.clear_request);
+        l.server.clear_answers(f.clear_request); // after the answers taken before it, in order
         f.clear_request = FollowStatus::no_clear;
     }
-    f.answer_counts = l.server.answer_counts();
+    count_answers(l.server, f.answers);
     l.server.publish(follow_message(l, s));
 }
 
 void stop_serving() { link().server.stop(); }
+
+void count_answers(FollowServer& server, ClassAnswers& tally) {
+    for (const AnswerEvent& e : server.take_answers()) {
+        if (e.kind == AnswerEvent::answer) tally.answer(e.conn, e.page, e.question, e.choice);
+        else if (e.kind == AnswerEvent::left) tally.dropped(e.conn);
+        else tally.clear(e.question);
+    }
+}
 
 } // namespace attnviz

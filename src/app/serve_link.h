@@ -14,8 +14,13 @@ namespace attnviz {
 // sentence naming the value and what to do instead. Prints the addresses on stdout.
 bool start_serving(const GuiOptions& o, std::string& error);
 // After each frame: the side panel's switch, the addresses and count it shows, and the
-// state, published when its session JSON changed.
+// state, published when its session JSON changed; the class's answers counted.
 void serve_after_frame(AppState& s);
 void stop_serving();
+
+class FollowServer;
+// The answers, departures and clears `server` took off the socket since the last call, counted
+// in `tally` in their order (serve_after_frame does this into s.follow.answers).
+void count_answers(FollowServer& server, ClassAnswers& tally);
 
 } // namespace attnviz

@@ -1,6 +1,7 @@
 // web_follow.cpp: see web_follow.h.
 #include "web_follow.h"
 #include "follow_gpt.h"
+#include "follow_protocol.h"
 #include "session.h"
 #include "session_state.h"
 #include <algorithm>
@@ -19,6 +20,8 @@
 namespace attnviz {
 
 namespace {
+
+namespace fp = follow_protocol;
 
 struct Follow {
     bool enabled = false;   // served by a teacher's window
@@ -51,7 +54,7 @@ EM_JS(void, follow_page_id, (char* buf, int max), {
         id = sessionStorage.getItem('attnviz-page') || "";
     } catch (e) {
     }
-    if (!/^[A-Za-z0-9_-]{1,40}$/.test(id)) {
+    if (!/^[A-Za-z0-9_-]{1,40}$/.test(id)) { // follow_protocol.h's page ID
         var a = new Uint8Array(12);
         crypto.getRandomValues(a);
         id = Array.from(a, function(b) { return ('0' + b.toString(16)).slice(-2); }).join("");
@@ -65,10 +68,10 @@ EM_JS(void, follow_page_id, (char* buf, int max), {
 
 // The teacher cleared question q's answers (-1: every question's): this page's mark goes.
 bool take_clear(AppState& s, const std::string& text) {
-    if (text.rfind("{\"answers_cleared\":", 0) != 0) return false;
+    if (text.rfind(std::string("{\"") + fp::answers_cleared + "\":", 0) != 0) return false;
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_object() || !j.contains("answers_cleared") || !j["answers_cleared"].is_number_integer()) return true;
-    const long long q = j["answers_cleared"].get<long long>();
+    if (!j.is_object() || !j.contains(fp::answers_cleared) || !j[fp::answers_cleared].is_number_integer()) return true;
+    const long long q = j[fp::answers_cleared].get<long long>();
     for (int i = 0; i < check_question_count; ++i)
         if (q == -1 || q == i) {
             s.follow.my_answer[i] = -1;
@@ -83,7 +86,8 @@ void send_answers(AppState& s) {
     if (!f.open || !f.ws) return;
     for (int q = 0; q < check_question_count; ++q) {
         if (!s.follow.answer_pending[q] || s.follow.my_answer[q] < 0) continue;
-        const nlohmann::json m = {{"answer", {{"page", f.page_id}, {"question", q}, {"choice", s.follow.my_answer[q]}}}};
+        const nlohmann::json m = {{fp::answer,
+                                   {{fp::answer_page, f.page_id}, {fp::answer_question, q}, {fp::answer_choice, s.follow.my_answer[q]}}}};
         if (emscripten_websocket_send_utf8_text(f.ws, m.dump().c_str()) == EMSCRIPTEN_RESULT_SUCCESS)
             s.follow.answer_pending[q] = false;
     }
@@ -91,17 +95,17 @@ void send_answers(AppState& s) {
 
 // fetch(url) into the page's file system (Emscripten's, in memory) at the same path, then
 // attnviz_follow_fetched(url, ok). The window's files want the class code too.
-EM_JS(void, follow_fetch, (const char* url, const char* code), {
+EM_JS(void, follow_fetch, (const char* url, const char* param, const char* code), {
     var u = UTF8ToString(url);
     var c = UTF8ToString(code);
-    fetch(c ? u + '?code=' + encodeURIComponent(c) : u, {cache : 'no-store'})
+    fetch(c ? u + '?' + UTF8ToString(param) + '=' + encodeURIComponent(c) : u, {cache : 'no-store'})
         .then(function(r) {
             if (!r.ok) throw new Error('HTTP ' + r.status);
             return r.arrayBuffer();
         })
         .then(function(b) {
             try {
-                FS.mkdir('/follow');
+                FS.mkdir(u.slice(0, u.lastIndexOf('/')));
             } catch (e) {
             }
             FS.writeFile(u, new Uint8Array(b));
@@ -119,7 +123,7 @@ EM_JS(void, follow_unlink, (const char* path), {
 
 // /follow/KIND-N.safetensors, as serve_link.cpp names the files it publishes.
 bool file_url_ok(const std::string& u, const std::string& kind) {
-    if (u.rfind("/follow/" + kind + "-", 0) != 0 || u.size() > 64) return false;
+    if (u.rfind(fp::files_prefix + kind + "-", 0) != 0 || u.size() > 64) return false;
     for (char ch : u)
         if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '/' || ch == '-' || ch == '.')) return false;
     return true;
@@ -164,7 +168,7 @@ std::string fetched_bytes(const std::string& path) {
 // Model view), then shown with the session's screen settings. A part already shown is kept.
 void apply_gpt(AppState& s, const nlohmann::json& extra, const Session& ss) {
     Follow& f = the_follow;
-    const nlohmann::json& h = extra["follow_gpt"];
+    const nlohmann::json& h = extra[fp::state_gpt];
     View view = View::walk;
     std::string error;
     if (!parse_view(ss.view, view, error)) {
@@ -176,18 +180,19 @@ void apply_gpt(AppState& s, const nlohmann::json& extra, const Session& ss) {
     bool needed[gpt_part_count], waiting = false;
     for (int p = 0; p < gpt_part_count; ++p) {
         const char* kind = to_string(GptPart(p));
-        const nlohmann::json u = h.contains("urls") && h["urls"].is_object() ? h["urls"].value(kind, nlohmann::json()) : nlohmann::json();
+        const nlohmann::json u = h.contains(fp::gpt_urls) && h[fp::gpt_urls].is_object() ? h[fp::gpt_urls].value(kind, nlohmann::json())
+                                                                                          : nlohmann::json();
         url[p] = u.is_string() ? u.get<std::string>() : "";
-        needed[p] = gpt_part_needed(GptPart(p), view) && (GptPart(p) != GptPart::grid || h.value("grid", false));
+        needed[p] = gpt_part_needed(GptPart(p), view) && (GptPart(p) != GptPart::grid || h.value(fp::gpt_grid, false));
         if (!needed[p] || (url[p] == f.gpt_applied[p] && received_gpt(s))) continue;
-        if (!file_url_ok(url[p], std::string("gpt-") + kind) || f.failed.count(url[p])) {
+        if (!file_url_ok(url[p], std::string(fp::file_gpt) + "-" + kind) || f.failed.count(url[p])) {
             f.fresh = false;
             f.note = std::string("Kept this page's state: the teacher's GPT ") + kind + " could not be fetched.";
             return;
         }
         if (f.have.count(url[p])) continue;
         waiting = true;
-        if (f.fetching.insert(url[p]).second) follow_fetch(url[p].c_str(), f.code.c_str());
+        if (f.fetching.insert(url[p]).second) follow_fetch(url[p].c_str(), fp::code_param, f.code.c_str());
     }
     if (waiting) {
         f.note = "Fetching the teacher's GPT layer.";
@@ -225,7 +230,7 @@ void apply_latest(AppState& s) {
     auto extra_text = [&](const char* key) {
         return extra.is_object() && extra.contains(key) && extra[key].is_string() ? extra[key].get<std::string>() : "";
     };
-    if (extra.is_object() && extra.contains("follow_gpt") && extra["follow_gpt"].is_object()) {
+    if (extra.is_object() && extra.contains(fp::state_gpt) && extra[fp::state_gpt].is_object()) {
         if (parse_session(f.latest, "the teacher's state", ss, error)) {
             apply_gpt(s, extra, ss);
         } else {
@@ -238,8 +243,8 @@ void apply_latest(AppState& s) {
     if (parsed) {
         // The files the state needs: (the URL, what it is for the note).
         std::vector<std::pair<std::string, const char*>> need;
-        if (ss.model.present) need.emplace_back(extra_text("follow_model"), "model");
-        if (!ss.weights_path.empty()) need.emplace_back(extra_text("follow_weights"), "weights");
+        if (ss.model.present) need.emplace_back(extra_text(fp::state_model), fp::file_model);
+        if (!ss.weights_path.empty()) need.emplace_back(extra_text(fp::state_weights), fp::file_weights);
         bool waiting = false;
         for (const auto& [url, kind] : need) {
             if (!file_url_ok(url, kind) || f.failed.count(url)) {
@@ -249,15 +254,15 @@ void apply_latest(AppState& s) {
             }
             if (f.have.count(url)) continue;
             waiting = true;
-            if (f.fetching.insert(url).second) follow_fetch(url.c_str(), f.code.c_str());
+            if (f.fetching.insert(url).second) follow_fetch(url.c_str(), fp::code_param, f.code.c_str());
         }
         if (waiting) {
             f.note = "Fetching the teacher's weights.";
             return; // fresh: applied when they are here
         }
-        if (ss.model.present) ss.model.weights_path = extra_text("follow_model");
+        if (ss.model.present) ss.model.weights_path = extra_text(fp::state_model);
         if (!ss.weights_path.empty()) {
-            ss.weights_path = extra_text("follow_weights");
+            ss.weights_path = extra_text(fp::state_weights);
             ss.layer = 0; // the block alone
         }
     }
@@ -273,23 +278,23 @@ void apply_latest(AppState& s) {
 // The page itself asked again, synchronously, once at start (it is small and cached): the
 // teacher's window marks every file it serves with x-attnviz-follow. Any other server does
 // not, and the page asks nothing that could fail there (a 404 would be a console error).
-EM_JS(int, follow_probe, (), {
+EM_JS(int, follow_probe, (const char* header, const char* value), {
     if (typeof location === 'undefined' || (location.protocol !== 'http:' && location.protocol !== 'https:')) return 0;
     try {
         var x = new XMLHttpRequest();
         x.open('GET', location.pathname, false);
         x.send(null);
-        return x.status === 200 && x.getResponseHeader('x-attnviz-follow') === 'attnviz-follow' ? 1 : 0;
+        return x.status === 200 && x.getResponseHeader(UTF8ToString(header)) === UTF8ToString(value) ? 1 : 0;
     } catch (e) {
         return 0;
     }
 });
 
 // ws://HOST/follow?code=CODE (wss:// behind https) into buf.
-EM_JS(void, follow_url, (const char* code, char* buf, int max), {
+EM_JS(void, follow_url, (const char* path, const char* param, const char* code, char* buf, int max), {
     var c = UTF8ToString(code);
-    var u = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/follow' +
-            (c ? '?code=' + encodeURIComponent(c) : "");
+    var u = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + UTF8ToString(path) +
+            (c ? '?' + UTF8ToString(param) + '=' + encodeURIComponent(c) : "");
     stringToUTF8(u, buf, max);
 });
 
@@ -334,10 +339,10 @@ EM_BOOL on_close(int, const EmscriptenWebSocketCloseEvent* e, void*) {
     f.open = false;
     emscripten_websocket_delete(f.ws);
     f.ws = 0;
-    if (e->code == 1008) {
+    if (e->code == fp::close_full) {
         f.full = true;
         f.note = "The teacher's window follows as many pages as it takes; this page explores on its own.";
-    } else if (e->code == 4401) { // no code, a wrong one, or the teacher made a new one
+    } else if (e->code == fp::close_code) { // no code, a wrong one, or the teacher made a new one
         ask_code(f.code.empty() ? "Type the code shown with the address on the teacher's screen."
                                 : "The teacher's window did not take this code (a new one may be on the teacher's "
                                   "screen). Type the code shown with the address.");
@@ -357,11 +362,11 @@ EM_BOOL on_close(int, const EmscriptenWebSocketCloseEvent* e, void*) {
 void connect() {
     Follow& f = the_follow;
     char url[512] = {};
-    follow_url(f.code.c_str(), url, int(sizeof url));
+    follow_url(fp::socket_path, fp::code_param, f.code.c_str(), url, int(sizeof url));
     EmscriptenWebSocketCreateAttributes attr;
     emscripten_websocket_init_create_attributes(&attr);
     attr.url = url;
-    attr.protocols = "attnviz-follow";
+    attr.protocols = fp::subprotocol;
     attr.createOnMainThread = EM_TRUE;
     const EMSCRIPTEN_WEBSOCKET_T ws = emscripten_websocket_new(&attr);
     if (ws <= 0) {
@@ -380,7 +385,7 @@ void connect() {
 void web_follow_start(AppState& s) {
     Follow& f = the_follow;
     f.state = &s;
-    f.enabled = follow_probe() == 1;
+    f.enabled = follow_probe(fp::mark_header, fp::subprotocol) == 1;
     if (!f.enabled) return;
     f.note = "Connecting to the teacher's window.";
     char id[48] = {};

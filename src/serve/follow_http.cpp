@@ -1,6 +1,7 @@
 // follow_http.cpp: FollowServer's HTTP side (follow_server.h): the site's files, the
 // published ones, /follow.json, and the door every request and upgrade passes (Host, Origin,
 // path, subprotocol, class code).
+#include "follow_protocol.h"
 #include "follow_server_impl.h"
 #include "serve_address.h"
 #include <climits>
@@ -13,7 +14,13 @@ namespace attnviz {
 
 namespace {
 
-constexpr const char* follow_json = "{\"follow\":\"/follow\",\"protocol\":\"attnviz-follow\"}";
+namespace fp = follow_protocol;
+
+// /follow.json's body: {"follow":"/follow","protocol":"attnviz-follow"}.
+std::string follow_json() {
+    return std::string("{\"") + fp::info_follow + "\":\"" + fp::socket_path + "\",\"" + fp::info_protocol + "\":\"" +
+           fp::subprotocol + "\"}";
+}
 
 // The page's own scripts and WebAssembly ('wasm-unsafe-eval' compiles it), its own
 // WebSocket and fetches ('self' covers ws:// to the same host and port), its inline styles;
@@ -111,7 +118,8 @@ bool FollowServer::Impl::code_ok(lws* wsi) {
     }
     if (want.empty()) return true;
     char buf[64] = {};
-    const char* given = lws_get_urlarg_by_name(wsi, "code=", buf, int(sizeof buf));
+    const std::string name = std::string(fp::code_param) + "=";
+    const char* given = lws_get_urlarg_by_name(wsi, name.c_str(), buf, int(sizeof buf));
     return given && normalized_code(given) == want;
 }
 
@@ -135,15 +143,15 @@ int FollowServer::Impl::confirm_upgrade(lws* wsi) {
         std::string p = protocol.substr(at, comma - at);
         p.erase(0, p.find_first_not_of(' '));
         p.erase(p.find_last_not_of(' ') + 1);
-        named = named || p == "attnviz-follow";
+        named = named || p == fp::subprotocol;
         at = comma + 1;
     }
-    if (path != "/follow" || !named) {
+    if (path != fp::socket_path || !named) {
         ++refused_upgrade;
         log("upgrade", "refused a WebSocket to " + log_escaped(path, 80) + " with subprotocol " +
                            log_escaped(protocol.empty() ? "(none)" : protocol, 80) +
-                           ": pages follow at /follow with attnviz-follow");
-        return refuse(wsi, path != "/follow" ? HTTP_STATUS_NOT_FOUND : HTTP_STATUS_BAD_REQUEST) < 0 ? -1 : 1;
+                           ": pages follow at " + fp::socket_path + " with " + fp::subprotocol);
+        return refuse(wsi, path != fp::socket_path ? HTTP_STATUS_NOT_FOUND : HTTP_STATUS_BAD_REQUEST) < 0 ? -1 : 1;
     }
     return 0;
 }
@@ -180,14 +188,14 @@ int FollowServer::Impl::http(lws* wsi, lws_callback_reasons reason, void* user, 
         if (!host_ok(wsi, host)) return refuse(wsi, HTTP_STATUS_FORBIDDEN);
         unsigned char buf[LWS_PRE + 1024];
         unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
-        if (uri && std::strcmp(uri, "/follow.json") == 0) {
-            if (!memory_headers(wsi, "application/json", std::strlen(follow_json), start, &p, end)) return 1;
+        if (uri && std::strcmp(uri, fp::info_path) == 0) {
+            if (!memory_headers(wsi, "application/json", follow_json().size(), start, &p, end)) return 1;
             req->follow_json = 1;
             lws_callback_on_writable(wsi);
             return 0;
         }
         std::shared_ptr<const std::string> bytes;
-        if (uri && std::strncmp(uri, "/follow/", 8) == 0) {
+        if (uri && std::strncmp(uri, fp::files_prefix, std::strlen(fp::files_prefix)) == 0) {
             if (!code_ok(wsi)) {
                 ++refused_code;
                 log("code", "refused a file of the window's: no class code, or a wrong one");
@@ -214,7 +222,7 @@ int FollowServer::Impl::http(lws* wsi, lws_callback_reasons reason, void* user, 
         // an hour (60 laptops would otherwise fetch megabytes each on every reload).
         const bool html = file.size() > 5 && file.compare(file.size() - 5, 5, ".html") == 0;
         const std::string headers = std::string("cache-control: ") + (html ? "no-cache" : "max-age=3600") +
-                                    "\x0d\x0ax-attnviz-follow: attnviz-follow\x0d\x0a"
+                                    "\x0d\x0a" + fp::mark_header + ": " + fp::subprotocol + "\x0d\x0a"
                                     "x-content-type-options: nosniff\x0d\x0a"
                                     "referrer-policy: no-referrer\x0d\x0a"
                                     "content-security-policy: " + csp + "\x0d\x0a";
@@ -245,9 +253,10 @@ int FollowServer::Impl::http(lws* wsi, lws_callback_reasons reason, void* user, 
         }
         if (!req || !req->follow_json) break;
         req->follow_json = 0;
-        const size_t n = std::strlen(follow_json);
+        const std::string body = follow_json();
+        const size_t n = body.size();
         std::vector<unsigned char> out(LWS_PRE + n);
-        std::memcpy(out.data() + LWS_PRE, follow_json, n);
+        std::memcpy(out.data() + LWS_PRE, body.data(), n);
         if (lws_write(wsi, out.data() + LWS_PRE, n, LWS_WRITE_HTTP_FINAL) != int(n)) return 1;
         return lws_http_transaction_completed(wsi) ? -1 : 0;
     }

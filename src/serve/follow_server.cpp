@@ -1,6 +1,7 @@
 // follow_server.cpp: see follow_server.h. The pages' WebSocket side, the liveness tick and the
 // server's life; the HTTP side and the door are follow_http.cpp.
 #include "follow_server_impl.h"
+#include "follow_protocol.h"
 #include <arpa/inet.h>
 #include <cerrno>
 #include <climits>
@@ -18,8 +19,7 @@ namespace attnviz {
 
 namespace {
 
-constexpr const char* follow_protocol = "attnviz-follow";
-constexpr int code_close = 4401; // the class code is missing, wrong or changed: the page asks for it
+namespace fp = follow_protocol;
 // A page's socket send buffer (Linux doubles it), then lws holds the rest of one message: a
 // slow page has at most this much of old states ahead of the newest, never a long queue.
 constexpr int send_buffer = 16 * 1024;
@@ -33,7 +33,7 @@ void lws_line(int level, const char* line) {
 }
 
 bool valid_page_id(const std::string& id) {
-    if (id.empty() || id.size() > 40) return false;
+    if (id.empty() || id.size() > fp::page_id_max) return false;
     for (char ch : id)
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
             return false;
@@ -60,19 +60,31 @@ int tick_ms(const ServeConfig& c) { return std::clamp(std::min(c.ping_ms, c.idle
 // A page's answer message (see follow_server.h), counted; false when it is none.
 bool FollowServer::Impl::take_answer(Client& c, const std::string& text) {
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_object() || j.size() != 1 || !j.contains("answer")) return false;
-    const nlohmann::json& a = j["answer"];
-    if (!a.is_object() || a.size() != 3 || !a.contains("page") || !a.contains("question") || !a.contains("choice"))
+    if (!j.is_object() || j.size() != 1 || !j.contains(fp::answer)) return false;
+    const nlohmann::json& a = j[fp::answer];
+    if (!a.is_object() || a.size() != 3 || !a.contains(fp::answer_page) || !a.contains(fp::answer_question) ||
+        !a.contains(fp::answer_choice))
         return false;
-    const nlohmann::json &page = a["page"], &q = a["question"], &ch = a["choice"];
+    const nlohmann::json &page = a[fp::answer_page], &q = a[fp::answer_question], &ch = a[fp::answer_choice];
     if (!page.is_string() || !q.is_number_integer() || !ch.is_number_integer()) return false;
     const std::string id = page.get<std::string>();
     const long long qi = q.get<long long>(), ci = ch.get<long long>();
     if (!valid_page_id(id) || qi < 0 || qi > INT_MAX || ci < 0 || ci > INT_MAX) return false;
     if (!c.page.empty() && c.page != id) return false; // one page per connection
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!answers.answer(c.id, id, int(qi), int(ci))) return false;
+    if (size_t(qi) >= config.choices.size() || ci >= config.choices[size_t(qi)]) return false;
+    if (auto p = page_conn.find(id); p != page_conn.end() && p->second != c.id) return false; // another's
+    bool full = false;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        full = answer_events.size() >= max_answer_events;
+        if (!full) answer_events.push_back({AnswerEvent::answer, c.id, id, int(qi), int(ci)});
+    }
+    if (full) {
+        log("unread", "ignored a page's answer: the window has not taken the answers before it");
+        return false;
+    }
     c.page = id;
+    page_conn[id] = c.id;
     return true;
 }
 
@@ -92,12 +104,12 @@ int FollowServer::Impl::established(lws* wsi) {
     if (!code_ok(wsi)) {
         ++refused_code;
         log("code", "refused a page: no class code, or a wrong one");
-        return close_with(wsi, code_close, "the class code is missing or wrong");
+        return close_with(wsi, fp::close_code, "the class code is missing or wrong");
     }
     if (int(clients.size()) >= config.max_clients) {
         ++refused;
         log("full", "refused a page: " + std::to_string(config.max_clients) + " pages follow already (--max-clients)");
-        return close_with(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, "the class is full");
+        return close_with(wsi, fp::close_full, "the class is full");
     }
     char peer[64] = {};
     lws_get_peer_simple(wsi, peer, sizeof peer);
@@ -106,7 +118,7 @@ int FollowServer::Impl::established(lws* wsi) {
         ++refused_address;
         log("address", "refused a page: " + std::to_string(config.per_address) + " pages follow from " +
                            log_escaped(address, 64) + " already (--per-address)");
-        return close_with(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, "the class is full for this address");
+        return close_with(wsi, fp::close_full, "the class is full for this address");
     }
     Client c;
     c.id = ++next_client;
@@ -131,9 +143,10 @@ int FollowServer::Impl::established(lws* wsi) {
 void FollowServer::Impl::closed(lws* wsi) {
     auto it = clients.find(wsi);
     if (it == clients.end()) return;
-    {
+    if (const Client& c = it->second; !c.page.empty()) { // its answers are kept, as a page that left
+        if (auto p = page_conn.find(c.page); p != page_conn.end() && p->second == c.id) page_conn.erase(p);
         std::lock_guard<std::mutex> lock(mutex);
-        answers.dropped(it->second.id);
+        answer_events.push_back({AnswerEvent::left, c.id, {}, 0, 0});
     }
     if (auto a = per_address.find(it->second.address); a != per_address.end() && --a->second <= 0) per_address.erase(a);
     clients.erase(it);
@@ -154,7 +167,8 @@ int FollowServer::Impl::writeable(lws* wsi) {
         return 0;
     }
     if (const int q = owed_clear(c); q >= 0) {
-        if (!write_text(wsi, send_buf, "{\"answers_cleared\":" + std::to_string(q) + "}", LWS_WRITE_TEXT)) return -1;
+        const std::string m = nlohmann::json{{fp::answers_cleared, q}}.dump();
+        if (!write_text(wsi, send_buf, m, LWS_WRITE_TEXT)) return -1;
         lws_callback_on_writable(wsi); // more clears, or the state, next
         return 0;
     }
@@ -270,7 +284,7 @@ int FollowServer::Impl::ws(lws* wsi, lws_callback_reasons reason, void* in, size
             woken_code = kg;
             for (auto& [w, c] : clients) {
                 c.close_why = "the class code changed";
-                c.close_code = code_close;
+                c.close_code = fp::close_code;
                 lws_set_timeout(w, PENDING_TIMEOUT_USER_OK, 2); // one that reads nothing goes anyway
                 lws_callback_on_writable(w);
             }
@@ -334,15 +348,15 @@ bool FollowServer::start(const ServeConfig& c, std::string& error) {
     }
     if (!check_bind(c, error)) return false;
     m.config = c;
-    if (m.config.keep_dropped < 0) m.config.keep_dropped = 3 * c.max_clients;
     m.site_real = real;
     m.stopping = false;
     m.clients.clear();
     m.per_address.clear();
+    m.page_conn.clear();
     m.refresh_hosts();
     {
         std::lock_guard<std::mutex> lock(m.mutex);
-        m.answers.reset(c.choices, size_t(m.config.keep_dropped));
+        m.answer_events.clear();
         m.clear_round.assign(c.choices.size(), 0);
         m.code = normalized_code(c.code);
         m.woken_code = m.code_gen;
@@ -351,7 +365,7 @@ bool FollowServer::start(const ServeConfig& c, std::string& error) {
     else if (c.log) m.logs.set_sink(c.log);
     else m.logs.set_sink([](const std::string& l) { std::fprintf(stderr, "attnviz: serve: %s\n", l.c_str()); });
     m.protocols[0] = {"http", http_callback, http_request_size(), 0, 0, nullptr, 0};
-    m.protocols[1] = {follow_protocol, ws_callback, 0, 4096, 0, nullptr, 0};
+    m.protocols[1] = {fp::subprotocol, ws_callback, 0, 4096, 0, nullptr, 0};
     m.protocols[2] = {nullptr, nullptr, 0, 0, 0, nullptr, 0};
 
     lws_set_log_level(c.quiet ? 0 : (LLL_ERR | LLL_WARN), lws_line);
@@ -426,10 +440,6 @@ ServeStats FollowServer::stats() const {
     s.sent = m.sent;
     s.http_refused = m.http_refused;
     s.files_sent = m.files_sent;
-    {
-        std::lock_guard<std::mutex> lock(m.mutex);
-        s.answer_pages = m.answers.size();
-    }
     return s;
 }
 
@@ -442,13 +452,15 @@ void FollowServer::publish_files(std::vector<std::pair<std::string, std::string>
     std::lock_guard<std::mutex> lock(m.mutex);
     m.files.clear();
     for (auto& [path, bytes] : files)
-        if (path.rfind("/follow/", 0) == 0 && path.size() > 8 && m.files.size() < 4)
+        if (path.rfind(fp::files_prefix, 0) == 0 && path.size() > std::strlen(fp::files_prefix) && m.files.size() < 4)
             m.files[path] = std::make_shared<const std::string>(std::move(bytes));
 }
 
-std::vector<std::vector<int>> FollowServer::answer_counts() const {
+std::vector<AnswerEvent> FollowServer::take_answers() {
+    std::vector<AnswerEvent> out;
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    return impl_->answers.counts();
+    out.swap(impl_->answer_events);
+    return out;
 }
 
 void FollowServer::clear_answers(int q) {
@@ -457,7 +469,7 @@ void FollowServer::clear_answers(int q) {
         std::lock_guard<std::mutex> lock(m.mutex);
         const size_t nq = m.clear_round.size();
         if (q < -1 || q >= int(nq)) return;
-        m.answers.clear(q);
+        m.answer_events.push_back({AnswerEvent::clear, 0, {}, q, 0});
         for (size_t i = 0; i < nq; ++i)
             if (q == -1 || int(i) == q) ++m.clear_round[i];
         ++m.clear_gen;

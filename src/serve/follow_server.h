@@ -27,12 +27,13 @@
 //   {"answer":{"page":"ID","question":Q,"choice":C}}    Q from 0, C from 0 (below the
 //                                                        question's number of choices)
 //
-// which only counts in answer_counts() (follow_answers.h): ID is 1 to 40 letters, digits, - or
-// _, fixed for the connection by its first answer; answers of pages that left are kept until
-// cleared, the oldest going first past keep_dropped. At most `rate` messages a second per page
-// (a burst of `burst`): more are dropped and counted. clear_answers() forgets a question's
-// answers and tells every connected page {"answers_cleared":Q}. Any other message is dropped
-// and counted: malformed (not JSON, or binary), oversized, or well-formed but not an answer.
+// which the server only takes off the socket and hands on (take_answers()): ID is 1 to 40
+// letters, digits, - or _, fixed for the connection by its first answer, and not one another
+// connected page answers as; Q and C within config.choices. The window counts them
+// (src/state/class_answers.h). At most `rate` messages a second per page (a burst of `burst`):
+// more are dropped and counted. clear_answers() tells every connected page
+// {"answers_cleared":Q}. Any other message is dropped and counted: malformed (not JSON, or
+// binary), oversized, or well-formed but not an answer.
 // libwebsockets (Debian's libwebsockets17) does HTTP and WebSocket on its own service loop,
 // run here on a thread of the server's own; publish() only stores the text and wakes it.
 #pragma once
@@ -64,7 +65,16 @@ struct ServeConfig {
     int handshake_s = 5;           // a connection's request must be whole within this
     int stuck_s = 10;              // a page whose send buffer stays full this long is dropped
     double rate = 5, burst = 10;   // a page's messages: per second, and at once
-    int keep_dropped = -1;         // answers of pages that left, kept (-1: 3 × max_clients)
+};
+
+// What came off the socket about answers, in order, for the window's tally (class_answers.h):
+// a page's answer, a connection that had answered and left, or the teacher's Clear.
+struct AnswerEvent {
+    enum Kind { answer, left, clear } kind = answer;
+    uint64_t conn = 0;     // the connection (answer, left)
+    std::string page;      // the page's ID (answer)
+    int question = 0;      // answer; clear: the question, -1 for every one
+    int choice = 0;        // answer
 };
 
 // What the server has seen, for the side panel and the tests.
@@ -86,7 +96,6 @@ struct ServeStats {
     uint64_t sent = 0;         // state messages written to pages
     uint64_t http_refused = 0; // requests for a path outside the site folder or not a file
     uint64_t files_sent = 0;   // the published file, sent whole
-    size_t answer_pages = 0;   // entries in the answers table
 };
 
 class FollowServer {
@@ -111,9 +120,12 @@ public:
     void publish_files(std::vector<std::pair<std::string, std::string>> files);
     ServeStats stats() const;
 
-    // How many pages chose each choice: [question][choice], sized as config.choices.
-    std::vector<std::vector<int>> answer_counts() const;
-    // Forgets question q's answers (every question's for q = -1) and tells every page.
+    // The answers, connections that left and clears since the last call, oldest first (at most
+    // max_answer_events waiting: more answers are refused and counted as ignored).
+    std::vector<AnswerEvent> take_answers();
+    static constexpr size_t max_answer_events = 65536;
+    // Question q's answers are forgotten (every question's for q = -1): a clear event for the
+    // tally, and every page is told.
     void clear_answers(int q);
     // A new class code ("" for none): every page that follows is dropped (closed with 4401),
     // and pages must give the new one.

@@ -1,7 +1,6 @@
 // follow_server_impl.h: FollowServer's insides, shared by its two sides: the HTTP side and the
 // door (follow_http.cpp) and the pages' WebSocket side (follow_server.cpp). Private to src/serve.
 #pragma once
-#include "follow_answers.h"
 #include "follow_guard.h"
 #include "follow_server.h"
 #include "serve_address.h"
@@ -17,7 +16,7 @@ using ServeClock = std::chrono::steady_clock;
 
 // One page that follows (service thread only).
 struct Client {
-    uint64_t id = 0;                  // this connection's number, for the answers table
+    uint64_t id = 0;                  // this connection's number, for the answer events
     std::string address;              // the peer's IPv4 address, for --per-address
     uint64_t sent_gen = 0;
     std::vector<uint64_t> seen_clear; // the clear rounds this page was told of, by question
@@ -51,7 +50,7 @@ struct FollowServer::Impl {
         Impl* impl;
     } tick_sul{};
 
-    mutable std::mutex mutex; // latest, gen, code and the answers below
+    mutable std::mutex mutex; // latest, gen, code and the answer events below
     std::string latest;
     uint64_t gen = 0;
     uint64_t woken_gen = 0;   // service thread only
@@ -59,7 +58,7 @@ struct FollowServer::Impl {
     uint64_t woken_clear = 0; // service thread only
     std::string code;         // the class code now ("" for none)
     uint64_t code_gen = 0, woken_code = 0;
-    AnswerTable answers;
+    std::vector<AnswerEvent> answer_events; // for take_answers()
     std::vector<uint64_t> clear_round; // by question
     // publish_files', under the mutex: path -> bytes.
     std::unordered_map<std::string, std::shared_ptr<const std::string>> files;
@@ -68,6 +67,7 @@ struct FollowServer::Impl {
     std::unordered_map<lws*, FileSend> file_sends;
     std::unordered_map<lws*, Client> clients;
     std::unordered_map<std::string, int> per_address; // address -> pages following from it
+    std::unordered_map<std::string, uint64_t> page_conn; // page ID -> the connected page answering as it
     uint64_t next_client = 0;
     std::vector<unsigned char> send_buf;
     std::vector<std::string> own_hosts; // what a Host may name

@@ -4,6 +4,7 @@
 // networking is here: the loop (src/app) does it and copies what the panels show.
 #pragma once
 #include "check_questions.h"
+#include "class_answers.h"
 #include <string>
 #include <vector>
 
@@ -26,9 +27,10 @@ struct FollowStatus {
     bool new_code_request = false; // the panel's New code: a new one, and every page is dropped
     int per_address = 0;           // --per-address (0: no limit)
     unsigned long long refused_address = 0; // pages refused: too many from one address
-    // The class's answers to the check view's questions: [question][choice] pages that chose
-    // it (empty when not serving), and the check view's "Clear" (-1: every question).
-    std::vector<std::vector<int>> answer_counts;
+    // The class's answers to the check view's questions, counted here (class_answers.h):
+    // [question][choice] pages that chose it (no question when not serving), and the check
+    // view's "Clear" (-1: every question).
+    ClassAnswers answers;
     static constexpr int no_clear = -2;
     int clear_request = no_clear;
 

@@ -4,6 +4,7 @@
 #include "follow_generate.h"
 #include "follow_gpt.h"
 #include "follow_gpt_json.h"
+#include "follow_protocol.h"
 #include "text_util.h"
 #include <algorithm>
 #include <cmath>
@@ -216,7 +217,7 @@ void show_received_generate(AppState& s, const json& header) {
     GenerateState& g = s.generate;
     GenerateState in;
     std::string error;
-    const json j = header.value("generate", json());
+    const json j = header.value(follow_protocol::gpt_generate, json());
     if (j.is_null()) {
         in.why_not = "The teacher's generation arrives when the teacher's window shows the Generate view.";
     } else if (!read_generate(j, shown_model(s)->model->config.vocab, in, error)) {

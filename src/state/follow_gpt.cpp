@@ -6,6 +6,7 @@
 #include "follow_generate.h"
 #include "follow_gpt_probes.h"
 #include "follow_gpt_json.h"
+#include "follow_protocol.h"
 #include "safetensors.h"
 #include "state_internal.h"
 #include <algorithm>
@@ -312,9 +313,9 @@ json gpt_follow_header(const AppState& s) {
               {"ablated", run_summary(n.ablated)},
               {"pos", n.pos},
               {"token", n.token}}},
-            {"grid", grid_sent(s)},
-            {"generate", gpt_generate_header(s)}};
-    out["probes"] = probes_json(s); // the lens cells and the patching tables shown (follow_gpt_probes.h)
+            {follow_protocol::gpt_grid, grid_sent(s)},
+            {follow_protocol::gpt_generate, gpt_generate_header(s)}};
+    out[follow_protocol::gpt_probes] = probes_json(s); // the lens cells and the patching tables shown (follow_gpt_probes.h)
     return out;
 }
 

@@ -5,6 +5,7 @@
 #include "follow_generate.h"
 #include "follow_gpt_probes.h"
 #include "follow_gpt_json.h"
+#include "follow_protocol.h"
 #include "safetensors.h"
 #include "state_internal.h"
 #include <algorithm>
@@ -330,7 +331,7 @@ bool show_received_gpt(AppState& s, const json& h, const std::string* const part
 
     show_received_numbers(s, h, T, in);
     show_received_generate(s, h); // the Generate view's, when it is shown (follow_generate.h)
-    show_received_probes(s, h.value("probes", json()), in); // the lens cells and patching tables (follow_gpt_probes.h)
+    show_received_probes(s, h.value(follow_protocol::gpt_probes, json()), in); // the lens cells and patching tables (follow_gpt_probes.h)
     s.config_dirty = s.perturb_dirty = false;
     state_detail::clamp_windows(s);
     s.ready = true;

@@ -29,14 +29,9 @@ void choices(AppState& s, UiContext& ui, int q) {
     const CheckQuestion& cq = check_questions()[size_t(q)];
     FollowStatus& f = s.follow;
     const bool revealed = s.screen.answer_shown[q];
-    const bool tally = f.serving && size_t(q) < f.answer_counts.size() &&
-                       f.answer_counts[size_t(q)].size() == cq.choices.size();
-    int total = 0, most = 0;
-    if (tally)
-        for (int n : f.answer_counts[size_t(q)]) {
-            total += n;
-            most = std::max(most, n);
-        }
+    const std::vector<std::vector<int>>& counts = f.answers.counts();
+    const bool tally = f.serving && size_t(q) < counts.size() && counts[size_t(q)].size() == cq.choices.size();
+    const int total = tally ? f.answers.total(q) : 0, most = tally ? f.answers.most(q) : 0;
     ImGui::PushID(100 + q);
     const ImU32 right_col = ui.pal.accent;
     const float bar_w = std::round(140 * ui.scale);
@@ -47,7 +42,7 @@ void choices(AppState& s, UiContext& ui, int q) {
         const char letter[2] = {choice_letter(c), 0};
         ImGui::AlignTextToFramePadding();
         if (tally) {
-            const int n = f.answer_counts[size_t(q)][size_t(c)];
+            const int n = counts[size_t(q)][size_t(c)];
             const float x0 = ImGui::GetCursorPosX();
             ImGui::TextUnformatted(letter);
             ImGui::SameLine(x0 + letter_w); // A, B, C, D are not as wide as each other

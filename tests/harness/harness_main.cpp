@@ -252,7 +252,7 @@ int follow_mode(GuiRun& r) {
             } else if (line == "answers") {
                 // The class's answers as the check view shows them: "answers 2,0,0,0 0,1,0 ..."
                 std::string out = "answers";
-                for (const std::vector<int>& q : s.follow.answer_counts) {
+                for (const std::vector<int>& q : s.follow.answers.counts()) {
                     out += ' ';
                     for (size_t c = 0; c < q.size(); ++c) out += (c ? "," : "") + std::to_string(q[c]);
                 }

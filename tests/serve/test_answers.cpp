@@ -1,10 +1,13 @@
-// test_answers.cpp: the class's answers to the check view's questions (follow_server.h).
-// A page's answer counts once per question (its latest replaces its earlier one), only
-// answers to a question's choices count, one page per connection, a clear forgets the
-// answers and tells every page; and the real window (attnviz_harness --serve --follow-stdin
-// under xvfb-run) shows the same counts in the check view.
+// test_answers.cpp: the class's answers to the check view's questions: the server takes them
+// off the socket (follow_server.h) and the window counts them (class_answers.h, counted as
+// serve_link.cpp does). A page's answer counts once per question (its latest replaces its
+// earlier one), only answers to a question's choices count, one page per connection, a clear
+// forgets the answers and tells every page; and the real window (attnviz_harness --serve
+// --follow-stdin under xvfb-run) shows the same counts in the check view.
 #include "check_questions.h"
+#include "class_answers.h"
 #include "follow_server.h"
+#include "serve_link.h"
 #include "common/temp_dir.h"
 #include "ws_client.h"
 #include <chrono>
@@ -47,14 +50,25 @@ std::string answer(const std::string& page, int q, int c) {
 void join(WsClient& p, int port) {
     std::string got;
     ASSERT_TRUE(p.connect("127.0.0.1", port));
-    ASSERT_EQ(p.read(got, 2000), 1);
+    ASSERT_EQ(p.read(got, 10000), 1);
 }
 
 struct Server {
     SiteDir site;
     FollowServer server;
     ServeConfig c;
+    attnviz::ClassAnswers tally; // as the window keeps it (s.follow.answers)
+    // The counts once the window took what the server received (serve_after_frame does it).
+    Counts counts() {
+        attnviz::count_answers(server, tally);
+        return tally.counts();
+    }
+    size_t pages() {
+        attnviz::count_answers(server, tally);
+        return tally.size();
+    }
     explicit Server(std::vector<int> choices, int max_clients = 60) {
+        tally.reset(choices, size_t(3 * max_clients));
         c.bind = "127.0.0.1";
         c.port = free_port();
         c.site_dir = site.root;
@@ -73,7 +87,7 @@ struct Server {
 
 TEST(Answers, EachPageCountsOncePerQuestionWithItsLatestChoice) {
     Server s({4, 3});
-    EXPECT_EQ(s.server.answer_counts(), (Counts{{0, 0, 0, 0}, {0, 0, 0}}));
+    EXPECT_EQ(s.counts(), (Counts{{0, 0, 0, 0}, {0, 0, 0}}));
     WsClient a, b, c;
     join(a, s.c.port);
     join(b, s.c.port);
@@ -82,16 +96,16 @@ TEST(Answers, EachPageCountsOncePerQuestionWithItsLatestChoice) {
     ASSERT_TRUE(b.send(answer("page-b", 0, 2)));
     ASSERT_TRUE(c.send(answer("page-c", 0, 0)));
     ASSERT_TRUE(c.send(answer("page-c", 1, 1)));
-    EXPECT_TRUE(eventually([&] { return s.server.answer_counts() == Counts{{2, 0, 1, 0}, {0, 1, 0}}; }));
+    EXPECT_TRUE(eventually([&] { return s.counts() == Counts{{2, 0, 1, 0}, {0, 1, 0}}; }));
     // b changes its mind: its earlier choice no longer counts.
     ASSERT_TRUE(b.send(answer("page-b", 0, 0)));
-    EXPECT_TRUE(eventually([&] { return s.server.answer_counts() == Counts{{3, 0, 0, 0}, {0, 1, 0}}; }));
+    EXPECT_TRUE(eventually([&] { return s.counts() == Counts{{3, 0, 0, 0}, {0, 1, 0}}; }));
     // A page that leaves (a laptop that sleeps) still counts; it comes back as the same page.
     a.close();
     WsClient a2;
     join(a2, s.c.port);
     ASSERT_TRUE(a2.send(answer("page-a", 0, 3)));
-    EXPECT_TRUE(eventually([&] { return s.server.answer_counts() == Counts{{2, 0, 0, 1}, {0, 1, 0}}; }));
+    EXPECT_TRUE(eventually([&] { return s.counts() == Counts{{2, 0, 0, 1}, {0, 1, 0}}; }));
     EXPECT_EQ(s.server.stats().answers, 6u);
     EXPECT_EQ(s.server.stats().ignored, 0u);
 }
@@ -121,11 +135,11 @@ TEST(Answers, OnlyAnswersToAQuestionsChoicesCount) {
     EXPECT_TRUE(eventually([&] { return s.server.stats().answers == 1 && s.server.stats().ignored == bad.size(); }))
         << "answers " << s.server.stats().answers << " ignored " << s.server.stats().ignored;
     EXPECT_EQ(s.server.stats().malformed, 1u);
-    EXPECT_EQ(s.server.answer_counts(), (Counts{{0, 0, 0, 0}, {0, 0, 1}}));
+    EXPECT_EQ(s.counts(), (Counts{{0, 0, 0, 0}, {0, 0, 1}}));
     // One page per connection: after "p", this connection cannot answer as another page.
     ASSERT_TRUE(p.send(answer("q", 0, 1)));
     EXPECT_TRUE(eventually([&] { return s.server.stats().ignored == bad.size() + 1; }));
-    EXPECT_EQ(s.server.answer_counts(), (Counts{{0, 0, 0, 0}, {0, 0, 1}}));
+    EXPECT_EQ(s.counts(), (Counts{{0, 0, 0, 0}, {0, 0, 1}}));
 }
 
 TEST(Answers, PagesThatLeftAreCappedTheOldestGoingFirst) {
@@ -140,8 +154,8 @@ TEST(Answers, PagesThatLeftAreCappedTheOldestGoingFirst) {
         p.close();
         ASSERT_TRUE(eventually([&] { return s.server.stats().clients == 0; }));
     }
-    ASSERT_TRUE(eventually([&] { return s.server.answer_counts() == Counts{{3, 3}}; })); // pages 4 to 9
-    EXPECT_EQ(s.server.stats().answer_pages, 6u);
+    ASSERT_TRUE(eventually([&] { return s.counts() == Counts{{3, 3}}; })); // pages 4 to 9
+    EXPECT_EQ(s.pages(), 6u);
     // A connected page's answer is never pushed out, however many leave after it.
     WsClient stay;
     join(stay, s.c.port);
@@ -154,8 +168,8 @@ TEST(Answers, PagesThatLeftAreCappedTheOldestGoingFirst) {
         p.close();
         ASSERT_TRUE(eventually([&] { return s.server.stats().clients == 1; }));
     }
-    EXPECT_EQ(s.server.answer_counts(), (Counts{{1, 6}}));
-    EXPECT_EQ(s.server.stats().answer_pages, 7u);
+    EXPECT_EQ(s.counts(), (Counts{{1, 6}}));
+    EXPECT_EQ(s.pages(), 7u);
 }
 
 TEST(Answers, AClearForgetsTheAnswersAndTellsEveryPage) {
@@ -166,36 +180,42 @@ TEST(Answers, AClearForgetsTheAnswersAndTellsEveryPage) {
     ASSERT_TRUE(a.send(answer("a", 0, 1)));
     ASSERT_TRUE(a.send(answer("a", 1, 2)));
     ASSERT_TRUE(b.send(answer("b", 0, 1)));
-    ASSERT_TRUE(eventually([&] { return s.server.answer_counts() == Counts{{0, 2, 0, 0}, {0, 0, 1}}; }));
+    ASSERT_TRUE(eventually([&] { return s.counts() == Counts{{0, 2, 0, 0}, {0, 0, 1}}; }));
     s.server.clear_answers(0);
-    EXPECT_EQ(s.server.answer_counts(), (Counts{{0, 0, 0, 0}, {0, 0, 1}}));
+    EXPECT_EQ(s.counts(), (Counts{{0, 0, 0, 0}, {0, 0, 1}}));
     std::string got;
     for (WsClient* p : {&a, &b}) {
-        ASSERT_EQ(p->read(got, 2000), 1);
+        ASSERT_EQ(p->read(got, 10000), 1);
         EXPECT_EQ(got, R"({"answers_cleared":0})");
     }
     // The state still follows after a clear, and a page that answers again counts again.
     s.server.publish(R"({"view":"walk"})");
     for (WsClient* p : {&a, &b}) {
-        ASSERT_EQ(p->read(got, 2000), 1);
+        ASSERT_EQ(p->read(got, 10000), 1);
         EXPECT_EQ(got, R"({"view":"walk"})");
     }
     ASSERT_TRUE(b.send(answer("b", 0, 3)));
-    EXPECT_TRUE(eventually([&] { return s.server.answer_counts() == Counts{{0, 0, 0, 1}, {0, 0, 1}}; }));
+    EXPECT_TRUE(eventually([&] { return s.counts() == Counts{{0, 0, 0, 1}, {0, 0, 1}}; }));
     // Every question: one message per question; a page that joins later is told nothing.
     s.server.clear_answers(-1);
-    EXPECT_EQ(s.server.answer_counts(), (Counts{{0, 0, 0, 0}, {0, 0, 0}}));
+    EXPECT_EQ(s.counts(), (Counts{{0, 0, 0, 0}, {0, 0, 0}}));
     for (const char* want : {R"({"answers_cleared":0})", R"({"answers_cleared":1})"}) {
-        ASSERT_EQ(a.read(got, 2000), 1);
+        ASSERT_EQ(a.read(got, 10000), 1);
         EXPECT_EQ(got, want);
     }
+    // (Its first message is the state, and the next one the next state: no clear between.)
     WsClient late;
-    join(late, s.c.port);
-    EXPECT_EQ(late.read(got, 300), -1);
-    // Out of range: nothing happens.
+    ASSERT_TRUE(late.connect("127.0.0.1", s.c.port));
+    ASSERT_EQ(late.read(got, 10000), 1);
+    EXPECT_EQ(got, R"({"view":"walk"})");
+    // Out of range: nothing happens; a's next message is the next state.
     s.server.clear_answers(2);
     s.server.clear_answers(-3);
-    EXPECT_EQ(a.read(got, 300), -1);
+    s.server.publish(R"({"view":"scores"})");
+    for (WsClient* p : {&late, &a}) {
+        ASSERT_EQ(p->read(got, 10000), 1);
+        EXPECT_EQ(got, R"({"view":"scores"})");
+    }
 }
 
 // The window: attnviz_harness --serve --follow-stdin in the check view. Pages answer; the
@@ -249,10 +269,11 @@ TEST(Answers, TheTeachersCheckViewShowsTheClassAnswers) {
     auto say = [&](const std::string& l) { return ::write(in[1], (l + "\n").data(), l.size() + 1) == ssize_t(l.size() + 1); };
 
     std::vector<WsClient> pages(3);
-    const bool up = eventually([&] { return pages[0].connect("127.0.0.1", port, "/follow", "attnviz-follow", 500); }, 30000);
+    // Refused at once until the window listens; then the handshake has a generous deadline.
+    const bool up = eventually([&] { return pages[0].connect("127.0.0.1", port, "/follow", "attnviz-follow", 10000); }, 60000);
     std::string got, counts;
     if (up) {
-        EXPECT_EQ(pages[0].read(got, 5000), 1);
+        EXPECT_EQ(pages[0].read(got, 10000), 1);
         for (size_t i = 1; i < pages.size(); ++i) join(pages[i], port);
         EXPECT_TRUE(pages[0].send(answer("a", 0, 0)));
         EXPECT_TRUE(pages[1].send(answer("b", 0, 0)));

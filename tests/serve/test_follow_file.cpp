@@ -1,12 +1,16 @@
 // test_follow_file.cpp: the files the window publishes for the pages (the shown trained
 // model's weights, a weights file's block): served from memory whole, at their paths only,
-// replaced and removed.
+// replaced and removed; and made in memory as the files on disk.
 #include "follow_server.h"
+#include "model_io.h"
+#include "weights_io.h"
 #include "common/temp_dir.h"
 #include "ws_client.h"
 #include <cstdio>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,4 +67,33 @@ TEST(FollowFile, PublishedFilesAreServedWholeAtTheirPathsOnly) {
     EXPECT_EQ(body_of(http_get(c.port, "/index.html")), "<html>the page</html>");
     EXPECT_EQ(status_of(http_get(c.port, "/follow/")), "HTTP/1.1 404 Not Found");
     server.stop();
+}
+
+// What the window publishes for a trained model and a weights file's block is made in memory
+// (model_bytes, weights_bytes), byte for byte the file save_model and save_weights write.
+TEST(FollowFile, TheWindowsFilesAreMadeInMemoryAsTheFilesOnDisk) {
+    attnviz_test::TempDir dir{"attnviz-file-bytes"};
+    auto file = [](const std::string& path) {
+        std::ifstream f(path, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    };
+    std::string error, bytes;
+    attnviz::Model m;
+    ASSERT_TRUE(attnviz::load_model(std::string(ATTNVIZ_TEST_DATA) + "/model_view/both.safetensors", m, error)) << error;
+    ASSERT_TRUE(attnviz::save_model(dir.path + "/model.safetensors", m, error)) << error;
+    ASSERT_TRUE(attnviz::model_bytes("the shown model", m, bytes, error)) << error;
+    EXPECT_GT(bytes.size(), 1000u);
+    EXPECT_TRUE(bytes == file(dir.path + "/model.safetensors"));
+    attnviz::LoadedWeights w;
+    ASSERT_TRUE(attnviz::load_weights(std::string(ATTNVIZ_TEST_DATA) + "/weights/gpt2_hf_c12.safetensors", 3, 1, w,
+                                      error))
+        << error;
+    ASSERT_TRUE(attnviz::save_weights(dir.path + "/block.safetensors", w.weights, w.n_head, error)) << error;
+    ASSERT_TRUE(attnviz::weights_bytes("the weights file", w.weights, w.n_head, bytes, error)) << error;
+    EXPECT_GT(bytes.size(), 100u);
+    EXPECT_TRUE(bytes == file(dir.path + "/block.safetensors"));
+    // A model that cannot be written names itself, as a file's path would be named.
+    m.h.clear();
+    EXPECT_FALSE(attnviz::model_bytes("the shown model", m, bytes, error));
+    EXPECT_NE(error.find("the shown model"), std::string::npos) << error;
 }

@@ -1,8 +1,8 @@
-// test_guard.cpp: the door's small rules alone (follow_guard.h) and the answers table
-// (follow_answers.h): escaping, the log's counts per kind, Host and Origin names, the class
+// test_guard.cpp: the door's small rules alone (follow_guard.h) and the window's tally of the
+// answers (src/state/class_answers.h): escaping, the log's counts per kind, Host and Origin names, the class
 // code's alphabet, the rate, and a table bounded by the connected pages plus the oldest that
 // left going first.
-#include "follow_answers.h"
+#include "class_answers.h"
 #include "follow_guard.h"
 #include "serve_address.h"
 #include <chrono>
@@ -82,8 +82,8 @@ TEST(Guard, TheRateIsAFewMessagesASecond) {
     EXPECT_FALSE(r.take(t0 + std::chrono::milliseconds(260)));
 }
 
-TEST(Guard, TheAnswersTableIsBoundedAndKeepsConnectedPages) {
-    AnswerTable t;
+TEST(Guard, TheClassAnswersAreBoundedAndKeepConnectedPages) {
+    attnviz::ClassAnswers t;
     t.reset({2, 3}, 3);
     EXPECT_TRUE(t.answer(1, "a", 0, 1));
     EXPECT_FALSE(t.answer(1, "b", 0, 1)); // one page per connection
@@ -100,6 +100,9 @@ TEST(Guard, TheAnswersTableIsBoundedAndKeepsConnectedPages) {
     // A page that left comes back under its ID, on a new connection, and changes its mind.
     EXPECT_TRUE(t.answer(20, "p8", 0, 1));
     EXPECT_EQ(t.counts()[0], (std::vector<int>{2, 2}));
+    EXPECT_EQ(t.total(0), 4);
+    EXPECT_EQ(t.most(0), 2);
+    EXPECT_EQ(t.total(2), 0); // no question 2
     EXPECT_EQ(t.dropped_count(), 2u);
     // Many churns later the table is still bounded, and a's answer is still there.
     for (uint64_t conn = 100; conn < 1100; ++conn) {

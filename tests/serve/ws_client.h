@@ -19,9 +19,10 @@ public:
     // Connects to HOST:port, asks for `path` with the subprotocol, with the Host header
     // HOST:port and the Origin http://HOST:port a browser sends for a page of the server
     // (unless set_headers changed them); true on "101 Switching Protocols". `timeout_ms`
-    // bounds the whole handshake. The response's head is in last_head().
+    // bounds the whole handshake (generous: a refusal comes at once, an answer on a loaded
+    // machine late). The response's head is in last_head().
     bool connect(const std::string& host, int port, const std::string& path = "/follow",
-                 const std::string& protocol = "attnviz-follow", int timeout_ms = 2000);
+                 const std::string& protocol = "attnviz-follow", int timeout_ms = 10000);
     // The next connect's Host and Origin ("-" leaves the header out; "" is the default).
     void set_headers(const std::string& host, const std::string& origin) { host_ = host, origin_ = origin; }
     const std::string& last_head() const { return head_; }
@@ -45,13 +46,14 @@ private:
 
 // GET `path` on 127.0.0.1:port with the raw path as given (no encoding); the whole response
 // (status line, headers, body), "" when the connection failed. `host` is the Host header.
-std::string http_get(int port, const std::string& path, int timeout_ms = 2000, const std::string& host = "127.0.0.1");
+std::string http_get(int port, const std::string& path, int timeout_ms = 10000, const std::string& host = "127.0.0.1");
 
 // A port that was free a moment ago on 127.0.0.1.
 int free_port();
 
-// Waits until `pred` holds, for at most `ms`: its last answer.
-template <class Pred> bool eventually(Pred pred, int ms = 2000) {
+// Waits until `pred` holds, for at most `ms` (generous: a loaded machine is slow, not wrong):
+// its last answer.
+template <class Pred> bool eventually(Pred pred, int ms = 10000) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     while (std::chrono::steady_clock::now() < end) {
         if (pred()) return true;

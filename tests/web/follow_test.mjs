@@ -173,46 +173,57 @@ try {
     await p0.page.mouse.click(r[0] + r[2] / 2, r[1] + r[3] / 2);
   }
   await click('Explore on my own');
-  await untilTrue('the page did not switch to exploring', async () => (await state(p0)).follow === 'explore', 5000);
+  await untilTrue('the page did not switch to exploring', async () => (await state(p0)).follow === 'explore', 10000);
   await p0.page.focus('#canvas');
   await p0.page.keyboard.down('Digit2');
   await sleep(200);
   await p0.page.keyboard.up('Digit2');
-  await untilTrue('the exploring page did not take its own key 2', async () => (await state(p0)).view === 'qkv', 5000);
+  await untilTrue('the exploring page did not take its own key 2', async () => (await state(p0)).view === 'qkv', 10000);
   want = { ...want, view: 'scores', strength: 0.5 };
+  // The exploring page receives each of the teacher's states (its follow_received_ms moves)
+  // and keeps its own view: waited for the arrival, not for a fixed time.
+  const arrived = async (after, what) => {
+    let r = after;
+    await untilTrue(`the exploring page did not receive the teacher's "${what}"`,
+      async () => (r = (await state(p0)).follow_received_ms) > after, 10000);
+    return r;
+  };
+  const r0 = (await state(p0)).follow_received_ms;
   await edit('view scores');
+  const r1 = await arrived(r0, 'view scores');
   await edit('strength 0.5');
   for (const [i, p] of pages.slice(1).entries())
-    await untilTrue(`page ${i + 1} did not follow while page 0 explored`, async () => same(await state(p), want), 5000);
-  await sleep(300);
+    await untilTrue(`page ${i + 1} did not follow while page 0 explored`, async () => same(await state(p), want), 10000);
+  await arrived(r1, 'strength 0.5');
   if ((await state(p0)).view !== 'qkv') fail('the exploring page was moved by the teacher');
   await click('Back to the teacher');
   await untilTrue('Back to the teacher did not give the teacher\'s latest state',
-    async () => { const s = await state(p0); return s.follow === 'follow' && same(s, want); }, 2000);
+    async () => { const s = await state(p0); return s.follow === 'follow' && same(s, want); }, 10000);
   console.log('a page explored on its own, kept its view while the teacher changed, and came back');
 
   // 5. Check yourself: each page clicks its answer to question 1; the teacher's window counts.
   await edit('view check');
   for (const [i, p] of pages.entries())
-    await untilTrue(`page ${i} did not follow to the check view`, async () => (await state(p)).view === 'check', 5000);
+    await untilTrue(`page ${i} did not follow to the check view`, async () => (await state(p)).view === 'check', 10000);
   async function answer(p, label) {
     let r = [];
     await untilTrue(`the page has no "${label}" widget`, async () => {
       r = (await p.page.evaluate((l) => Module.ccall('attnviz_web_widget', 'string', ['string'], [l]), label))
         .split(' ').map(Number);
       return r.length === 4 && !Number.isNaN(r[0]);
-    }, 5000);
+    }, 10000);
     await p.page.mouse.click(r[0] + r[2] / 2, r[1] + r[3] / 2);
   }
+  // Asks the window for its counts until they are `want`, each reply waited for.
   const teacherCounts = async (want) => {
     let got = '';
-    await untilTrue(`the teacher's window did not count "${want}" (last: "${got}")`, async () => {
+    await untilTrue(() => `the teacher's window did not count "${want}" (last: "${got}")`, async () => {
       const n = answerLines.length;
       teacher.stdin.write('answers\n');
-      for (const end = Date.now() + 1000; answerLines.length === n && Date.now() < end;) await sleep(10);
-      got = answerLines[answerLines.length - 1] || '';
+      await untilTrue('the teacher\'s window did not print its answers', () => answerLines.length > n, 10000);
+      got = answerLines[n];
       return got === want;
-    }, 10000);
+    }, 30000);
   };
   await answer(pages[0], 'A##answer1');
   await answer(pages[1], 'C##answer1');
@@ -228,11 +239,11 @@ try {
   await edit('reveal 0');
   for (const [i, p] of pages.entries())
     await untilTrue(`page ${i} did not show question 1's answer when the teacher did`,
-      async () => (await state(p)).answers_shown[0] === true, 5000);
+      async () => (await state(p)).answers_shown[0] === true, 10000);
   await edit('clear 0');
   await teacherCounts('answers 0,0,0,0 0,0,0 0,0,0 0,0,0 0,0,0,0 0,0,0,0');
   for (const [i, p] of pages.entries())
-    await untilTrue(`page ${i} kept its answer after the teacher cleared it`, async () => (await state(p)).answers[0] === -1, 5000);
+    await untilTrue(`page ${i} kept its answer after the teacher cleared it`, async () => (await state(p)).answers[0] === -1, 10000);
   console.log('three pages answered question 1, the teacher\'s window counted each once, and its Clear cleared the pages');
 
   // 6. The same numbers, bit for bit: the lesson, then a trained model the window opens.
@@ -304,8 +315,8 @@ try {
   await untilTrue(() => `the teacher's window did not train to step 120 (${teacherTrain})`, async () => {
     const n = trainPrints.length;
     teacher.stdin.write('train-fingerprint\n');
-    for (const end = Date.now() + 1000; trainPrints.length === n && Date.now() < end;) await sleep(10);
-    teacherTrain = trainPrints[trainPrints.length - 1] || '';
+    await untilTrue('the teacher\'s window did not print its Train view\'s fingerprint', () => trainPrints.length > n, 10000);
+    teacherTrain = trainPrints[n];
     return teacherTrain.startsWith('120 ');
   }, 60000);
   // The window's products are OpenBLAS's and the page's Eigen's: the same weights up to
@@ -431,11 +442,11 @@ try {
     await click('Explore on my own');
     let ex = {};
     await untilTrue(() => `the exploring page did not say the model lives on the teacher's computer (note "${ex.follow_note}")`,
-      async () => { ex = await state(p0); return ex.follow === 'explore' && /^The GPT model lives on the teacher's computer/.test(ex.follow_note); }, 5000);
+      async () => { ex = await state(p0); return ex.follow === 'explore' && /^The GPT model lives on the teacher's computer/.test(ex.follow_note); }, 10000);
     await keepShot('explore');
     await click('Back to the teacher');
     await untilTrue('Back to the teacher did not follow the GPT model again',
-      async () => { const s = await state(p0); return s.follow === 'follow' && s.gpt_layer === 1; }, 5000);
+      async () => { const s = await state(p0); return s.follow === 'follow' && s.gpt_layer === 1; }, 10000);
     console.log(`every page shows the teacher's GPT model bit for bit: layer 0 (${gpt0}), layer 1 (${gpt1}), the walk, ` +
                 `Model and causality views; an exploring page says "${ex.follow_note}"`);
     // The Generate view: the window writes three tokens; the pages show them as sent.
@@ -457,7 +468,11 @@ try {
 } finally {
   await browser.close();
   try { fs.rmSync(tmp, { recursive: true, force: true }); } catch (e) { /* none */ }
+  // The window quits on "quit"; waited for (xvfb-run and Xvfb go with it), then its group
+  // is stopped whether or not it did.
+  const exited = teacher.exitCode !== null || teacher.signalCode !== null ? Promise.resolve()
+    : new Promise((resolve) => teacher.once('exit', resolve));
   teacher.stdin.end('quit\n');
-  await sleep(500);
+  await Promise.race([exited, sleep(10000)]);
   try { process.kill(-teacher.pid, 'SIGTERM'); } catch (e) { /* gone */ }
 }

@@ -78,7 +78,9 @@ static bool write_model_file(const std::string& path, const std::vector<TensorOu
     return write_safetensors(path, tensors, meta, error);
 }
 
-bool save_model(const std::string& path, const Model& m, std::string& error) {
+// save_model's checks and tensors, written to `path` or, when `bytes` is given, into it
+// (`path` then names the model in error sentences).
+static bool model_out(const std::string& path, const Model& m, std::string* bytes, std::string& error) {
     const ModelConfig& c = m.config;
     if (std::string bad = validate(c); !bad.empty()) return fail(error, path, "cannot save: " + bad);
     if (int(m.h.size()) != c.n_layer)
@@ -106,7 +108,13 @@ bool save_model(const std::string& path, const Model& m, std::string& error) {
         {"n_layer", std::to_string(c.n_layer)},
         {"vocab_size", std::to_string(c.vocab)},
     };
-    return write_model_file(path, tensors, meta, error);
+    return bytes ? safetensors_bytes(tensors, meta, *bytes, error) : write_model_file(path, tensors, meta, error);
+}
+
+bool save_model(const std::string& path, const Model& m, std::string& error) { return model_out(path, m, nullptr, error); }
+
+bool model_bytes(const std::string& name, const Model& m, std::string& out, std::string& error) {
+    return model_out(name, m, &out, error);
 }
 
 // ---------------------------------------------------------------------------------------

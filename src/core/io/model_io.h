@@ -47,6 +47,9 @@ std::vector<ModelTensor> model_layout(const ModelConfig& c);
 // over `path`, so an existing file is replaced whole or not at all). Refuses a model
 // whose shapes do not match its config, or that holds a NaN or infinite value.
 bool save_model(const std::string& path, const Model& m, std::string& error);
+// The same file's bytes in memory (what the classroom server sends); `name` stands for the
+// path in error sentences.
+bool model_bytes(const std::string& name, const Model& m, std::string& out, std::string& error);
 
 // Read a trained model: the task from attnviz_task, V from vocab_size (and wte's rows),
 // T from wpe's rows - 1, C from wte's columns, L from the blocks present (and n_layer),

@@ -344,7 +344,10 @@ static bool all_finite(const float* p, Eigen::Index n, Eigen::Index& at) {
     return true;
 }
 
-bool save_weights(const std::string& path, const Weights& weights, int n_head, std::string& error) {
+// save_weights' checks and tensors, written to `path` or, when `bytes` is given, into it
+// (`path` then names the weights in error sentences).
+static bool weights_out(const std::string& path, const Weights& weights, int n_head, std::string* bytes,
+                        std::string& error) {
     const Eigen::Index C = weights.c_proj.weight.rows();
     auto dims = [](Eigen::Index r, Eigen::Index c) { return std::to_string(r) + " x " + std::to_string(c); };
     if (C < 1 || C > max_n_embd)
@@ -382,7 +385,16 @@ bool save_weights(const std::string& path, const Weights& weights, int n_head, s
             return fail(error, path, "cannot save: " + t.name + " has a non-finite value at flat index " +
                                          std::to_string(at) + "; only finite weights can be loaded again");
     }
-    return write_safetensors(path, tensors, {{"format", "pt"}, {"n_head", std::to_string(n_head)}}, error);
+    const std::vector<std::pair<std::string, std::string>> meta = {{"format", "pt"}, {"n_head", std::to_string(n_head)}};
+    return bytes ? safetensors_bytes(tensors, meta, *bytes, error) : write_safetensors(path, tensors, meta, error);
+}
+
+bool save_weights(const std::string& path, const Weights& weights, int n_head, std::string& error) {
+    return weights_out(path, weights, n_head, nullptr, error);
+}
+
+bool weights_bytes(const std::string& name, const Weights& weights, int n_head, std::string& out, std::string& error) {
+    return weights_out(name, weights, n_head, &out, error);
 }
 
 } // namespace attnviz

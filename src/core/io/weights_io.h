@@ -64,5 +64,8 @@ bool load_weights_from_memory(const uint8_t* bytes, size_t size, const std::stri
 // inconsistent shapes, an n_head that does not divide C, and non-finite values.
 // load_weights on the result gives the same floats bit for bit.
 bool save_weights(const std::string& path, const Weights& weights, int n_head, std::string& error);
+// The same file's bytes in memory (what the classroom server sends); `name` stands for the
+// path in error sentences.
+bool weights_bytes(const std::string& name, const Weights& weights, int n_head, std::string& out, std::string& error);
 
 } // namespace attnviz

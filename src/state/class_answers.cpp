@@ -1,10 +1,10 @@
-// follow_answers.cpp: see follow_answers.h.
-#include "follow_answers.h"
+// class_answers.cpp: see class_answers.h.
+#include "class_answers.h"
 #include <algorithm>
 
 namespace attnviz {
 
-void AnswerTable::reset(const std::vector<int>& choices, size_t keep_dropped) {
+void ClassAnswers::reset(const std::vector<int>& choices, size_t keep_dropped) {
     choices_ = choices;
     keep_dropped_ = keep_dropped;
     dropped_n_ = 0;
@@ -15,7 +15,7 @@ void AnswerTable::reset(const std::vector<int>& choices, size_t keep_dropped) {
     for (size_t q = 0; q < choices.size(); ++q) counts_[q].assign(size_t(std::max(choices[q], 0)), 0);
 }
 
-bool AnswerTable::answer(uint64_t conn, const std::string& id, int q, int c) {
+bool ClassAnswers::answer(uint64_t conn, const std::string& id, int q, int c) {
     if (conn == 0 || q < 0 || size_t(q) >= choices_.size() || c < 0 || c >= choices_[size_t(q)]) return false;
     if (auto p = page_of_.find(conn); p != page_of_.end() && p->second != id) return false; // one page per connection
     auto it = entries_.find(id);
@@ -34,7 +34,7 @@ bool AnswerTable::answer(uint64_t conn, const std::string& id, int q, int c) {
     return true;
 }
 
-void AnswerTable::forget(const std::string& id) {
+void ClassAnswers::forget(const std::string& id) {
     auto it = entries_.find(id);
     if (it == entries_.end()) return;
     for (size_t q = 0; q < it->second.choice.size(); ++q)
@@ -43,7 +43,7 @@ void AnswerTable::forget(const std::string& id) {
     entries_.erase(it);
 }
 
-void AnswerTable::dropped(uint64_t conn) {
+void ClassAnswers::dropped(uint64_t conn) {
     auto p = page_of_.find(conn);
     if (p == page_of_.end()) return;
     const std::string id = p->second;
@@ -72,12 +72,26 @@ void AnswerTable::dropped(uint64_t conn) {
     }
 }
 
-void AnswerTable::clear(int q) {
+void ClassAnswers::clear(int q) {
     for (size_t i = 0; i < counts_.size(); ++i) {
         if (q != -1 && int(i) != q) continue;
         for (int& n : counts_[i]) n = 0;
         for (auto& [id, e] : entries_) e.choice[i] = -1;
     }
+}
+
+int ClassAnswers::total(int q) const {
+    int n = 0;
+    if (q >= 0 && size_t(q) < counts_.size())
+        for (int c : counts_[size_t(q)]) n += c;
+    return n;
+}
+
+int ClassAnswers::most(int q) const {
+    int m = 0;
+    if (q >= 0 && size_t(q) < counts_.size())
+        for (int c : counts_[size_t(q)]) m = std::max(m, c);
+    return m;
 }
 
 } // namespace attnviz

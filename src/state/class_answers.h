@@ -1,10 +1,12 @@
-// follow_answers.h: the class's answers to the check view's questions, as the server keeps
-// them. Each connection answers as one page ID, fixed by its first answer; a page's latest
-// choice per question counts. The table holds one entry per connected page that answered,
-// plus the answers of pages that left (a laptop that sleeps still counts) until they are
-// cleared or, past `keep_dropped` of them, the oldest that left first: never a connected
-// page's. Generic over the number of questions and their choices. Not thread-safe: the
-// server holds its lock around it.
+// class_answers.h: the class's answers to the check view's questions, as the teacher's window
+// counts them (AppState::follow.answers, follow.h). The server (src/serve) only takes the
+// answers off the socket, in order; the loop (src/app/serve_link.cpp) hands each one here, with
+// every connection that left and every Clear, after each frame. Each connection answers as
+// one page ID, fixed by its first answer; a page's latest choice per question counts. The
+// tally holds one entry per connected page that answered, plus the answers of pages that
+// left (a laptop that sleeps still counts) until they are cleared or, past `keep_dropped` of
+// them, the oldest that left first: never a connected page's. Generic over the number of
+// questions and their choices. The frame thread's alone.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -15,7 +17,7 @@
 
 namespace attnviz {
 
-class AnswerTable {
+class ClassAnswers {
 public:
     // Empty, for questions with these numbers of choices.
     void reset(const std::vector<int>& choices, size_t keep_dropped);
@@ -28,7 +30,12 @@ public:
     // Forgets question q's answers (every question's for q = -1).
     void clear(int q);
     // [question][choice]: how many pages chose it.
+    // Empty (no question) until reset: the check view then shows no tally.
     const std::vector<std::vector<int>>& counts() const { return counts_; }
+    // Question q's answers in all, and its most chosen choice's count (the longest bar); 0
+    // for a question out of range.
+    int total(int q) const;
+    int most(int q) const;
     size_t size() const { return entries_.size(); }
     size_t dropped_count() const { return dropped_n_; }
 
