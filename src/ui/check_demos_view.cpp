@@ -29,7 +29,7 @@ void ablation_demo(AppState& s, UiContext& ui) {
     }
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
-    const float gap = std::round(12 * ui.scale), line = f->FontSize + 2;
+    const float gap = ui.box_gap(), line = f->FontSize + 2;
     const float avail = ImGui::GetContentRegionAvail().x;
     const int N = int(d.picture.probe.size());
     const int n = int(d.induction_heads.size());
@@ -43,7 +43,7 @@ void ablation_demo(AppState& s, UiContext& ui) {
     const float view_h = ImGui::GetWindowHeight() - ImGui::GetFrameHeightWithSpacing();
     const float row_room = std::floor((view_h - text_h) / 3 - gap);
     const float cell = std::max(2.f, std::min({std::floor((avail - title_w - float(n) * (label_w + 2 * gap)) / float(n * N)),
-                                               std::floor(row_room / float(N)), std::round(6 * ui.scale)}));
+                                               std::floor(row_room / float(N)), ui.small_cell()}));
     const float side = cell * float(N), row_h = std::max(side, 2 * line);
     std::string heads;
     for (size_t i = 0; i < d.prev_heads.size(); ++i) heads += (i ? ", h" : "h") + std::to_string(d.prev_heads[i]);
@@ -129,7 +129,8 @@ void ablation_question(AppState& s, UiContext& ui) {
         scroll_here_into_sight();
         s.train->ablation_demo.scroll = false;
     };
-    const bool short_view = ImGui::GetWindowHeight() < 450 * ui.scale;
+    constexpr float short_view_h = 450; // shorter: the demo is not scrolled into sight (it would hide the question)
+    const bool short_view = ImGui::GetWindowHeight() < ui.scaled(short_view_h);
     if (!short_view) scroll_to_demo();
     heading(ui, check_questions()[3].text);
     choices(s, ui, 3);

@@ -31,19 +31,22 @@ void patch_demo(AppState& s, UiContext& ui) {
     if (!d.heads.empty()) {
         std::vector<std::string> cols;
         for (int h = 0; h < c.n_head; ++h) cols.push_back("h" + std::to_string(h));
-        const float cell = std::round(56 * ui.scale);
+        // The demo's heat map: cells to click, room for the layers' labels left of them and for
+        // the title and the heads' ticks around them, and at least as wide as its sentence's start.
+        constexpr float cell_px = 56, labels_w = 40, title_ticks_h = 16, min_w = 330;
+        const float cell = ui.px(cell_px);
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
-        const float w = cell * float(c.n_head) + std::round(40 * ui.scale);
-        const float h = cell * float(c.n_layer) + ui.fonts->heading->FontSize + ui.fonts->small->FontSize + std::round(16 * ui.scale);
+        const float w = cell * float(c.n_head) + ui.px(labels_w);
+        const float h = cell * float(c.n_layer) + ui.fonts->heading->FontSize + ui.fonts->small->FontSize + ui.px(title_ticks_h);
         float range = 1;
         for (const auto& row : d.heads)
             for (float v : row) range = std::max(range, std::abs(v));
         // As wide as its title at least: the heat map cuts a title to its own width.
         const char* title = "each head's output patched in (hook_z)";
         const ImFont* font = ui.fonts->heading;
-        const float title_w = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0, title).x + std::round(8 * ui.scale);
+        const float title_w = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0, title).x + ui.label_gap();
         const int clicked = draw_patch_heatmap(s, ui, d.heads, cols, title, "check_patch_heads", p0,
-                                               ImVec2(p0.x + std::max({w, title_w, std::round(330 * ui.scale)}), p0.y + h), range);
+                                               ImVec2(p0.x + std::max({w, title_w, ui.px(min_w)}), p0.y + h), range);
         if (clicked >= 0) open_in_scores(s, clicked / c.n_head, clicked % c.n_head);
         ImGui::Dummy(ImVec2(w, h + 4));
     }

@@ -34,7 +34,8 @@ void choices(AppState& s, UiContext& ui, int q) {
     const int total = tally ? f.answers.total(q) : 0, most = tally ? f.answers.most(q) : 0;
     ImGui::PushID(100 + q);
     const ImU32 right_col = ui.pal.accent;
-    const float bar_w = std::round(140 * ui.scale);
+    constexpr float answers_bar_w = 140; // a choice's bar of the class's answers
+    const float bar_w = ui.px(answers_bar_w);
     const float count_w = ImGui::CalcTextSize("000 · 100%").x;
     const float letter_w = ImGui::CalcTextSize("W").x + ImGui::GetStyle().ItemSpacing.x;
     for (int c = 0; c < int(cq.choices.size()); ++c) {
@@ -216,10 +217,11 @@ void heads_comparison(AppState& s, UiContext& ui) {
     const HeadsComparison& c = s.train->compare;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
-    const float gap = std::round(12 * ui.scale);
+    const float gap = ui.box_gap();
     const float avail = ImGui::GetContentRegionAvail().x;
     // Four heads' boxes fit the width; a label too long for its box takes its short form.
-    const float box_w = std::floor(std::min((avail - gap * 3) / 4, 200 * ui.scale));
+    constexpr float max_box_w = 200; // a head's box at most: its pattern stays small beside the text
+    const float box_w = std::floor(std::min((avail - gap * 3) / 4, ui.scaled(max_box_w)));
     // Form 0 "head 2: previous-token head (0.99)", 1 "head 2: prev-token (0.99)", 2 "prev-token
     // (0.99)": the first that every head's label fits, so that all read alike.
     int form = 0;
@@ -270,7 +272,7 @@ void heads_comparison(AppState& s, UiContext& ui) {
         ImGui::TextDisabled("(step %lld)", (long long)r.picture.step);
         // The heads side by side; a label wraps under its pattern.
         const int n = int(r.picture.heads.size());
-        const float cell = std::max(2.f, std::min({std::floor(box_w / float(N)), cell_h, std::round(6 * ui.scale)}));
+        const float cell = std::max(2.f, std::min({std::floor(box_w / float(N)), cell_h, ui.small_cell()}));
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
         float bottom = p0.y;
         for (int k = 0; k < n; ++k) {
@@ -417,9 +419,10 @@ void show_me(AppState& s, int question) {
 
 void draw_check_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float width = p1.x - p0.x;
-    const bool two_columns = width >= 760 * ui.scale;
+    constexpr float two_columns_w = 760; // narrower: the demonstrations go under the questions
+    const bool two_columns = width >= ui.scaled(two_columns_w);
     const float left_w = two_columns ? std::round(width * 0.64f) : width;
-    const float gap = std::round(16 * ui.scale);
+    const float gap = ui.column_gap();
     const float wx = ImGui::GetWindowPos().x; // wrap positions are window-local
 
     ImGui::SetCursorScreenPos(p0);

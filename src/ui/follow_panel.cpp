@@ -90,9 +90,10 @@ void draw_serve_section(AppState& s, UiContext& ui) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui.pal.warning), "%s", why.c_str());
         ImGui::PopTextWrapPos();
     }
-    draw_qr(ImGui::GetWindowDrawList(), f, ImGui::GetCursorScreenPos(), std::min(w, std::round(160 * ui.scale)));
+    constexpr float max_qr = 160; // the QR code in the side panel at most: the large one is an overlay
+    draw_qr(ImGui::GetWindowDrawList(), f, ImGui::GetCursorScreenPos(), std::min(w, ui.px(max_qr)));
     const int n = f.qr_size + 8;
-    const float m = std::floor(std::min(w, std::round(160 * ui.scale)) / float(n));
+    const float m = std::floor(std::min(w, ui.px(max_qr)) / float(n));
     ImGui::Dummy(ImVec2(m * float(n), m * float(n)));
     ImGui::Checkbox("show the address large", &f.show_large);
 }
@@ -102,7 +103,8 @@ void draw_follow_overlay(AppState& s, UiContext& ui) {
     if (!f.serving || !f.show_large || f.urls.empty()) return;
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     const float side = std::floor(std::min(vp->Size.x * 0.5f, vp->Size.y * 0.55f));
-    const float big = std::max(std::round(vp->Size.y / 12.f), std::round(28 * ui.scale));
+    constexpr float min_address_px = 28; // the address's font in a small window, still read from the back
+    const float big = std::max(std::round(vp->Size.y / 12.f), ui.px(min_address_px));
     ImGui::SetNextWindowPos(ImVec2(vp->Pos.x + vp->Size.x / 2, vp->Pos.y + vp->Size.y / 2), ImGuiCond_Always,
                             ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowBgAlpha(0.97f);

@@ -26,6 +26,8 @@ void record(UiContext& ui, const char* kind, const std::string& name, int positi
 
 namespace {
 
+constexpr float new_row_strip_h = 18; // the new row's strip over every key, under the picture
+
 // On the line of the last item when `text` fits before the wrap position, else on the next.
 void same_line_if_fits(const std::string& text, float spacing = -1) {
     const float gap = spacing >= 0 ? spacing : ImGui::GetStyle().ItemSpacing.x;
@@ -48,11 +50,12 @@ PictureLayout picture_layout(const AppState& s, const UiContext& ui, float width
     l.T = int(g.rows.size());
     if (l.T == 0) return l;
     ImFont* f = ui.fonts->small;
-    l.top_h = f->FontSize + std::round(4 * ui.scale);
+    l.top_h = f->FontSize + ui.small_gap();
     l.label_w = std::min(std::round(width * 0.3f), text_size(f, !generates_tokens(s) ? "0000" : "0000 abcdefgh").x + 6);
     // A readable cell at least; never more rows than the page is sent (generate_follow_rows).
-    const float cell_min = std::round(13 * ui.scale), cell_max = std::round(40 * ui.scale);
-    const float strip_h = std::round(6 * ui.scale) + f->FontSize + 2 + std::round(18 * ui.scale);
+    constexpr float min_cell = 13, max_cell = 40; // a readable cell; a short generation's cells no bigger
+    const float cell_min = ui.px(min_cell), cell_max = ui.px(max_cell);
+    const float strip_h = ui.text_pad() + f->FontSize + 2 + ui.px(new_row_strip_h);
     const float side = std::max(cell_min, std::min(width - l.label_w, height - l.top_h - strip_h));
     l.n = std::min({l.T - g.rows_from, generate_follow_rows, std::max(1, int(side / cell_min))});
     l.t0 = l.T - l.n;
@@ -73,7 +76,7 @@ std::string row_label(const AppState& s, int t) {
 void column_labels(const PictureLayout& l, UiContext& ui, ImVec2 a) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
-    const float w = text_size(f, std::to_string(l.T - 1)).x + std::round(6 * ui.scale);
+    const float w = text_size(f, std::to_string(l.T - 1)).x + ui.text_pad();
     const int every = std::max(1, int(std::ceil(w / l.cell)));
     for (int k = 0; k < l.n; ++k) {
         const int pos = l.t0 + k;
@@ -109,13 +112,13 @@ void new_row_strip(AppState& s, const PictureLayout& l, UiContext& ui, ImVec2 a,
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
     const Mat& row = g.rows.back();
-    a.y += std::round(6 * ui.scale);
+    a.y += ui.text_pad();
     const std::string caption = "row " + std::to_string(l.T - 1) + " over every key, 0 to " + std::to_string(l.T - 1) +
                                 " (the window outlined)";
     const ImVec4 clip(a.x, a.y, a.x + w, a.y + f->FontSize + 2);
     dl->AddText(f, f->FontSize, a, ui.pal.text_dim, caption.c_str(), nullptr, 0, &clip);
     a.y += f->FontSize + 2;
-    const float sh = std::round(18 * ui.scale);
+    const float sh = ui.px(new_row_strip_h);
     const int px = std::max(1, int(w));
     for (int b = 0; b < px; ++b) {
         const int k0 = int(int64_t(b) * l.T / px), k1 = std::max(k0 + 1, int(int64_t(b + 1) * l.T / px));
@@ -214,7 +217,8 @@ void cache_strip(UiContext& ui, const PerHead* m, int T, int C, ImVec2 a, float 
 
 float kv_strip_height(const UiContext& ui, int layers) {
     // A deep model's twelve strips leave the attention picture its room.
-    return layers > 2 ? std::round(std::clamp(10 * ui.scale, 8.f, 20.f)) : std::round(std::clamp(20 * ui.scale, 10.f, 40.f));
+    constexpr float deep_strip_h = 10, strip_h = 20;
+    return layers > 2 ? std::round(std::clamp(ui.scaled(deep_strip_h), 8.f, 20.f)) : std::round(std::clamp(ui.scaled(strip_h), 10.f, 40.f));
 }
 
 void kv_strips(AppState& s, UiContext& ui, float width) {
@@ -282,7 +286,8 @@ void measurements(AppState& s, UiContext& ui) {
         what + (st.checking               ? std::string("working…")
                 : st.logits_max_abs < 0 ? std::string("not compared while playing at this size")
                                       : format_diff(float(st.logits_max_abs)));
-    same_line_if_fits(logits_line, std::round(24 * ui.scale));
+    constexpr float results_gap = 24; // between the rows' result and the logits' on one line
+    same_line_if_fits(logits_line, ui.px(results_gap));
     ImGui::TextUnformatted(logits_line.c_str());
     if (g.kernel == KernelKind::fast && (st.rows_max_abs > 0 || st.logits_max_abs > 0))
         ImGui::TextDisabled("The fast kernel's products sum in another order than a step's: equal within 1e-5, not bit "

@@ -70,7 +70,7 @@ void text_box(AppState& s, UiContext& ui, float width) {
     const GenerateState& g = s.generate;
     ImFont* f = ui.fonts->heading;
     const std::string prompt = generate_prompt_text(s), added = generate_new_text(s);
-    const float pad = std::round(8 * ui.scale);
+    const float pad = ui.box_pad();
     // Prompt and new text as one wrapped paragraph: the prompt's words then the new ones,
     // word by word, so the colour changes where the writing starts.
     struct Word {
@@ -149,7 +149,7 @@ void distribution(AppState& s, UiContext& ui, float width) {
     label_w = std::min(label_w + 8, width * 0.35f);
     const float pct_w = text_size(f, "100.0 %").x + 8;
     const float bar_w = std::max(20.f, width - label_w - pct_w);
-    const float h = f->FontSize + std::round(4 * ui.scale);
+    const float h = f->FontSize + ui.small_gap();
     ImVec2 p = ImGui::GetCursorScreenPos();
     for (size_t i = 0; i < g.top.size(); ++i) {
         const TokenChance& t = g.top[i];
@@ -176,7 +176,8 @@ void sampling_controls(AppState& s, UiContext& ui, float width) {
     ImGui::TextDisabled("seed");
     ImGui::SameLine();
     int seed = int(o.seed);
-    ImGui::SetNextItemWidth(std::round(90 * ui.scale));
+    constexpr float seed_field_w = 90; // the seed's field: a few digits and the - + buttons
+    ImGui::SetNextItemWidth(ui.px(seed_field_w));
     if (ImGui::InputInt("##seed", &seed)) {
         o.seed = uint64_t(std::max(0, seed));
         changed = true;
@@ -205,12 +206,13 @@ void sampling_controls(AppState& s, UiContext& ui, float width) {
 
 void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     GenerateState& g = s.generate;
-    const float legend_h = ui.fonts->small->FontSize + std::round(6 * ui.scale);
+    const float legend_h = ui.fonts->small->FontSize + ui.text_pad();
     // The view scrolls when large text needs more than the window's height; the legend stays.
     ImGui::SetCursorScreenPos(p0);
     ImGui::BeginChild("generate", ImVec2(p1.x - p0.x, p1.y - p0.y - legend_h), false);
     ImGui::PushFont(ui.fonts->body);
-    const float width = ImGui::GetContentRegionAvail().x, gap = std::round(18 * ui.scale);
+    constexpr float columns_gap = 18; // between the text's column and the picture's
+    const float width = ImGui::GetContentRegionAvail().x, gap = ui.px(columns_gap);
     const float x0 = ImGui::GetCursorScreenPos().x, wx = ImGui::GetWindowPos().x;
     const float view_h = ImGui::GetWindowHeight();
     buttons(s, ui);
@@ -273,7 +275,8 @@ void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         const float below = 5 * line + float(2 * layers) * (kv_strip_height(ui, L) + 4);
         const float room = ImGui::GetWindowPos().y + view_h - ImGui::GetCursorScreenPos().y - below;
         // At least a readable window of rows; the view scrolls to the cache below when short.
-        const float height = std::max(std::round(260 * ui.scale), std::floor(room));
+        constexpr float min_picture_h = 260;
+        const float height = std::max(ui.px(min_picture_h), std::floor(room));
         attention_picture(s, ui, ImGui::GetCursorScreenPos(), right_w, height, win.head0);
         ImGui::Spacing();
         kv_strips(s, ui, right_w);

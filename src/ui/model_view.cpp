@@ -89,7 +89,7 @@ float model_view_title(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         }
         s.model_view.panel = ModelPanel(panel);
     }
-    y += std::max(hf->FontSize, choices ? ImGui::GetFrameHeight() : 0.f) + std::round(4 * ui.scale);
+    y += std::max(hf->FontSize, choices ? ImGui::GetFrameHeight() : 0.f) + ui.heading_gap();
     return y;
 }
 
@@ -115,12 +115,14 @@ void model_view_sentence(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float
 void model_view_heads(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float y, float bottom, bool compact) {
     const float width = p1.x - p0.x;
     const int L = layer_count(s), H = s.config.applied.n_head;
-    const float gap = std::round(16 * ui.scale);
+    const float gap = ui.column_gap();
     // Two arrangements, whichever draws the patterns bigger: the table, the ablation box and
     // the predictions in a column on the right, or under the grid (a model of few layers):
     // the table on the left, the box over the predictions on the right.
     // A model's table has the ablate and DLA columns too: a little more room.
-    const float side_w = std::round(std::clamp(width * (shown_model(s) ? 0.42f : 0.38f), std::min(width * 0.5f, 300 * ui.scale), 560 * ui.scale));
+    constexpr float min_side_w = 300, max_side_w = 560; // the table's columns need 300; wider only spreads them
+    const float side_w = std::round(std::clamp(width * (shown_model(s) ? 0.42f : 0.38f), std::min(width * 0.5f, ui.scaled(min_side_w)),
+                                               ui.scaled(max_side_w)));
     const float pred_h = predictions_height(s, ui, compact);
     const float table_h = ImGui::GetTextLineHeightWithSpacing() * (compact ? 1.f : 3.f) +
                           ImGui::GetFrameHeight() * float(std::min(L * H, 12) + 1);
@@ -167,8 +169,9 @@ void model_view_legend(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float l
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
     const float width = p1.x - p0.x;
-    const float ly = p1.y - legend_h + std::round(6 * ui.scale);
-    const float sw = f->FontSize * 1.4f, pad = std::round(5 * ui.scale), space = std::round(14 * ui.scale);
+    const float ly = p1.y - legend_h + ui.text_pad();
+    constexpr float sample_gap = 5; // between a frame's sample and its words
+    const float sw = f->FontSize * 1.4f, pad = ui.px(sample_gap), space = ui.legend_gap();
     const std::string map = "weights 0 … 1 (" + std::string(ui.pal.colormaps == PaletteKind::cb ? "cividis" : "viridis") + "), masked grey";
     auto role_text = [&](int k, bool words) { return std::string(role_tag(k)) + (words ? std::string(": ") + role_words(k) : ""); };
     const std::string ablated_words = "ablated (A)";
@@ -187,16 +190,18 @@ void model_view_legend(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float l
     };
     if (with_map) text(map, pal.text_dim);
     for (int k = 0; k < 3; ++k) {
-        dl->AddRect(ImVec2(x, ly + 1), ImVec2(x + sw, ly + f->FontSize - 1), role_color(pal, k), 0, 0, std::max(2.f, std::round(2 * ui.scale)));
+        dl->AddRect(ImVec2(x, ly + 1), ImVec2(x + sw, ly + f->FontSize - 1), role_color(pal, k), 0, 0, ui.rule());
         x += sw + pad;
         text(role_text(k, words), role_color(pal, k));
     }
     if (heads_ablatable(s)) {
         // An ablated head: crossed out in the warning colour.
         const ImVec2 a(x, ly + 1), b(x + sw, ly + f->FontSize - 1);
-        dl->AddRect(a, b, pal.warning, 0, 0, std::max(1.f, std::round(1.5f * ui.scale)));
-        dl->AddLine(a, b, pal.warning, std::max(1.5f, 2 * ui.scale));
-        dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), pal.warning, std::max(1.5f, 2 * ui.scale));
+        // Thinner than a role's sample, so that the cross reads in the small box.
+        constexpr float frame_w = 1.5f, cross_w = 2;
+        dl->AddRect(a, b, pal.warning, 0, 0, std::max(1.f, ui.px(frame_w)));
+        dl->AddLine(a, b, pal.warning, std::max(1.5f, ui.scaled(cross_w)));
+        dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), pal.warning, std::max(1.5f, ui.scaled(cross_w)));
         x += sw + pad;
         text(ablated_words, pal.warning);
     }
@@ -207,19 +212,20 @@ void model_view_legend(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float l
 void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     // Short windows (text size 2 at 720 pixels): no sentence under the title, the
     // predictions on two lines.
-    const bool compact = p1.y - p0.y < 420 * ui.scale;
+    constexpr float compact_h = 420;
+    const bool compact = p1.y - p0.y < ui.scaled(compact_h);
     s.model_view.predict_hover = -1; // set again below while the cursor is over a pattern
     s.model_view.hover_layer = s.model_view.hover_head = -1; // and the head under it, for the key A
     const float y = model_view_title(s, ui, p0, p1);
     model_view_sentence(s, ui, p0, p1, y, compact);
     if (shown_model(s) && lens_available(s)) {
         // The main area: the heads, the logit lens or the Patching panel.
-        const ImVec2 a(p0.x, ImGui::GetCursorScreenPos().y + std::round(4 * ui.scale));
+        const ImVec2 a(p0.x, ImGui::GetCursorScreenPos().y + ui.small_gap());
         if (s.model_view.panel == ModelPanel::lens) return draw_lens_table(s, ui, a, p1);
         if (s.model_view.panel == ModelPanel::patching) return draw_patch_panel(s, ui, a, p1);
     }
-    const float legend_h = ui.fonts->small->FontSize + std::round(10 * ui.scale);
-    model_view_heads(s, ui, p0, p1, ImGui::GetCursorScreenPos().y + std::round(6 * ui.scale), p1.y - legend_h, compact);
+    const float legend_h = ui.fonts->small->FontSize + ui.legend_pad();
+    model_view_heads(s, ui, p0, p1, ImGui::GetCursorScreenPos().y + ui.text_pad(), p1.y - legend_h, compact);
     model_view_legend(s, ui, p0, p1, legend_h);
 }
 

@@ -67,7 +67,8 @@ void head_picture(AppState& s, UiContext& ui, int layer, int head, ImVec2 a, flo
         d.colormap = Colormap::viridis;
         d.lo = 0, d.hi = 1;
         d.mask = mask_shade(s.config.applied);
-        d.grid_min_px = 12 * ui.scale;
+        constexpr float grid_min = 12; // cells at least this wide get grid lines
+        d.grid_min_px = ui.scaled(grid_min);
         std::copy(std::begin(pal.grid_rgb), std::end(pal.grid_rgb), d.grid_rgb);
         d.x0 = a.x, d.y0 = a.y, d.x1 = b.x, d.y1 = b.y;
         add_heatmap(dl, *ui.renderer, d);
@@ -89,12 +90,13 @@ void head_frame(UiContext& ui, ImVec2 a, float side, bool ablated, const HeadRol
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
     const ImVec2 b(a.x + side, a.y + side);
-    const float thick = std::max(2.f, std::round(3 * ui.scale));
+    const float thick = ui.thick_rule();
     if (ablated) {
         // Ablated: its pattern is still what it computes, but nothing reads its output, so it
         // is dimmed and crossed out, and its tag says so.
         dl->AddRectFilled(a, b, (pal.background & 0x00FFFFFFu) | 0xB4000000u);
-        const float t = std::max(2.f, std::round(2.5f * ui.scale));
+        constexpr float cross_w = 2.5f; // thinner than the frame, so that the frame's colour still shows
+        const float t = std::max(2.f, ui.px(cross_w));
         dl->AddLine(a, b, pal.warning, t);
         dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), pal.warning, t);
     }
@@ -215,12 +217,13 @@ GridPlan plan_grid(const AppState& s, const UiContext& ui, ImVec2 size) {
     ImFont* f = ui.fonts->small;
     const int L = layer_count(s), H = s.config.applied.n_head, N = s.config.applied.seq_len;
     GridPlan g;
-    g.gap = std::round(14 * ui.scale);
-    g.tag_h = f->FontSize + std::round(6 * ui.scale);
-    g.label_w = text_size(f, "layer " + std::to_string(L - 1)).x + std::round(8 * ui.scale);
-    g.header_h = f->FontSize + std::round(6 * ui.scale);
-    g.pager_h = ImGui::GetFrameHeight() + std::round(6 * ui.scale);
-    g.tick_w = text_size(f, "^^^").x + std::round(4 * ui.scale);
+    constexpr float pattern_gap = 14; // between the patterns: room for a head's frame
+    g.gap = ui.px(pattern_gap);
+    g.tag_h = f->FontSize + ui.text_pad();
+    g.label_w = text_size(f, "layer " + std::to_string(L - 1)).x + ui.label_gap();
+    g.header_h = f->FontSize + ui.text_pad();
+    g.pager_h = ImGui::GetFrameHeight() + ui.text_pad();
+    g.tick_w = text_size(f, "^^^").x + ui.small_gap();
     g.fit = fit_grid(L, H, size, g.label_w, g.header_h, g.tag_h, g.gap, ui.scale);
     g.paged = g.fit.layers < L || g.fit.heads < H;
     if (g.paged) g.fit = fit_grid(L, H, ImVec2(size.x, size.y - g.pager_h), g.label_w, g.header_h, g.tag_h, g.gap, ui.scale);
@@ -263,7 +266,8 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
                          : std::string(what) + " " + std::to_string(a) + "–" + std::to_string(b) + " of " + std::to_string(n);
         };
         const ImGuiStyle& st = ImGui::GetStyle();
-        const float buttons = 4 * ImGui::GetFrameHeight() + 4 * st.ItemSpacing.x + std::round(18 * ui.scale);
+        constexpr float halves_gap = 18; // between the layers' half of the pager and the heads'
+        const float buttons = 4 * ImGui::GetFrameHeight() + 4 * st.ItemSpacing.x + ui.px(halves_gap);
         const bool brief = buttons + ImGui::CalcTextSize((range("layers", l0, l1 - 1, L, false) + range("heads", h0, h1 - 1, H, false)).c_str()).x >
                            p1.x - p0.x;
         ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
@@ -278,7 +282,7 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ImGui::SameLine();
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted(range("layers", l0, l1 - 1, L, brief).c_str());
-        ImGui::SameLine(0, std::round(18 * ui.scale));
+        ImGui::SameLine(0, ui.px(halves_gap));
         ImGui::BeginDisabled(h0 <= 0);
         if (ImGui::ArrowButton("##hprev", ImGuiDir_Left)) win.head0 = std::max(0, h0 - fit.heads);
         ImGui::EndDisabled();

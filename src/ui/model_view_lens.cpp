@@ -67,15 +67,17 @@ void draw_lens_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
                         "top token, coloured by its probability. Hover for the top 5 and the next token's probability.",
                         unembedding_name(s));
     ImGui::PopTextWrapPos();
-    const float label_w = text_size(f, "layer 00").x + std::round(10 * ui.scale);
-    const float cell_w = std::round(84 * ui.scale), gap = std::round(2 * ui.scale);
+    // A cell holds a token and its probability; a hairline of background between cells.
+    constexpr float label_pad = 10, cell_px = 84, cell_gap = 2;
+    const float label_w = text_size(f, "layer 00").x + ui.px(label_pad);
+    const float cell_w = ui.px(cell_px), gap = ui.px(cell_gap);
     const int n = std::clamp(int((p1.x - p0.x - label_w) / (cell_w + gap)), 1, T);
     s.model_view.lens.columns = n; // recompute() makes these positions' cells
     const auto [first, end] = lens_window(s);
     draw_lens_pager(s, first, end - first, T);
-    const float legend_h = f->FontSize + std::round(10 * ui.scale);
-    const float top = ImGui::GetCursorScreenPos().y + std::round(4 * ui.scale);
-    const float head_h = f->FontSize * 2 + std::round(6 * ui.scale);
+    const float legend_h = f->FontSize + ui.legend_pad();
+    const float top = ImGui::GetCursorScreenPos().y + ui.small_gap();
+    const float head_h = f->FontSize * 2 + ui.text_pad();
     const float cell_h = std::clamp((p1.y - legend_h - top - head_h) / float(rows) - gap, f->FontSize + 4, f->FontSize * 2.4f);
     // The positions' header: the index and the token.
     for (int pos = first; pos < end; ++pos) {
@@ -113,8 +115,9 @@ void draw_lens_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         ui.layout->push_back(it);
     }
     // The legend: the probability's colours.
-    const float ly = p1.y - legend_h + std::round(4 * ui.scale);
-    const float bw = std::round(120 * ui.scale);
+    const float ly = p1.y - legend_h + ui.small_gap();
+    constexpr float bar_w = 120; // the colour bar
+    const float bw = ui.px(bar_w);
     for (int i = 0; i < 24; ++i) {
         const float x = p0.x + bw * float(i) / 24.f;
         dl->AddRectFilled(ImVec2(x, ly + 2), ImVec2(x + bw / 24.f + 1, ly + f->FontSize - 2),

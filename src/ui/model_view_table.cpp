@@ -264,7 +264,7 @@ float predictions_height(const AppState& s, const UiContext& ui, bool compact) {
     if (!has_lm(s)) return 0;
     const float line = ImGui::GetTextLineHeightWithSpacing();
     if (compact) return ImGui::GetFrameHeightWithSpacing() + line;
-    return ImGui::GetFrameHeightWithSpacing() + line + 5 * (ui.fonts->small->FontSize + std::round(6 * ui.scale));
+    return ImGui::GetFrameHeightWithSpacing() + line + 5 * (ui.fonts->small->FontSize + ui.text_pad());
 }
 
 float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool compact) {
@@ -282,7 +282,8 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
     ImGui::SameLine();
     // The picker: the keyboard's way to a position (Up / Down in this view), -1 the last.
     int picked = s.model_view.predict_pos < 0 ? N - 1 : s.model_view.predict_pos;
-    ImGui::SetNextItemWidth(std::min(width * 0.4f, 160 * ui.scale));
+    constexpr float picker_w = 160; // the slider at most: its "position 63" and a little room
+    ImGui::SetNextItemWidth(std::min(width * 0.4f, ui.scaled(picker_w)));
     if (ImGui::SliderInt("##pos", &picked, 0, N - 1, "position %d")) s.model_view.predict_pos = picked;
     ImGui::SameLine();
     const std::string at = size_t(pos) < words.size() ? "“" + words[size_t(pos)] + "”" : "";
@@ -309,20 +310,20 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
     if (pos > 11) context = "… " + context;
     dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, fit_text(f, context + "  →  ?", width).c_str());
     y += ImGui::GetTextLineHeightWithSpacing();
-    const float name_w = text_size(f, std::holds_alternative<GptModel>(s.shown.source) ? "·WWWWWW" : "WWWW").x, num_w = text_size(f, "0.000").x + std::round(8 * ui.scale);
-    const float row_h = f->FontSize + std::round(6 * ui.scale);
+    const float name_w = text_size(f, std::holds_alternative<GptModel>(s.shown.source) ? "·WWWWWW" : "WWWW").x, num_w = text_size(f, "0.000").x + ui.label_gap();
+    const float row_h = f->FontSize + ui.text_pad();
     if (!top || top->empty()) {
         dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, "computing…");
         return 5 * row_h;
     }
     for (const TokenProb& tp : *top) {
-        const std::string name = fit_text(f, model_token_label(s, tp.token), name_w - std::round(4 * ui.scale));
+        const std::string name = fit_text(f, model_token_label(s, tp.token), name_w - ui.small_gap());
         dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text, name.c_str());
         const float x0 = p0.x + name_w, x1 = p0.x + width - num_w;
         const float v = std::isnan(tp.prob) ? 0.f : std::clamp(tp.prob, 0.f, 1.f);
         dl->AddRectFilled(ImVec2(x0, y + 2), ImVec2(x1, y + row_h - 4), pal.panel);
         dl->AddRectFilled(ImVec2(x0, y + 2), ImVec2(x0 + (x1 - x0) * v, y + row_h - 4), pal.accent);
-        dl->AddText(f, f->FontSize, ImVec2(x1 + std::round(6 * ui.scale), y), pal.text, format_value(tp.prob, 3).c_str());
+        dl->AddText(f, f->FontSize, ImVec2(x1 + ui.text_pad(), y), pal.text, format_value(tp.prob, 3).c_str());
         if (ui.layout) {
             LayoutItem it;
             it.kind = "prediction";

@@ -32,7 +32,8 @@ ImU32 value_colour(const UiContext& ui, float v, float range, ImVec4* out = null
 void draw_patch_colorbar(UiContext& ui, ImVec2 a, float width, float range) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* f = ui.fonts->small;
-    const float bw = std::min(width * 0.4f, std::round(200 * ui.scale)), h = f->FontSize;
+    constexpr float max_bar_w = 200; // the bar at most: the words after it take the rest
+    const float bw = std::min(width * 0.4f, ui.px(max_bar_w)), h = f->FontSize;
     const std::string lo = "−" + format_with(range, "%.2f"), hi = "+" + format_with(range, "%.2f");
     float x = a.x;
     dl->AddText(f, h, ImVec2(x, a.y), ui.pal.text_dim, lo.c_str());
@@ -43,7 +44,7 @@ void draw_patch_colorbar(UiContext& ui, ImVec2 a, float width, float range) {
     dl->AddRect(ImVec2(x - 1, a.y + 1), ImVec2(x + bw + 1, a.y + h - 1), ui.pal.frame);
     x += bw + 6;
     dl->AddText(f, h, ImVec2(x, a.y), ui.pal.text_dim, hi.c_str());
-    x += text_size(f, hi).x + std::round(14 * ui.scale);
+    x += text_size(f, hi).x + ui.legend_gap();
     const char* words = "restored: (patched − corrupted) / (clean − corrupted) of the logit difference; 1 all of it, 0 none";
     dl->AddText(f, h, ImVec2(x, a.y), ui.pal.text, fit_text(f, words, a.x + width - x).c_str());
     if (ui.layout) ui.layout->push_back(LayoutItem{"colorbar", "patch", -1, a.x, a.y, width, h, 0, 0, 0, 0, 0, 0, -1, range});
@@ -61,8 +62,9 @@ int draw_patch_heatmap(AppState& s, UiContext& ui, const std::vector<std::vector
     if (t.empty() || t[0].empty()) return -1;
     const int L = int(t.size()), N = int(t[0].size());
     const float label_w = text_size(f, "L00").x + 8, tick_h = f->FontSize + 4;
-    const float top = p0.y + hf->FontSize + std::round(6 * ui.scale);
-    const float side = std::floor(std::min({(p1.x - p0.x - label_w) / float(N), (p1.y - top - tick_h) / float(L), 72 * ui.scale}));
+    const float top = p0.y + hf->FontSize + ui.text_pad();
+    constexpr float max_cell = 72; // a cell at most: a short prompt's table stays small
+    const float side = std::floor(std::min({(p1.x - p0.x - label_w) / float(N), (p1.y - top - tick_h) / float(L), ui.scaled(max_cell)}));
     if (side < 4) return -1;
     const float gx = p0.x + label_w, gy = top;
     int clicked = -1;
@@ -115,9 +117,11 @@ void draw_patch_fields(AppState& s, UiContext& ui, float width) {
         ImGui::SameLine();
     };
     label("Corrupted");
-    ImGui::SetNextItemWidth(width - ImGui::CalcTextSize("Corrupted").x - 16 * ui.scale);
+    constexpr float label_room = 16; // the label's spacing before the field and a little to spare
+    ImGui::SetNextItemWidth(width - ImGui::CalcTextSize("Corrupted").x - ui.scaled(label_room));
     ImGui::InputText("##patch_corrupt", &p.corrupt_field);
-    const float field_w = std::round(150 * ui.scale);
+    constexpr float token_field_w = 150; // the answer's and the wrong token's fields: a word or an id
+    const float field_w = ui.px(token_field_w);
     label("Answer");
     ImGui::SetNextItemWidth(field_w);
     ImGui::InputText("##patch_answer", &p.answer_field);
@@ -161,8 +165,9 @@ void draw_patch_panel(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     else draw_patch_fields(s, ui, width);
     const PatchResult& r = s.patch.result;
     if (r.empty() || r.model != shown_model(s)->model) return;
-    const float gap = std::round(20 * ui.scale), bar_h = ui.fonts->small->FontSize * 2 + 8;
-    const float y = ImGui::GetCursorScreenPos().y + std::round(8 * ui.scale);
+    constexpr float tables_gap = 20; // between the two tables side by side
+    const float gap = ui.px(tables_gap), bar_h = ui.fonts->small->FontSize * 2 + 8;
+    const float y = ImGui::GetCursorScreenPos().y + ui.gap();
     const int T = int(r.clean.size()), H = r.tables.heads.empty() ? 0 : int(r.tables.heads[0].size());
     std::vector<std::string> pos_cols, head_cols;
     for (int t = 0; t < T; ++t)

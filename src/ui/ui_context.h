@@ -5,6 +5,7 @@
 #include "heatmap_renderer.h"
 #include "theme.h"
 #include "trace_textures.h"
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -31,12 +32,26 @@ struct UiContext {
 
     // Spacings and sizes at the font scale. px() rounds to whole pixels, for positions and
     // gaps, so edges stay on the pixel grid; scaled() does not, for widths and thresholds
-    // that are only compared or clamped. The named ones are the gaps every view shares.
+    // that are only compared or clamped. The named ones are the gaps every view shares; a
+    // size that only one panel has is a named constant beside its use, passed to px() or scaled().
     float px(float n) const { return std::round(n * scale); }
     float scaled(float n) const { return n * scale; }
     float gap() const { return px(8); }         // between a view's blocks: heading, text, matrices
     float heading_gap() const { return px(4); } // under a view's heading
     float tight_gap() const { return px(4); }   // around a bar of buttons
+    float small_gap() const { return px(4); }   // inside a block: a label and what it labels, rows of bars
+    float text_pad() const { return px(6); }    // around a line of text: over its font's height for a row
+                                                // (a table's row, a tag, a header), or between labels on a line
+    float label_gap() const { return px(8); }   // after a label's, title's or number's width, before the next thing
+    float box_pad() const { return px(8); }     // inside a box, between its edge and its text
+    float legend_pad() const { return px(10); } // a legend's line over its font's height
+    float box_gap() const { return px(12); }    // between boxes side by side
+    float legend_gap() const { return px(14); } // between a legend's entries
+    float column_gap() const { return px(16); } // between a view's columns
+    float small_cell() const { return px(6); }  // the largest cell of a small pattern among text
+    // Lines: 2 pixels at least, so that a frame still shows at text size 1.
+    float rule() const { return std::max(2.f, px(2)); }       // a frame round a sample or a cell
+    float thick_rule() const { return std::max(2.f, px(3)); } // a frame that marks a whole pattern (a head's role)
 };
 
 } // namespace attnviz
