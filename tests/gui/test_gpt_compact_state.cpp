@@ -50,7 +50,7 @@ TEST(GptCompactState, EveryViewShowsTheLeanRunsNumbers) {
     ASSERT_TRUE(c.model_run.model_base.compact);
     ASSERT_FALSE(l.model_run.model_base.compact);
     ASSERT_EQ(c.kernel, KernelKind::fast);
-    const int T = c.config.seq_len;
+    const int T = c.config.applied.seq_len;
     for (int layer : {0, 1}) {
         request_layer(c, layer);
         request_layer(l, layer);
@@ -101,11 +101,11 @@ TEST(GptCompactState, EveryViewShowsTheLeanRunsNumbers) {
 TEST(GptCompactState, ATokenChangeIsExactlyZeroBeforePAndALayerSwitchKeepsIt) {
     const auto in = tiny_input();
     AppState c = shown(in, true), l = shown(in, false);
-    const int p = 6, T = c.config.seq_len;
+    const int p = 6, T = c.config.applied.seq_len;
     for (AppState* s : {&c, &l}) {
         request_perturbation(*s, p, 1.f);
         recompute(*s);
-        ASSERT_EQ(s->applied_p, p);
+        ASSERT_EQ(s->run.applied_p, p);
     }
     for (size_t layer = 0; layer < 2; ++layer)
         EXPECT_EQ(c.model_run.causality.resid_max_abs[layer], l.model_run.causality.resid_max_abs[layer]) << layer;

@@ -125,7 +125,7 @@ TEST(WeightsPanel, SessionsReopenTheFileAndRefuseAMissingOne) {
     AppState t = lesson_state();
     ASSERT_TRUE(apply_session(t, ss, error)) << error;
     recompute(t);
-    ASSERT_TRUE(t.weights);
+    ASSERT_TRUE(t.weights.applied);
     EXPECT_TRUE(same_bits(t.run.trace.y, s.run.trace.y));
     // A file that has gone: one sentence naming it, the state untouched.
     AppState u = lesson_state();
