@@ -45,8 +45,12 @@ list(TRANSFORM IMGUI_SOURCES PREPEND ${ATTNVIZ_IMGUI_SRC}/)
 add_library(third_party_imgui STATIC ${IMGUI_SOURCES})
 target_include_directories(third_party_imgui SYSTEM PUBLIC ${ATTNVIZ_IMGUI_SRC} ${ATTNVIZ_IMGUI_SRC}/backends
                            ${ATTNVIZ_IMGUI_SRC}/misc/cpp)
-# IMGUI_ENABLE_TEST_ENGINE: widgets report their rectangles and labels to hooks in
-# src/app/web_probe.cpp, for the browser test; set for every file, as it changes ImGuiContext.
-target_compile_definitions(third_party_imgui PUBLIC IMGUI_IMPL_OPENGL_ES3 IMGUI_ENABLE_TEST_ENGINE)
+target_compile_definitions(third_party_imgui PUBLIC IMGUI_IMPL_OPENGL_ES3)
+# IMGUI_ENABLE_TEST_ENGINE, in the probes build only (ATTNVIZ_WEB_PROBES): widgets report their
+# rectangles and labels to hooks in src/app/web_probe.cpp, for the browser tests; set for every
+# file, as it changes ImGuiContext.
+if(ATTNVIZ_WEB_PROBES)
+  target_compile_definitions(third_party_imgui PUBLIC IMGUI_ENABLE_TEST_ENGINE)
+endif()
 target_link_libraries(third_party_imgui PUBLIC glfw)
 add_library(imgui::imgui ALIAS third_party_imgui)
