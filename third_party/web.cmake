@@ -33,7 +33,9 @@ add_library(glad INTERFACE) # no loader: the browser's WebGL 2 functions are lin
 # stb_image_write: the header from libstb-dev, its implementation compiled here.
 attnviz_header_copy(third_party_stb stb)
 set(STB_IMPL ${CMAKE_BINARY_DIR}/web-include/stb_image_write_impl.c)
-file(WRITE ${STB_IMPL} "#define STB_IMAGE_WRITE_IMPLEMENTATION\n#include <stb/stb_image_write.h>\n")
+if(NOT EXISTS ${STB_IMPL}) # written once: rewriting it on every configure would relink the page
+  file(WRITE ${STB_IMPL} "#define STB_IMAGE_WRITE_IMPLEMENTATION\n#include <stb/stb_image_write.h>\n")
+endif()
 add_library(third_party_stb_impl STATIC ${STB_IMPL})
 target_link_libraries(third_party_stb_impl PUBLIC third_party_stb)
 add_library(stb::stb ALIAS third_party_stb_impl)
