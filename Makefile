@@ -76,7 +76,7 @@ soak: build
 # The package holds the web page attnviz --serve serves: make web first (Debian's emscripten).
 package:
 	@if [ "$(SANITIZE)" = 1 ]; then echo "make package builds the release package; run it without SANITIZE=1" >&2; exit 2; fi
-	@$(MAKE) --no-print-directory web
+	@$(MAKE) --no-print-directory web WEB_PROBES=0
 	@ATTNVIZ_EXTRA_PACKAGES="dpkg-dev help2man librsvg2-bin" scripts/install-deps
 	@cmake -S . -B build-package -DCMAKE_BUILD_TYPE=Release -DATTNVIZ_PORTABLE=ON -DATTNVIZ_PACKAGE=ON \
 	  -DBUILD_TESTING=OFF $(CMAKE_ARGS) >build-package.configure.log 2>&1 || { cat build-package.configure.log; exit 1; }
@@ -86,18 +86,30 @@ package:
 	@ls build-package/attnviz_*.deb
 
 # The web page (docs/web.md): Debian's emscripten and Dear ImGui's source
-# (scripts/web-deps), then build-web/site/, a static folder for any web server. The browser
-# test (tests/web, ctest label web) and its npm packages are set up here too, into build-web/.
+# (scripts/web-deps), then build-web/site/, a static folder for any web server, without
+# test probes. The browser tests (tests/web, ctest label web) drive a second build of the
+# same page with them, build-web/probes/site/ (-DATTNVIZ_WEB_PROBES=ON, the same Dear ImGui
+# source); it and the tests' npm packages are set up here too, into build-web/.
+# WEB_PROBES=0 builds only the site (make package does).
 # NODE_PATH: emscripten's JavaScript tools need Debian's node modules (acorn) whichever node runs them.
-WEB_BUILD ?= build-web
-WEB_PORT  ?= 8080
+WEB_BUILD  ?= build-web
+WEB_PORT   ?= 8080
+WEB_PROBES ?= 1
+# One emscripten build tree: $(1) its folder, $(2) CMake arguments of its own.
+define web_tree
+	@NODE_PATH=/usr/share/nodejs emcmake cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=Release \
+	  -DEigen3_DIR=/usr/share/eigen3/cmake $(2) $(CMAKE_ARGS) >$(1).configure.log 2>&1 \
+	  || { cat $(1).configure.log; exit 1; }
+	@NODE_PATH=/usr/share/nodejs cmake --build $(1) -j $(JOBS)
+endef
 web: deps
 	@scripts/web-deps $(WEB_BUILD)
-	@NODE_PATH=/usr/share/nodejs emcmake cmake -S . -B $(WEB_BUILD) -DCMAKE_BUILD_TYPE=Release \
-	  -DEigen3_DIR=/usr/share/eigen3/cmake $(CMAKE_ARGS) >$(WEB_BUILD).configure.log 2>&1 \
-	  || { cat $(WEB_BUILD).configure.log; exit 1; }
-	@NODE_PATH=/usr/share/nodejs cmake --build $(WEB_BUILD) -j $(JOBS)
+	$(call web_tree,$(WEB_BUILD),-DATTNVIZ_WEB_PROBES=OFF)
+ifeq ($(WEB_PROBES),1)
+	$(call web_tree,$(WEB_BUILD)/probes,-DATTNVIZ_WEB_PROBES=ON -DATTNVIZ_IMGUI_SRC=$(abspath $(WEB_BUILD))/imgui-src)
 	@tests/web/setup $(WEB_BUILD)
+	@echo "web: the tests' page, with their probes, is in $(WEB_BUILD)/probes/site/"
+endif
 	@echo "web: the site is in $(WEB_BUILD)/site/ (make web-serve shows it)"
 
 # Serves build-web/site/ on 127.0.0.1 (Ctrl+C stops it) and prints the address.

@@ -7,6 +7,8 @@
     both as built (OpenBLAS, every core) and on one thread with Eigen's products, which is
     what the page has (no threads, no OpenBLAS);
   - the site's size, raw and gzipped (gzip -9, as a web server would send it);
+    the timings come from the same page built with the tests' probes (build-web/probes/site,
+    which has attnviz_web_bench), the sizes from the page users get (build-web/site);
   - the time from opening the page to the first frame drawn.
 
     python3 scripts/web_bench.py [--bin build/attnviz] [--web build-web] [--json FILE]
@@ -61,12 +63,14 @@ def main():
     ap.add_argument("--json", help="also write the figures here")
     a = ap.parse_args()
     site = os.path.join(a.web, "site")
-    if not os.path.isfile(os.path.join(site, "index.html")):
-        sys.exit(f"web_bench: no {site}/index.html; run make web first")
+    probes_site = os.path.join(a.web, "probes", "site")
+    for s in (site, probes_site):
+        if not os.path.isfile(os.path.join(s, "index.html")):
+            sys.exit(f"web_bench: no {s}/index.html; run make web first")
 
     before = native_round(a.bin)
     with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
-        subprocess.run(["node", os.path.join(ROOT, "tests", "web", "browser_test.mjs"), "--site", site,
+        subprocess.run(["node", os.path.join(ROOT, "tests", "web", "browser_test.mjs"), "--site", probes_site,
                         "--node-modules", os.path.join(a.web, "node", "node_modules"), "--attnviz", a.bin,
                         "--serve", os.path.join(ROOT, "web", "serve.py"), "--bench", tmp.name],
                        check=True, stdout=subprocess.DEVNULL)

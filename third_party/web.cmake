@@ -33,7 +33,9 @@ add_library(glad INTERFACE) # no loader: the browser's WebGL 2 functions are lin
 # stb_image_write: the header from libstb-dev, its implementation compiled here.
 attnviz_header_copy(third_party_stb stb)
 set(STB_IMPL ${CMAKE_BINARY_DIR}/web-include/stb_image_write_impl.c)
-file(WRITE ${STB_IMPL} "#define STB_IMAGE_WRITE_IMPLEMENTATION\n#include <stb/stb_image_write.h>\n")
+if(NOT EXISTS ${STB_IMPL}) # written once: rewriting it on every configure would relink the page
+  file(WRITE ${STB_IMPL} "#define STB_IMAGE_WRITE_IMPLEMENTATION\n#include <stb/stb_image_write.h>\n")
+endif()
 add_library(third_party_stb_impl STATIC ${STB_IMPL})
 target_link_libraries(third_party_stb_impl PUBLIC third_party_stb)
 add_library(stb::stb ALIAS third_party_stb_impl)
@@ -45,8 +47,12 @@ list(TRANSFORM IMGUI_SOURCES PREPEND ${ATTNVIZ_IMGUI_SRC}/)
 add_library(third_party_imgui STATIC ${IMGUI_SOURCES})
 target_include_directories(third_party_imgui SYSTEM PUBLIC ${ATTNVIZ_IMGUI_SRC} ${ATTNVIZ_IMGUI_SRC}/backends
                            ${ATTNVIZ_IMGUI_SRC}/misc/cpp)
-# IMGUI_ENABLE_TEST_ENGINE: widgets report their rectangles and labels to hooks in
-# src/app/web_probe.cpp, for the browser test; set for every file, as it changes ImGuiContext.
-target_compile_definitions(third_party_imgui PUBLIC IMGUI_IMPL_OPENGL_ES3 IMGUI_ENABLE_TEST_ENGINE)
+target_compile_definitions(third_party_imgui PUBLIC IMGUI_IMPL_OPENGL_ES3)
+# IMGUI_ENABLE_TEST_ENGINE, in the probes build only (ATTNVIZ_WEB_PROBES): widgets report their
+# rectangles and labels to hooks in src/app/web_probe.cpp, for the browser tests; set for every
+# file, as it changes ImGuiContext.
+if(ATTNVIZ_WEB_PROBES)
+  target_compile_definitions(third_party_imgui PUBLIC IMGUI_ENABLE_TEST_ENGINE)
+endif()
 target_link_libraries(third_party_imgui PUBLIC glfw)
 add_library(imgui::imgui ALIAS third_party_imgui)

@@ -34,8 +34,6 @@ void web_follow_canvas(GLFWwindow* window);
 void web_offer_downloads(std::map<std::string, double>& seen, bool offer = true);
 // Writes the IDBFS folder back to the browser's storage (after the settings changed).
 void web_persist_settings();
-// Lets the browser test find widgets by label (web_probe.cpp); once a frame.
-void web_probe_frame();
 // A file the page put into /files: its name goes into the path field that reads it
 // (weights and trained models: .safetensors; sessions: .json) and the status line says
 // which button loads it.
