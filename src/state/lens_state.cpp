@@ -35,11 +35,7 @@ float LensTable::next_prob(int row, int pos) const {
     return lens.next_prob[size_t(row)][size_t(pos - p0)];
 }
 
-bool lens_available(const AppState& s) {
-    if (!shown_model(s) || !shown_model(s)->model) return false;
-    const ModelConfig& c = shown_model(s)->model->config;
-    return c.arch == Arch::gpt || c.has_lm_head();
-}
+bool lens_available(const AppState& s) { return has_next_token_head(s); }
 
 std::pair<int, int> lens_window(const AppState& s) {
     const int T = int(s.model_run.model_base.tokens.size());

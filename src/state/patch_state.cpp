@@ -70,9 +70,7 @@ std::string answer_text(const AppState& s, int id) { return model_token_label(s,
 } // namespace
 
 bool patch_available(const AppState& s) {
-    if (!shown_model(s) || !shown_model(s)->model || shown_model(s)->received) return false;
-    const ModelConfig& c = shown_model(s)->model->config;
-    return c.arch == Arch::gpt || c.has_lm_head();
+    return has_next_token_head(s) && !received_gpt(s); // a teacher's layer: its tables as received
 }
 
 bool parse_patch_answer(const AppState& s, const std::string& text, const char* which, int& id, std::string& error) {

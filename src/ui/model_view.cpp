@@ -70,7 +70,7 @@ float model_view_title(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     const float width = p1.x - p0.x;
     const int L = layer_count(s), H = s.config.applied.n_head;
     float y = p0.y;
-    const bool choices = shown_model(s) && lens_available(s);
+    const bool choices = lens_available(s); // a model with a next-token head
     const char* labels[3] = {"Heads", "Logit lens", "Patching"};
     float choices_w = 0;
     if (choices) {
@@ -218,7 +218,7 @@ void draw_model_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     s.model_view.hover_layer = s.model_view.hover_head = -1; // and the head under it, for the key A
     const float y = model_view_title(s, ui, p0, p1);
     model_view_sentence(s, ui, p0, p1, y, compact);
-    if (shown_model(s) && lens_available(s)) {
+    if (lens_available(s)) {
         // The main area: the heads, the logit lens or the Patching panel.
         const ImVec2 a(p0.x, ImGui::GetCursorScreenPos().y + ui.small_gap());
         if (s.model_view.panel == ModelPanel::lens) return draw_lens_table(s, ui, a, p1);

@@ -197,7 +197,7 @@ float draw_layer_strip(AppState& s, UiContext& ui, ImVec2 p0, float width) {
 
 void handle_layer_keys(AppState& s) {
     const ImGuiIO& io = ImGui::GetIO();
-    if (!shown_model(s) || io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
+    if (layer_count(s) < 2 || io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;
     if (ImGui::IsKeyPressed(key_comma, false)) request_layer(s, s.shown.layer - 1);
     if (ImGui::IsKeyPressed(key_period, false)) request_layer(s, s.shown.layer + 1);
 }
