@@ -121,6 +121,20 @@ TEST(TrainedViews, StrengthOneIsTheModelOnTheChosenLetter) {
     }
 }
 
+// Position 0 of a toy model is BOS, which every sequence starts with: asking to perturb it
+// perturbs position 1, the first letter (the source's first_replaceable), and BOS's row of
+// every trace stays the unperturbed one.
+TEST(TrainedViews, BosIsNeverPerturbed) {
+    auto in = trained("induction_s1_120.safetensors", "a b c a b c d");
+    AppState s = state_with(in);
+    EXPECT_EQ(first_replaceable(s), 1);
+    request_perturbation(s, 0, 1.f);
+    recompute(s);
+    EXPECT_EQ(s.p, 1);
+    EXPECT_EQ(s.run.applied_p, 1);
+    EXPECT_TRUE(same_bits(Mat(s.run.trace.x.row(0)), Mat(s.model_run.model_base.layers[0].x.row(0))));
+}
+
 TEST(TrainedViews, ARefusedModelKeepsThePreviousState) {
     AppState s = lesson_state();
     const Trace before = s.run.trace;
