@@ -171,7 +171,7 @@ try {
   if (!load) fail('the side panel drew no Load weights… button');
   const [lx, ly, lw, lh] = load.split(' ').map(Number);
   await page.mouse.click(lx + lw / 2, ly + lh / 2);
-  await settle('Load weights… did not load the picked file', (s) => s.weights.applied === path.basename(weights) && s.n_embd === 16);
+  await settle('Load weights… did not load the picked file', (s) => s.weights === path.basename(weights) && s.n_embd === 16);
   console.log(`the file picker's ${path.basename(weights)} loaded: n_embd ${(await state()).n_embd}`);
   fs.rmSync(path.dirname(weights), { recursive: true });
 
