@@ -1,6 +1,7 @@
-// source.cpp: the answers to what the views ask of the source shown (source.h), one per
-// kind. Each question is one std::visit over the alternatives, so a kind left out does not
-// compile.
+// source.cpp: the answers to what the views ask of the source shown (source.h). Each kind
+// answers in its own group below, one overload per question; a question is one generic
+// std::visit that calls the shown kind's overload, so a kind left without an answer does
+// not compile. What is the same for every source of a kind is its SourceKind (source.h).
 #include "source.h"
 #include "app_state.h"
 #include "model_io.h"
@@ -9,12 +10,93 @@ namespace attnviz {
 
 namespace {
 
-template <class... F> decltype(auto) ask(const AppState& s, F... answers) {
-    return std::visit(Overload{answers...}, s.shown.source);
-}
-
 const std::shared_ptr<const TrainedInput> no_model;
 const std::shared_ptr<const WeightsFile> no_file;
+
+// What the lesson's module answers, seeded or with a file's layer.
+template <class Lesson> struct LessonAnswers {
+    static int layer_count(const Lesson&) { return 1; }
+    static std::string summary(const Lesson&, const AppState& s) { return "seed " + std::to_string(s.config.applied.seed); }
+    static std::string token_label(const Lesson&, int token) { return std::to_string(token); }
+    static std::string text(const Lesson&, const std::vector<int>&, bool) { return ""; }
+    static std::string sequence_field(const Lesson&) { return ""; }
+    static std::string title(const Lesson&) { return ""; }
+    static bool next_token_head(const Lesson&) { return false; }
+    static const std::shared_ptr<const TrainedInput>& model(const Lesson&) { return no_model; }
+    static bool received(const Lesson&) { return false; }
+};
+
+// ---- The lesson's module
+struct LessonBlockAnswers : LessonAnswers<LessonBlock> {
+    static const std::shared_ptr<const WeightsFile>& weights(const LessonBlock&) { return no_file; }
+};
+
+// ---- A weights file's layer in the lesson's module
+struct WeightsLayerAnswers : LessonAnswers<WeightsLayer> {
+    static const std::shared_ptr<const WeightsFile>& weights(const WeightsLayer& w) { return w.file; }
+};
+
+// What both models answer alike.
+template <class M> struct ModelAnswers {
+    static int layer_count(const M& m) { return m.input->model->config.n_layer; }
+    static const std::shared_ptr<const TrainedInput>& model(const M& m) { return m.input; }
+    static const std::shared_ptr<const WeightsFile>& weights(const M&) { return no_file; }
+    template <class Label> static std::string joined(const std::vector<int>& ids, bool after_text, Label label) {
+        std::string out;
+        for (int id : ids) out += (out.empty() ? "" : " ") + label(id);
+        return (after_text ? " " : "") + out;
+    }
+};
+
+// ---- A trained toy model
+struct ToyModelAnswers : ModelAnswers<ToyModel> {
+    static std::string summary(const ToyModel& m, const AppState&) {
+        const ModelConfig& c = m.input->model->config;
+        return std::string("trained ") + to_string(c.task) + " · L = " + std::to_string(c.n_layer);
+    }
+    static std::string token_label(const ToyModel& m, int token) { return token_name(m.input->model->config, token); }
+    static std::string text(const ToyModel& m, const std::vector<int>& ids, bool after_text) {
+        return joined(ids, after_text, [&](int id) { return token_label(m, id); });
+    }
+    static std::string sequence_field(const ToyModel& m) { return sequence_text(m.input->model->config, m.input->tokens); }
+    static std::string title(const ToyModel& m) { return "the " + std::string(to_string(m.input->model->config.task)) + " model"; }
+    static bool next_token_head(const ToyModel& m) { return m.input->model->config.has_lm_head(); }
+    static bool received(const ToyModel&) { return false; }
+};
+
+// ---- A GPT model (on a page that follows, the teacher's layer as received)
+struct GptModelAnswers : ModelAnswers<GptModel> {
+    static std::string summary(const GptModel& m, const AppState&) {
+        return "GPT · L = " + std::to_string(m.input->model->config.n_layer);
+    }
+    static std::string token_label(const GptModel& m, int token) {
+        if (!m.input->received) return gpt_token_label(m.input->tokenizer.get(), token);
+        const auto it = m.input->labels.find(token);
+        return it != m.input->labels.end() ? it->second : "#" + std::to_string(token);
+    }
+    static std::string text(const GptModel& m, const std::vector<int>& ids, bool after_text) {
+        if (m.input->tokenizer) return m.input->tokenizer->decode(ids);
+        return joined(ids, after_text, [](int id) { return std::to_string(id); });
+    }
+    static std::string sequence_field(const GptModel& m) { return gpt_sequence_text(*m.input); }
+    static std::string title(const GptModel& m) { return m.input->layout + " model"; }
+    static bool next_token_head(const GptModel&) { return true; }
+    static bool received(const GptModel& m) { return m.input->received; }
+};
+
+// The answers of a kind: a kind missing here does not compile.
+template <class K> struct AnswersOf;
+template <> struct AnswersOf<LessonBlock> : LessonBlockAnswers {};
+template <> struct AnswersOf<WeightsLayer> : WeightsLayerAnswers {};
+template <> struct AnswersOf<ToyModel> : ToyModelAnswers {};
+template <> struct AnswersOf<GptModel> : GptModelAnswers {};
+
+// The shown kind's answer: `answer(AnswersOf<K>(), source)`, one generic visit (a call,
+// not a branch: every kind is asked the same).
+template <class F> decltype(auto) ask(const AppState& s, F answer) {
+    return std::visit([&](const auto& k) -> decltype(auto) { return answer(AnswersOf<std::decay_t<decltype(k)>>(), k); },
+                      s.shown.source);
+}
 
 } // namespace
 
@@ -28,126 +110,48 @@ Source model_source(std::shared_ptr<const TrainedInput> input) {
     return ToyModel{std::move(input)};
 }
 
+const SourceKind& source_kind(const AppState& s) {
+    return std::visit([](const auto& k) -> const SourceKind& { return std::decay_t<decltype(k)>::kind; }, s.shown.source);
+}
+
 const std::shared_ptr<const TrainedInput>& shown_model(const AppState& s) {
-    return ask(
-        s, [](const ToyModel& m) -> const std::shared_ptr<const TrainedInput>& { return m.input; },
-        [](const GptModel& m) -> const std::shared_ptr<const TrainedInput>& { return m.input; },
-        [](const auto&) -> const std::shared_ptr<const TrainedInput>& { return no_model; });
+    return ask(s, [](auto a, const auto& k) -> const std::shared_ptr<const TrainedInput>& { return a.model(k); });
 }
-
 const std::shared_ptr<const WeightsFile>& shown_weights_file(const AppState& s) {
-    return ask(
-        s, [](const WeightsLayer& w) -> const std::shared_ptr<const WeightsFile>& { return w.file; },
-        [](const auto&) -> const std::shared_ptr<const WeightsFile>& { return no_file; });
+    return ask(s, [](auto a, const auto& k) -> const std::shared_ptr<const WeightsFile>& { return a.weights(k); });
 }
-
-const char* attention_input_name(const AppState& s) {
-    return ask(
-        s, [](const LessonBlock&) { return "x"; }, [](const WeightsLayer&) { return "x"; },
-        [](const ToyModel&) { return "h"; }, [](const GptModel&) { return "ln_1(h)"; });
-}
-
-const char* layer_word(const AppState& s) {
-    return ask(
-        s, [](const ToyModel&) { return "block"; }, [](const auto&) { return "layer"; });
-}
-
 int layer_count(const AppState& s) {
-    return ask(
-        s, [](const ToyModel& m) { return m.input->model->config.n_layer; },
-        [](const GptModel& m) { return m.input->model->config.n_layer; }, [](const auto&) { return 1; });
+    return ask(s, [](auto a, const auto& k) { return a.layer_count(k); });
 }
-
-int first_replaceable(const AppState& s) {
-    return ask(
-        s, [](const ToyModel&) { return 1; }, [](const auto&) { return 0; });
-}
-
-const char* model_noun(const AppState& s) {
-    return ask(
-        s, [](const ToyModel&) { return "trained model"; }, [](const GptModel&) { return "GPT model"; },
-        [](const auto&) { return ""; });
-}
-
 std::string source_summary(const AppState& s) {
-    return ask(
-        s,
-        [](const ToyModel& m) {
-            const ModelConfig& c = m.input->model->config;
-            return std::string("trained ") + to_string(c.task) + " · L = " + std::to_string(c.n_layer);
-        },
-        [](const GptModel& m) { return "GPT · L = " + std::to_string(m.input->model->config.n_layer); },
-        [&](const auto&) { return "seed " + std::to_string(s.config.applied.seed); });
+    return ask(s, [&](auto a, const auto& k) { return a.summary(k, s); });
 }
-
 std::string model_token_label(const AppState& s, int token) {
-    return ask(
-        s, [&](const ToyModel& m) { return token_name(m.input->model->config, token); },
-        [&](const GptModel& m) {
-            if (!m.input->received) return gpt_token_label(m.input->tokenizer.get(), token);
-            const auto it = m.input->labels.find(token);
-            return it != m.input->labels.end() ? it->second : "#" + std::to_string(token);
-        },
-        [&](const auto&) { return std::to_string(token); });
+    return ask(s, [&](auto a, const auto& k) { return a.token_label(k, token); });
 }
-
 std::string model_text(const AppState& s, const std::vector<int>& ids, bool after_text) {
-    auto joined = [&](auto label) {
-        std::string out;
-        for (int id : ids) out += (out.empty() ? "" : " ") + label(id);
-        return (after_text ? " " : "") + out;
-    };
-    return ask(
-        s, [&](const ToyModel&) { return joined([&](int id) { return model_token_label(s, id); }); },
-        [&](const GptModel& m) {
-            if (m.input->tokenizer) return m.input->tokenizer->decode(ids);
-            return joined([](int id) { return std::to_string(id); });
-        },
-        [](const auto&) { return std::string(); });
+    return ask(s, [&](auto a, const auto& k) { return a.text(k, ids, after_text); });
 }
-
 std::string sequence_field_text(const AppState& s) {
-    return ask(
-        s, [](const ToyModel& m) { return sequence_text(m.input->model->config, m.input->tokens); },
-        [](const GptModel& m) { return gpt_sequence_text(*m.input); }, [](const auto&) { return std::string(); });
+    return ask(s, [](auto a, const auto& k) { return a.sequence_field(k); });
 }
-
 std::string model_title(const AppState& s) {
-    return ask(
-        s, [](const ToyModel& m) { return "the " + std::string(to_string(m.input->model->config.task)) + " model"; },
-        [](const GptModel& m) { return m.input->layout + " model"; }, [](const auto&) { return std::string(); });
+    return ask(s, [](auto a, const auto& k) { return a.title(k); });
 }
-
 bool has_next_token_head(const AppState& s) {
-    return ask(
-        s, [](const ToyModel& m) { return m.input->model->config.has_lm_head(); }, [](const GptModel&) { return true; },
-        [](const auto&) { return false; });
+    return ask(s, [](auto a, const auto& k) { return a.next_token_head(k); });
 }
-
-const char* unembedding_name(const AppState& s) {
-    return ask(
-        s, [](const ToyModel&) { return "the next-token head lm_head"; },
-        [](const GptModel&) { return "ln_f, then the unembedding wte"; }, [](const auto&) { return ""; });
-}
-
-bool heads_ablatable(const AppState& s) {
-    return ask(
-        s, [](const ToyModel&) { return true; }, [](const GptModel&) { return true; }, [](const auto&) { return false; });
-}
-
-bool config_fixed(const AppState& s) {
-    return ask(
-        s, [](const ToyModel&) { return true; }, [](const GptModel&) { return true; }, [](const auto&) { return false; });
-}
-
-bool generates_tokens(const AppState& s) {
-    return ask(
-        s, [](const ToyModel&) { return true; }, [](const GptModel&) { return true; }, [](const auto&) { return false; });
-}
-
 bool received_gpt(const AppState& s) {
-    return ask(
-        s, [](const GptModel& m) { return m.input->received; }, [](const auto&) { return false; });
+    return ask(s, [](auto a, const auto& k) { return a.received(k); });
 }
+
+const char* attention_input_name(const AppState& s) { return source_kind(s).attention_input; }
+const char* layer_word(const AppState& s) { return source_kind(s).layer_word; }
+int first_replaceable(const AppState& s) { return source_kind(s).first_replaceable; }
+const char* model_noun(const AppState& s) { return source_kind(s).model_noun; }
+const char* unembedding_name(const AppState& s) { return source_kind(s).unembedding; }
+bool heads_ablatable(const AppState& s) { return source_kind(s).heads_ablatable; }
+bool config_fixed(const AppState& s) { return source_kind(s).config_fixed; }
+bool generates_tokens(const AppState& s) { return source_kind(s).generates_tokens; }
 
 } // namespace attnviz

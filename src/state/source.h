@@ -18,22 +18,54 @@ struct TrainedInput; // app_state.h: a model and the tokens the views run it on
 struct WeightsFile;  // app_state.h: a safetensors file's attention layer
 struct ModelTrace;   // model.h
 
+// What a kind of source is: the same for every source of that kind, declared beside it.
+struct SourceKind {
+    // The shown layer's attention input, trace.x: "x" (the lesson's module, seeded or a
+    // file's layer), "h" (a toy model's block: the residual stream, wte + wpe into block 0),
+    // "ln_1(h)" (a GPT layer). Trace, the JSON, the export files and the panels' titles call it
+    // x for every source; hover text says which one it is.
+    const char* attention_input;
+    const char* layer_word;      // a model's unit: "layer" (GPT, the lesson's module), "block" (a toy model)
+    int first_replaceable;       // the first position a perturbation may change: 1 for a toy model (0 is BOS)
+    const char* model_noun;      // "GPT model", "trained model"; "" for the lesson's module
+    // What the logit lens and the direct logit attribution read the residual stream through:
+    // "ln_f, then the unembedding wte" (GPT), "the next-token head lm_head" (toy); "" for none.
+    const char* unembedding;
+    // Heads can be ablated: a model's, whose later layers read them; the lesson's module is
+    // one layer with nothing after it.
+    bool heads_ablatable;
+    // The source fixes the run's sizes, mask and scale (a model was trained with them): the
+    // controls show them and the check view's demonstrations that change them are refused.
+    bool config_fixed;
+    // A step of the Generate view writes a token (a model), or a new random row of x (the
+    // lesson's module, which has no tokens).
+    bool generates_tokens;
+};
+
+// Each alternative holds what only it has and its SourceKind (in the order of the fields
+// above); its answers to the questions below that depend on what it holds are in
+// source.cpp, grouped by kind.
 // The lesson's module: x = torch.randn(1, T, C) (or the words' rows) and the recipe's
 // seeded weights.
-struct LessonBlock {};
+struct LessonBlock {
+    static constexpr SourceKind kind{"x", "layer", 0, "", "", false, false, false};
+};
 // The lesson's module with an attention layer read from a safetensors file.
 struct WeightsLayer {
     std::shared_ptr<const WeightsFile> file;
+    static constexpr SourceKind kind{"x", "layer", 0, "", "", false, false, false};
 };
 // A model attnviz train wrote (the Train view's "Open in the views", or a file): one block
 // in every view, on its residual stream h; position 0 is BOS.
 struct ToyModel {
     std::shared_ptr<const TrainedInput> input;
+    static constexpr SourceKind kind{"h", "block", 1, "trained model", "the next-token head lm_head", true, true, true};
 };
 // A GPT-2 or nanoGPT model: one layer's attention on ln_1(h), over GPT-2's tokens. On a page
 // that follows the teacher, the teacher's layer as received (input->received).
 struct GptModel {
     std::shared_ptr<const TrainedInput> input;
+    static constexpr SourceKind kind{"ln_1(h)", "layer", 0, "GPT model", "ln_f, then the unembedding wte", true, true, true};
 };
 using Source = std::variant<LessonBlock, WeightsLayer, ToyModel, GptModel>;
 
@@ -54,6 +86,9 @@ const std::shared_ptr<const TrainedInput>& shown_model(const AppState& s);
 const std::shared_ptr<const WeightsFile>& shown_weights_file(const AppState& s);
 
 // ---- What the views ask of the source
+
+// What kind of source is shown (SourceKind's fields).
+const SourceKind& source_kind(const AppState& s);
 
 // The shown layer's attention input, trace.x: "x" (the lesson's module, seeded or a
 // file's layer), "h" (a toy model's block: the residual stream, wte + wpe into block 0),
