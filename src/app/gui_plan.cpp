@@ -175,7 +175,7 @@ bool model_plan(const GuiOptions& o, GuiPlan& plan, std::string& error) {
     if (!read_gpt_input(path, n_head, c.text.value_or(""), c.tokens.value_or(""), plan.trained, error)) return false;
     const Model& m = *plan.trained->model;
     const int T = int(plan.trained->tokens.size());
-    if (std::string why = check_model_input(*plan.trained, gui_memory_cap); !why.empty()) {
+    if (std::string why = check_model(plan.trained, gui_memory_cap, gui_gpt_memory_cap); !why.empty()) {
         error = "--model " + quote_path(path) + ": " + why + " (the window's limit)";
         return false;
     }

@@ -429,10 +429,6 @@ bool read_gpt_input(const std::string& path, std::optional<int> n_head, const st
 // tokenizer (" dog"), or an id; empty: the next id. Turns the replacement on. A refused one
 // keeps the current with one sentence in `error` and s.error.
 bool set_replacement_text(AppState& s, const std::string& text, std::string& error);
-// "" when the model and its tokens can be shown within `cap` bytes (gui_memory_cap; a whole
-// GPT model within `gpt_cap`, gui_gpt_memory_cap), else one sentence naming the value and
-// what to do instead.
-std::string check_model_input(const TrainedInput& in, int64_t cap, int64_t gpt_cap = gui_gpt_memory_cap);
 // Opens any model file or directory in the views: a toy model attnviz train wrote, a GPT-2
 // directory or a nanoGPT file; staged like request_trained_model (layer 0). On failure
 // nothing is staged and `error` (and s.error) is one sentence.

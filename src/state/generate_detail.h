@@ -2,6 +2,7 @@
 // steps; generate_work.cpp, the worker's full recomputes and the demonstration). Not an API.
 #pragma once
 #include "app_state.h"
+#include "either_model.h" // forward_either: every layer's softmax weights, as the views' forward makes them
 #include <chrono>
 
 namespace attnviz::generate_detail {
@@ -17,8 +18,6 @@ TorchGenerator lesson_generator(const Config& c);
 Mat head_rows(const Trace& tr, int t);
 // max |a - b| over two equal-length float arrays.
 double max_abs(const float* a, const float* b, int64_t n);
-// Every layer's softmax weights over `tokens`, as the views' forward makes them.
-void full_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& tr);
 // Small enough to compare every earlier row each step (generate_rows_check_cap).
 bool rows_checked(const ModelConfig& c, int64_t T);
 // The full recompute's multiply-adds at T positions, against generate_worker_min_macs.

@@ -59,7 +59,7 @@ void build_model(const Model& m, GenerateState& g, const std::vector<int>& token
     if (rows_checked(m.config, T)) {
         kv_prefill(m, tokens, g.kernel, g.cache, row);
         ModelTrace tr;
-        full_forward(m, tokens, g.kernel, tr);
+        forward_either(m, tokens, g.kernel, tr);
         for (int t = 0; t < T; ++t) g.rows.push_back(head_rows(tr.layers[size_t(g.layer)], t));
         g.row_made_at.assign(size_t(T), T);
     } else {
@@ -219,7 +219,7 @@ void step_model(AppState& s, const GenerateStep* forced) {
     out.logits_max_abs = max_abs(row.logits.data(), full.logits.data(), row.logits.size());
     if (rows_checked(m.config, T)) {
         ModelTrace tr;
-        full_forward(m, g.tokens, g.kernel, tr);
+        forward_either(m, g.tokens, g.kernel, tr);
         earlier_rows_diff(tr.layers[size_t(g.layer)], g.rows, g.row_made_at, T, out);
     }
 }

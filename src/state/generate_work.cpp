@@ -217,7 +217,7 @@ void start_check(AppState& s, const std::shared_ptr<const Model>& m, const Vec& 
             st.logits_max_abs = max_abs(cached_logits.data(), full.logits.data(), cached_logits.size());
             if (rows) {
                 ModelTrace tr;
-                full_forward(*m, tokens, kernel, tr);
+                forward_either(*m, tokens, kernel, tr);
                 earlier_rows_diff(tr.layers[size_t(layer)], kept, made_at, T, st);
             }
         } catch (const std::exception&) {
@@ -284,11 +284,6 @@ double max_abs(const float* a, const float* b, int64_t n) {
     double d = 0;
     for (int64_t i = 0; i < n; ++i) d = std::max(d, double(std::fabs(a[i] - b[i])));
     return d;
-}
-
-void full_forward(const Model& m, const std::vector<int>& tokens, KernelKind kernel, ModelTrace& tr) {
-    if (m.config.arch == Arch::gpt) gpt_forward(m, tokens, kernel, true, tr);
-    else model_forward(m, tokens, kernel, tr);
 }
 
 bool rows_checked(const ModelConfig& c, int64_t T) { return int64_t(c.n_layer) * c.n_head * T * T <= generate_rows_check_cap; }

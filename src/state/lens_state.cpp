@@ -54,24 +54,6 @@ bool lens_busy(const AppState& s) { return s.model_view.lens.job != nullptr; }
 
 namespace {
 
-// What the lens reads of a trace: the tokens and every residual (and the logits when small).
-ModelTrace lens_copy(const Model& m, const ModelTrace& tr) {
-    ModelTrace c;
-    c.tokens = tr.tokens;
-    c.h0 = tr.h0;
-    c.h_out = tr.h_out;
-    c.layers.resize(tr.layers.size());
-    if (m.config.arch == Arch::gpt) {
-        c.blocks.resize(tr.blocks.size());
-        for (size_t l = 0; l < tr.blocks.size(); ++l) c.blocks[l].resid_post = tr.blocks[l].resid_post;
-        if (tr.logits.size() < lens_copy_logits_below) c.logits = tr.logits;
-    } else {
-        for (size_t l = 0; l < tr.layers.size(); ++l) c.layers[l].x = tr.layers[l].x;
-        c.logits_next = tr.logits_next;
-    }
-    return c;
-}
-
 LogitLens make_range(std::shared_ptr<const Model> m, std::shared_ptr<const ModelTrace> tr, KernelKind kernel, int p0,
                      int p1) {
     return logit_lens_range(*m, *tr, kernel, p0, p1);
@@ -79,7 +61,7 @@ LogitLens make_range(std::shared_ptr<const Model> m, std::shared_ptr<const Model
 
 void start_range(AppState& s, int p0, int p1) {
     const std::shared_ptr<const Model> m = shown_model(s)->model;
-    auto tr = std::make_shared<const ModelTrace>(lens_copy(*m, s.model_run.model_base));
+    auto tr = std::make_shared<const ModelTrace>(lens_inputs(*m, s.model_run.model_base, lens_copy_logits_below));
     auto job = std::make_shared<LensJob>();
     job->model = m;
     job->run = s.model_view.lens.run;

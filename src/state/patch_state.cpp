@@ -35,7 +35,6 @@ std::string trimmed(const std::string& t) {
     return a == std::string::npos ? "" : t.substr(a, b - a + 1);
 }
 
-bool is_gpt(const AppState& s) { return shown_model(s)->model->config.arch == Arch::gpt; }
 
 // The worker: both plain runs and every patch of both tables. A refusal of the core (equal
 // logit differences) is its sentence.
@@ -55,9 +54,7 @@ void run_job(PatchJob* j) {
 
 // The corrupted prompt's tokens: GPT text through the tokenizer (or ids), a toy model's letters.
 bool corrupt_tokens(const AppState& s, std::vector<int>& out, std::string& error) {
-    const TrainedInput& in = *shown_model(s);
-    if (is_gpt(s)) return parse_gpt_input(in, s.patch.corrupt_field, out, error);
-    return parse_trained_sequence(in.model->config, s.patch.corrupt_field, out, error);
+    return parse_model_text(shown_model(s), s.patch.corrupt_field, out, error);
 }
 
 void refuse(AppState& s, const std::string& why) {
@@ -89,20 +86,13 @@ bool parse_patch_answer(const AppState& s, const std::string& text, const char* 
         return true;
     }
     std::vector<int> ids;
-    if (c.arch == Arch::gpt) {
-        if (!in.tokenizer) {
-            error = std::string("the ") + which + " " + quote(text, 30) + " needs the model's tokenizer, which it has none of; give a token id";
-            return false;
-        }
-        ids = in.tokenizer->encode(text);
-    } else {
-        std::string e;
-        if (parse_trained_sequence(c, text, ids, e)) ids.erase(ids.begin()); // BOS
+    if (!parse_answer_tokens(shown_model(s), text, ids, why)) {
+        error = std::string("the ") + which + " " + quote(text, 30) + " " + why;
+        return false;
     }
     if (ids.size() != 1 || ids[0] >= c.vocab) {
         error = std::string("the ") + which + " " + quote(text, 30) + " is " + std::to_string(ids.size()) +
-                " tokens, not one; give one token" + (c.arch == Arch::gpt ? " (often with its leading space, e.g. \" Mary\")" : " (a letter)") +
-                " or its id";
+                " tokens, not one; give one token" + one_token_hint(shown_model(s)) + " or its id";
         return false;
     }
     id = ids[0];
@@ -120,7 +110,6 @@ void fill_patch_fields(AppState& s) {
     }
     const bool first = s.patch.fields_for == nullptr;
     const TrainedInput& in = *shown_model(s);
-    const ModelConfig& c = in.model->config;
     s.patch.fields_for = in.model.get();
     s.patch.error.clear();
     s.patch.status.clear();
@@ -132,16 +121,8 @@ void fill_patch_fields(AppState& s) {
     const auto& pred = s.model_view.predictions;
     const std::vector<TokenProb>* last = pred.empty() ? nullptr : &pred.back();
     const int a = last && last->size() >= 2 ? (*last)[0].token : 0, b = last && last->size() >= 2 ? (*last)[1].token : 1;
-    auto field = [&](int id) {
-        if (c.arch != Arch::gpt) return model_token_label(s, id);
-        if (in.tokenizer) {
-            const std::string t = in.tokenizer->decode({id});
-            if (in.tokenizer->encode(t) == std::vector<int>{id}) return t;
-        }
-        return std::to_string(id);
-    };
-    set(s.patch.answer_field, field(a));
-    set(s.patch.wrong_field, field(b));
+    set(s.patch.answer_field, token_field_text(shown_model(s), a));
+    set(s.patch.wrong_field, token_field_text(shown_model(s), b));
     fill_patch_fields(s); // a Run asked for
 }
 

@@ -13,6 +13,7 @@
 //          and each head's direct logit attribution at the predictions' position onto the
 //          clean run's top-1 token there (TransformerLens's ln_f with its scale frozen)
 // The clean numbers are kept until the model, its tokens or the kernel change.
+#include "either_model.h"
 #include "gpt_model.h"
 #include "state_internal.h"
 #include "text_util.h"
@@ -30,19 +31,17 @@ bool same_ablation(const Ablation& a, const Ablation& b) {
     return a.heads == b.heads && (a.empty() || a.mode == b.mode) && first_difference(a, b) == std::numeric_limits<int32_t>::max();
 }
 
-// The logits the DLA reads: a GPT's, or the toy task's own head (dla_unembedding's).
-const Mat& dla_logits(const Model& m, const ModelTrace& t) {
-    if (m.config.arch == Arch::gpt) return t.logits;
-    if (m.config.task == Task::dup) return t.logits_dup;
-    if (m.config.task == Task::induction) return t.logits_next;
-    return t.logits_prev;
+void put_score(RunSummary& r, RunScore score) {
+    r.loss = score.loss;
+    r.task = std::move(score.task);
 }
 
-int argmax_row(const Mat& logits, int pos) {
-    if (pos < 0 || pos >= logits.rows() || logits.cols() == 0) return -1;
+// The likeliest token of a (1, V) row of logits; -1 for none.
+int argmax(const Mat& row) {
+    if (row.rows() != 1 || row.cols() == 0) return -1;
     int best = 0;
-    for (int j = 1; j < int(logits.cols()); ++j)
-        if (logits(pos, j) > logits(pos, best)) best = j; // ties: the lower id, as torch.topk on CPU
+    for (int j = 1; j < int(row.cols()); ++j)
+        if (row(0, j) > row(0, best)) best = j; // ties: the lower id, as torch.topk on CPU
     return best;
 }
 
@@ -56,11 +55,7 @@ int dla_position(const AppState& s) {
 
 void summary_at(const Model& m, const ModelTrace& t, const Ablation* ab, int pos, int token, RunSummary& r) {
     r.has_dla = false;
-    r.top.clear();
-    if (m.config.arch == Arch::gpt) {
-        const Mat row = gpt_logits_row(m, t, pos);
-        if (row.size() > 0) r.top = top_k(softmax_logits(row.data(), int(row.cols())), 5);
-    }
+    r.top = top_next_tokens(m, t, pos, 5);
     if (token < 0) return;
     try {
         r.dla = logit_attribution(m, t, pos, token, ab);
@@ -89,9 +84,8 @@ void keep_clean(AppState& s) {
     } else {
         detect_repeat_induction(*m, s.kernel, c.detection, window_probe_count(*m));
     }
-    if (m->config.arch == Arch::gpt) c.loss = next_token_loss(s.model_run.model_base);
-    else if (same_model && !n.clean.task.accuracy.empty()) c.task = n.clean.task; // the probe is the model's, not the text's
-    else c.task = task_metrics(*m, s.kernel);
+    if (same_model && !scores_read_text(*m) && !n.clean.task.accuracy.empty()) c.task = n.clean.task; // the probe is the model's, not the text's
+    else put_score(c, score_run(*m, s.model_run.model_base, s.kernel));
     n.clean = std::move(c);
     n.clean_model = m;
     n.clean_tokens = shown_model(s)->tokens;
@@ -112,7 +106,7 @@ void summarize_ablated(AppState& s) {
     RunSummary a;
     a.detection.text = text_scores(s.model_run.model_base);
     // The repeated sequences need no text unless the means came from it (a GPT's mean mode).
-    const bool text_free = m->config.arch != Arch::gpt || s.ablation.applied.mode == AblationMode::zero;
+    const bool text_free = !scores_read_text(*m) || s.ablation.applied.mode == AblationMode::zero;
     if (n.repeat_model == m && text_free && same_ablation(n.repeat_ablation, s.ablation.applied)) {
         const HeadDetection& d = n.ablated.detection;
         a.detection.repeat_induction = d.repeat_induction;
@@ -125,8 +119,7 @@ void summarize_ablated(AppState& s) {
         n.repeat_model = text_free ? m : nullptr;
         n.repeat_ablation = s.ablation.applied;
     }
-    if (m->config.arch == Arch::gpt) a.loss = next_token_loss(s.model_run.model_base);
-    else a.task = task_metrics(*m, s.kernel, &s.ablation.applied);
+    put_score(a, score_run(*m, s.model_run.model_base, s.kernel, &s.ablation.applied));
     n.ablated = std::move(a);
     n.pos = -1;
 }
@@ -140,12 +133,7 @@ void rerun(AppState& s, const Ablation& from, const Ablation& to) {
         return;
     }
     if (from.empty()) s.ablation.model_clean = s.model_run.model_base;
-    if (m.config.arch == Arch::gpt) {
-        const int l0 = first_difference(from, to);
-        if (l0 < m.config.n_layer) gpt_rerun_from(m, l0, s.kernel, &to, s.model_run.model_base);
-    } else {
-        model_forward(m, shown_model(s)->tokens, s.kernel, s.model_run.model_base, &to);
-    }
+    rerun_ablated(m, shown_model(s)->tokens, from, to, s.kernel, s.model_run.model_base);
 }
 
 // `heads` and `mode` as an Ablation of the shown model, its means computed in mean mode; ""
@@ -216,7 +204,7 @@ bool apply_ablation_edit(AppState& s) {
         s.ablation.edit.means.clear();
         return false;
     };
-    if (!shown_model(s) || !s.ready) {
+    if (!heads_ablatable(s) || !s.ready) {
         if (e.empty()) return false;
         return put_back("Kept the lesson's module as it is: ablating a head needs a model; train one (Train view, Open in "
                         "the views) or open one with --model.");
@@ -243,14 +231,13 @@ bool apply_ablation_edit(AppState& s) {
 }
 
 void update_ablation_position(AppState& s) {
-    if (!shown_model(s) || s.model_run.model_base.tokens.empty()) return;
+    if (!heads_ablatable(s) || s.model_run.model_base.tokens.empty()) return;
     AblationNumbers& n = s.ablation.numbers;
     const int pos = dla_position(s);
     if (pos == n.pos) return;
     const Model& m = *shown_model(s)->model;
     n.pos = pos;
-    n.token = m.config.arch == Arch::gpt ? argmax_row(gpt_logits_row(m, clean_trace(s), pos), 0)
-                                         : argmax_row(dla_logits(m, clean_trace(s)), pos);
+    n.token = argmax(head_logits_row(m, clean_trace(s), pos));
     summary_at(m, clean_trace(s), nullptr, pos, n.token, n.clean);
     if (!s.ablation.applied.empty()) summary_at(m, s.model_run.model_base, &s.ablation.applied, pos, n.token, n.ablated);
 }

@@ -239,14 +239,6 @@ std::string check_gpt(const TrainedInput& in, int64_t cap) {
 
 int64_t gpt_trace_bytes(const Model& m, int T) { return model_trace_bytes(m.config, T); }
 
-Mat gpt_logits_row(const Model& m, const ModelTrace& t, int pos) {
-    Mat row;
-    if (pos < 0 || pos >= int(t.tokens.size())) return row;
-    if (t.compact) gpt_logits_rows(m, t, pos, pos + 1, row);
-    else if (pos < t.logits.rows()) row = t.logits.middleRows(pos, 1);
-    return row;
-}
-
 HeadScores text_scores(const ModelTrace& t) {
     return t.compact ? t.att_scores : detect_on_text({attention_of(t)});
 }

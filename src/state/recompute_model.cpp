@@ -39,10 +39,11 @@ int64_t trained_window_bytes(const ModelConfig& m, int N) {
 
 bool shape_is(const Mat& m, int rows, int cols) { return m.rows() == rows && m.cols() == cols; }
 
-// "" when the model and its tokens can be shown within `cap`; else one sentence.
-std::string check_trained(const TrainedInput& in, int64_t cap, int64_t gpt_cap) {
-    if (!in.model) return "there is no model to show";
-    if (in.gpt()) return check_gpt(in, gpt_cap);
+} // namespace
+
+namespace state_detail {
+
+std::string check_toy(const TrainedInput& in, int64_t cap) {
     const Model& m = *in.model;
     const ModelConfig& c = m.config;
     if (std::string why = validate(c); !why.empty()) return "the trained model cannot be shown: " + why;
@@ -67,14 +68,6 @@ std::string check_trained(const TrainedInput& in, int64_t cap, int64_t gpt_cap) 
     return "";
 }
 
-} // namespace
-
-std::string check_model_input(const TrainedInput& in, int64_t cap, int64_t gpt_cap) {
-    return check_trained(in, cap, gpt_cap);
-}
-
-namespace state_detail {
-
 void show_new_run(AppState& s, bool same_run) {
     run_model_layer(*shown_model(s)->model, s.shown.layer, s.config.applied, s.kernel, shown_ablation(s), true, s.model_run, s.run, same_run);
     if (!same_run) s.model_view.run_changed = true;
@@ -93,7 +86,7 @@ bool apply_trained(AppState& s) {
     const std::shared_ptr<const TrainedInput> in = s.edit_trained;
     // The lesson's settings a trained model fixes: an edit of one (a key, Show me) is refused.
     std::string fixed;
-    if (shown_model(s) && s.ready) {
+    if (config_fixed(s) && s.ready) {
         const Config& a = s.config.applied;
         const Config& e = s.config.edit;
         if (e.mask != a.mask || e.scale != a.scale || e.n_embd != a.n_embd || e.n_head != a.n_head ||
@@ -102,7 +95,7 @@ bool apply_trained(AppState& s) {
                     ", H = " + std::to_string(a.n_head) + ", the causal mask and ÷ √head_dim, and T follows its "
                     "sequence; press L (Back to the lesson) to change them.";
     }
-    if (std::string why = check_trained(*in, s.memory_cap, s.gpt_memory_cap); !why.empty()) {
+    if (std::string why = check_model(in, s.memory_cap, s.gpt_memory_cap); !why.empty()) {
         s.error = "Kept what is shown: " + why + ".";
         s.edit_trained = shown_model(s);
         s.edit_layer = s.shown.layer;
@@ -263,13 +256,11 @@ bool set_trained_sequence(AppState& s, const std::string& text, std::string& err
         return false;
     }
     auto in = std::make_shared<TrainedInput>(*now);
-    const bool ok = now->gpt() ? parse_gpt_input(*now, text, in->tokens, error)
-                               : parse_trained_sequence(now->model->config, text, in->tokens, error);
-    if (!ok) {
+    if (!parse_model_text(now, text, in->tokens, error)) {
         s.error = "Kept the sequence: " + error + ".";
         return false;
     }
-    in->text = now->gpt() && now->tokenizer ? text : "";
+    in->text = now->tokenizer ? text : ""; // the ids came from text (a toy model has no tokenizer)
     request_trained_model(s, std::move(in));
     return true;
 }

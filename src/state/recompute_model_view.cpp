@@ -9,6 +9,7 @@
 // word is a repeated token), else all distinct, so that it has previous-token scores only.
 // A GPT model: as a trained one, through the whole GPT forward, its predictions from the
 // logits over its whole vocabulary (decoded as text by the view).
+#include "either_model.h"
 #include "gpt_model.h"
 #include "model_io.h"
 #include "state_internal.h"
@@ -35,9 +36,7 @@ std::vector<int> lesson_tokens(const AppState& s) {
     return tok;
 }
 
-const Mat& prediction_logits(const AppState& s) {
-    return std::holds_alternative<GptModel>(s.shown.source) ? s.model_run.model_base.logits : s.model_run.model_base.logits_next;
-}
+const Mat& prediction_logits(const AppState& s) { return next_token_logits(*shown_model(s)->model, s.model_run.model_base); }
 
 // Positions with logits: a compact trace keeps none, and makes a row when asked.
 int prediction_rows(const AppState& s) {
@@ -53,7 +52,7 @@ bool has_predictions(const AppState& s) {
 void predict_at(AppState& s, int pos) {
     if (pos < 0 || pos >= prediction_rows(s) || !s.model_view.predictions[size_t(pos)].empty()) return;
     if (s.model_run.model_base.compact) {
-        const Mat row = state_detail::gpt_logits_row(*shown_model(s)->model, s.model_run.model_base, pos);
+        const Mat row = next_token_row(*shown_model(s)->model, s.model_run.model_base, pos);
         s.model_view.predictions[size_t(pos)] = top_k(softmax_logits(row.data(), int(row.cols())), prediction_count);
         return;
     }
@@ -65,7 +64,7 @@ void predict_at(AppState& s, int pos) {
 // The hovered head's weights of a compact trace, when the tooltip needs them.
 void compute_hovered_weights(AppState& s) {
     ModelViewState& v = s.model_view;
-    const bool wanted = !received_gpt(s) && s.model_run.model_base.compact && v.hover_layer >= 0 &&
+    const bool wanted = s.model_run.model_base.compact && v.hover_layer >= 0 &&
                         v.hover_layer != s.shown.layer && v.hover_layer < int(s.model_run.model_base.layers.size()) && v.hover_head >= 0;
     if (!wanted || (v.weights_layer == v.hover_layer && v.weights_head == v.hover_head)) return;
     gpt_head_weights(s.model_run.model_base, v.hover_layer, v.hover_head, v.weights);

@@ -5,6 +5,7 @@
 #include "source.h"
 #include "app_state.h"
 #include "model_io.h"
+#include "state_internal.h"
 
 namespace attnviz {
 
@@ -62,6 +63,18 @@ struct ToyModelAnswers : ModelAnswers<ToyModel> {
     static std::string title(const ToyModel& m) { return "the " + std::string(to_string(m.input->model->config.task)) + " model"; }
     static bool next_token_head(const ToyModel& m) { return m.input->model->config.has_lm_head(); }
     static bool received(const ToyModel&) { return false; }
+    static std::string check(const ToyModel& m, int64_t cap, int64_t) { return state_detail::check_toy(*m.input, cap); }
+    static bool parse(const ToyModel& m, const std::string& text, std::vector<int>& tokens, std::string& error) {
+        return parse_trained_sequence(m.input->model->config, text, tokens, error);
+    }
+    static bool answer_tokens(const ToyModel& m, const std::string& text, std::vector<int>& ids, std::string&) {
+        std::string e;
+        if (parse_trained_sequence(m.input->model->config, text, ids, e)) ids.erase(ids.begin()); // BOS
+        else ids.clear();
+        return true;
+    }
+    static const char* one_token_hint(const ToyModel&) { return " (a letter)"; }
+    static std::string field_text(const ToyModel& m, int id) { return token_label(m, id); }
 };
 
 // ---- A GPT model (on a page that follows, the teacher's layer as received)
@@ -82,6 +95,26 @@ struct GptModelAnswers : ModelAnswers<GptModel> {
     static std::string title(const GptModel& m) { return m.input->layout + " model"; }
     static bool next_token_head(const GptModel&) { return true; }
     static bool received(const GptModel& m) { return m.input->received; }
+    static std::string check(const GptModel& m, int64_t, int64_t gpt_cap) { return state_detail::check_gpt(*m.input, gpt_cap); }
+    static bool parse(const GptModel& m, const std::string& text, std::vector<int>& tokens, std::string& error) {
+        return parse_gpt_input(*m.input, text, tokens, error);
+    }
+    static bool answer_tokens(const GptModel& m, const std::string& text, std::vector<int>& ids, std::string& error) {
+        if (!m.input->tokenizer) {
+            error = "needs the model's tokenizer, which it has none of; give a token id";
+            return false;
+        }
+        ids = m.input->tokenizer->encode(text);
+        return true;
+    }
+    static const char* one_token_hint(const GptModel&) { return " (often with its leading space, e.g. \" Mary\")"; }
+    static std::string field_text(const GptModel& m, int id) {
+        if (const BpeTokenizer* t = m.input->tokenizer.get()) {
+            const std::string text = t->decode({id});
+            if (t->encode(text) == std::vector<int>{id}) return text;
+        }
+        return std::to_string(id);
+    }
 };
 
 // The answers of a kind: a kind missing here does not compile.
@@ -96,6 +129,12 @@ template <> struct AnswersOf<GptModel> : GptModelAnswers {};
 template <class F> decltype(auto) ask(const AppState& s, F answer) {
     return std::visit([&](const auto& k) -> decltype(auto) { return answer(AnswersOf<std::decay_t<decltype(k)>>(), k); },
                       s.shown.source);
+}
+
+// A model's answer, shown or staged: its kind is model_source(in)'s.
+template <class F> decltype(auto) ask_model(const std::shared_ptr<const TrainedInput>& in, F answer) {
+    if (in->gpt()) return answer(GptModelAnswers(), GptModel{in});
+    return answer(ToyModelAnswers(), ToyModel{in});
 }
 
 } // namespace
@@ -153,5 +192,24 @@ const char* unembedding_name(const AppState& s) { return source_kind(s).unembedd
 bool heads_ablatable(const AppState& s) { return source_kind(s).heads_ablatable; }
 bool config_fixed(const AppState& s) { return source_kind(s).config_fixed; }
 bool generates_tokens(const AppState& s) { return source_kind(s).generates_tokens; }
+
+std::string check_model(const std::shared_ptr<const TrainedInput>& in, int64_t cap, int64_t gpt_cap) {
+    if (!in || !in->model) return "there is no model to show";
+    return ask_model(in, [&](auto a, const auto& k) { return a.check(k, cap, gpt_cap); });
+}
+bool parse_model_text(const std::shared_ptr<const TrainedInput>& in, const std::string& text, std::vector<int>& tokens,
+                      std::string& error) {
+    return ask_model(in, [&](auto a, const auto& k) { return a.parse(k, text, tokens, error); });
+}
+bool parse_answer_tokens(const std::shared_ptr<const TrainedInput>& in, const std::string& text, std::vector<int>& ids,
+                         std::string& error) {
+    return ask_model(in, [&](auto a, const auto& k) { return a.answer_tokens(k, text, ids, error); });
+}
+const char* one_token_hint(const std::shared_ptr<const TrainedInput>& in) {
+    return ask_model(in, [](auto a, const auto& k) { return a.one_token_hint(k); });
+}
+std::string token_field_text(const std::shared_ptr<const TrainedInput>& in, int id) {
+    return ask_model(in, [&](auto a, const auto& k) { return a.field_text(k, id); });
+}
 
 } // namespace attnviz

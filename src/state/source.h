@@ -6,6 +6,7 @@
 // of testing which kind it is; a fifth source is one more alternative here and one more
 // answer to each question there (std::visit names every question left unanswered).
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <variant>
@@ -135,5 +136,26 @@ bool config_fixed(const AppState& s);
 bool generates_tokens(const AppState& s);
 // The shown model is a teacher's layer on a page that follows (every number received).
 bool received_gpt(const AppState& s);
+
+// ---- What a model answers, shown or staged (its kind is model_source(in)'s)
+
+// "" when the model and its tokens can be shown within `cap` bytes (gui_memory_cap; a whole
+// GPT model within `gpt_cap`, gui_gpt_memory_cap), else one sentence naming the value and
+// what to do instead.
+std::string check_model(const std::shared_ptr<const TrainedInput>& in, int64_t cap, int64_t gpt_cap);
+// `text` as the model's input tokens: a GPT model's through its tokenizer (or ids typed), a
+// toy model's letters after BOS. False with one sentence in `error` when it cannot.
+bool parse_model_text(const std::shared_ptr<const TrainedInput>& in, const std::string& text, std::vector<int>& tokens,
+                      std::string& error);
+// `text` as the tokens it names, without BOS: a GPT model's through its tokenizer (without
+// one: false and one sentence), a toy model's letters (none when they are not letters).
+bool parse_answer_tokens(const std::shared_ptr<const TrainedInput>& in, const std::string& text, std::vector<int>& ids,
+                         std::string& error);
+// How a field gives one token: " (often with its leading space, e.g. \" Mary\")" (GPT),
+// " (a letter)" (toy).
+const char* one_token_hint(const std::shared_ptr<const TrainedInput>& in);
+// Token `id` as a field shows it: a toy model's letter; a GPT model's text when its
+// tokenizer reads that text back as `id` alone, else the id.
+std::string token_field_text(const std::shared_ptr<const TrainedInput>& in, int id);
 
 } // namespace attnviz

@@ -31,11 +31,10 @@ void show_new_run(AppState& s, bool same_run = false);
 // else one sentence; the forward into s.model_run.model_base (lean when large, the kernel chosen as
 // the command line chooses it). Its perturbation is the core's perturb_model (view_runs.h).
 std::string check_gpt(const TrainedInput& in, int64_t cap);
+// A toy model's (recompute_model.cpp): "" when it and its tokens can be shown within `cap`.
+std::string check_toy(const TrainedInput& in, int64_t cap);
 // Bytes of one ModelTrace of the model on T tokens (the clean copy an ablation keeps).
 int64_t gpt_trace_bytes(const Model& m, int T);
-// Row pos (1, V) of a GPT trace's logits: its own, or a compact trace's made again
-// (gpt_logits_rows); empty outside the tokens.
-Mat gpt_logits_row(const Model& m, const ModelTrace& t, int pos);
 // The detector's scores on a trace's own tokens: a compact trace's as its forward read them.
 HeadScores text_scores(const ModelTrace& t);
 void gpt_forward_state(AppState& s);

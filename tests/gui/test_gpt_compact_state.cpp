@@ -159,7 +159,7 @@ TEST(GptCompactState, Gpt2SmallShapesOpenOn1024Tokens) {
     in->model = std::make_shared<Model>(random_gpt(mc, 3));
     in->layout = "GPT-2 (Hugging Face)";
     for (int t = 0; t < 1024; ++t) in->tokens.push_back(int((int64_t(t) * 7919 + 13) % 50257));
-    EXPECT_EQ(check_model_input(*in, gui_memory_cap), "") << "the window takes it";
+    EXPECT_EQ(check_model(in, gui_memory_cap, gui_gpt_memory_cap), "") << "the window takes it";
     EXPECT_LE(gpt_window_bytes(*in->model, 1024), gui_gpt_memory_cap);
     AppState s = lesson_state();
     request_trained_model(s, in);

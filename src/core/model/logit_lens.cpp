@@ -127,4 +127,21 @@ LogitLens logit_lens_range(const Model& m, const ModelTrace& tr, KernelKind kern
     return out;
 }
 
+ModelTrace lens_inputs(const Model& m, const ModelTrace& tr, int64_t copy_logits_below) {
+    ModelTrace c;
+    c.tokens = tr.tokens;
+    c.h0 = tr.h0;
+    c.h_out = tr.h_out;
+    c.layers.resize(tr.layers.size());
+    if (m.config.arch == Arch::gpt) {
+        c.blocks.resize(tr.blocks.size());
+        for (size_t l = 0; l < tr.blocks.size(); ++l) c.blocks[l].resid_post = tr.blocks[l].resid_post;
+        if (tr.logits.size() < copy_logits_below) c.logits = tr.logits;
+    } else {
+        for (size_t l = 0; l < tr.layers.size(); ++l) c.layers[l].x = tr.layers[l].x;
+        c.logits_next = tr.logits_next;
+    }
+    return c;
+}
+
 } // namespace attnviz

@@ -44,4 +44,10 @@ LogitLens logit_lens(const Model& m, const ModelTrace& tr, KernelKind kernel, in
 LogitLens logit_lens_range(const Model& m, const ModelTrace& tr, KernelKind kernel, int p0, int p1,
                            int k = lens_top_k);
 
+// What the lens reads of a trace, copied (for a job that outlives the trace): the tokens and
+// every residual (GPT: resid_post; toy: each block's x and h_out, and logits_next), and a
+// GPT trace's logits when it has fewer than `copy_logits_below` (the last row is then the
+// forward's, bit for bit; above it the kernel makes that row again).
+ModelTrace lens_inputs(const Model& m, const ModelTrace& tr, int64_t copy_logits_below);
+
 } // namespace attnviz
