@@ -5,7 +5,9 @@ names the kind (the variant's alternatives, std::visit over it, the shown model'
 GPT test) and branches (if, ?:, &&, ||, !, switch, a visit). The house's target is at most
 30; a new question about the source belongs in src/state/source.cpp, answered in each kind's
 group there. source.cpp's two visits are counted; its per-kind answers are not, since each is
-the one place its kind answers, called by the same generic visit for every kind.
+the one place its kind answers, called by the same generic visit for every kind. Comparing the
+shown model with another (`shown_model(s) == in`: is it the same input?) or passing it on
+(`f(shown_model(s), ...)`) is not counted.
 
     scripts/source_branches.py [--list] [ROOT]
 """
@@ -14,7 +16,7 @@ import re
 import sys
 
 KIND = re.compile(r"\bmode\(|\bMode::|shown\.input\b|->gpt\(\)|\.gpt\(\)|holds_alternative<|get_if<|std::visit\(|"
-                  r"\bshown_model\(\w+\)(?!->|\.get\(\))|\bshown_weights_file\(\w+\)(?!->|\.get\(\))|\bis_gpt\(|->received\b|"
+                  r"(?<!== )(?<!!= )\bshown_model\(\w+\)(?!->|\.get\(\)| [!=]=|,)|\bshown_weights_file\(\w+\)(?!->|\.get\(\))|\bis_gpt\(|->received\b|"
                   r"\breceived_gpt\(|Arch::gpt\b")
 BRANCH = re.compile(r"\bif \(|\?|&&|\|\||!\w|!\(|\bswitch \(|std::visit\(|holds_alternative<|get_if<")
 

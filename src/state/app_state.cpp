@@ -202,8 +202,10 @@ bool apply_config(AppState& s) {
     return true;
 }
 
+} // namespace
+
 // A new p or strength: at most one input row differs from the recipe's x.
-void apply_perturbation(AppState& s) {
+void state_detail::apply_lesson_perturbation(AppState& s) {
     s.p = std::clamp(s.p, 0, s.config.applied.seq_len - 1);
     const RowChange ch = perturb_lesson(s.run, s.p, s.strength);
     if (ch.all) {
@@ -214,8 +216,6 @@ void apply_perturbation(AppState& s) {
     for (int j : ch.rows) s.upload.columns.push_back(j);
     for (int j : ch.rows) s.upload.rows.push_back(j); // the input rows that changed
 }
-
-} // namespace
 
 void recompute(AppState& s) {
     poll_hub_get(s);    // Get GPT-2's download: its progress, and the model opened once it is in (hub_get_state.cpp)
@@ -239,8 +239,7 @@ void recompute(AppState& s) {
     }
     if (s.perturb_dirty && s.ready) {
         s.perturb_dirty = false;
-        if (shown_model(s)) apply_trained_perturbation(s);
-        else apply_perturbation(s);
+        apply_shown_perturbation(s); // the lesson's input row, or a model's token (source.cpp)
     }
     update_model_view(s, config_changed, perturb_changed, ablation_changed); // the Model view's detector and predictions (recompute_model_view.cpp)
     // Question 4's demonstration, once its run is trained (check_ablation.cpp).

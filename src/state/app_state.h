@@ -378,15 +378,11 @@ std::string ablated_heads_text(const Ablation& a);
 
 // ---- A trained model in the views (recompute_model.cpp)
 
-// The labels of the positions on every axis: the trained model's letters ("^", "a", ...)
-// while one is shown, else the words given as input (empty: numbers).
-const std::vector<std::string>& position_words(const AppState& s);
 // The block every view shows, 0 .. L-1 (applied by the next recompute).
 void request_layer(AppState& s, int layer);
 // The letter the perturbed position is blended toward (-1: the letter after the one at p).
 void request_replacement(AppState& s, int token);
-// The letter that is, or would be, used at position p.
-int replacement_token(const AppState& s, int p);
+// (position_words and replacement_token are the source's answers, source.h.)
 // "a b c a b d" (BOS left out) as the shown model's tokens, staged like a new model; a
 // word outside its vocabulary, or more words than its positions, is refused with one
 // sentence in `error` (and s.error) naming the vocabulary or the limit.

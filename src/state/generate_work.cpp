@@ -168,7 +168,7 @@ void start_demo(AppState& s) {
     d = GenerateDemo{};
     d.asked = asked;
     d.scroll = scroll;
-    d.lesson = !shown_model(s);
+    d.lesson = !generates_tokens(s); // the lesson's module writes rows of x
     const KernelKind kernel = s.kernel;
     if (d.lesson) { // the lesson's module: microseconds
         run_demo(d, kernel, [&](GenerateDemo& out) { demo_lesson(s.config.applied, s.run.experiment.weights, s.run.experiment.x, kernel, out); });

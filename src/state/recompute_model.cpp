@@ -168,10 +168,8 @@ void leave_trained(AppState& s) {
 
 } // namespace state_detail
 
-const std::vector<std::string>& position_words(const AppState& s) { return shown_model(s) ? s.shown.words : s.tokens.applied; }
-
 void request_layer(AppState& s, int layer) {
-    if (!shown_model(s)) return;
+    if (layer_count(s) < 2) return; // one layer (the lesson's module): no other to show
     layer = std::clamp(layer, 0, layer_count(s) - 1);
     if (layer == s.edit_layer) return;
     s.edit_layer = layer;
@@ -184,14 +182,6 @@ void request_replacement(AppState& s, int token) {
     s.perturb_dirty = true;
 }
 
-int replacement_token(const AppState& s, int p) {
-    if (!shown_model(s)) return -1;
-    const ModelConfig& c = shown_model(s)->model->config;
-    if (s.shown.replace_token >= 0 && s.shown.replace_token < c.vocab) return s.shown.replace_token;
-    const std::vector<int>& tok = shown_model(s)->tokens;
-    const int at = p >= 0 && size_t(p) < tok.size() ? tok[size_t(p)] : 0;
-    return (at + 1) % c.vocab; // as attnviz trace --perturb replaces it
-}
 
 bool parse_trained_sequence(const ModelConfig& c, const std::string& text, std::vector<int>& tokens, std::string& error) {
     const std::string vocab = "(" + vocabulary_text(c) + ")";

@@ -36,7 +36,7 @@ void to_session_model(const AppState& s, const TrainedInput& in, SessionModel& s
 SessionGenerate session_generate(const AppState& s) {
     const GenerateState& g = s.generate;
     SessionGenerate out;
-    if (std::holds_alternative<GptModel>(s.shown.source) || g.received) return out;
+    if (!session_keeps_generation(s) || g.received) return out;
     const bool pending = g.restore.pending;
     const std::vector<GenerateStep>& steps = pending ? g.restore.steps : g.steps;
     out.options = pending ? g.restore.options : g.options;
@@ -301,9 +301,7 @@ void save_session_file(AppState& s, const std::string& path) {
     std::string error;
     if (write_session_files(path, s, error))
         s.status = "Saved the session to " + escaped(path) +
-                   (std::holds_alternative<GptModel>(s.shown.source) ? " (without the GPT model, which opens again from its own files "
-                                                    "with --model)."
-                                                  : ".");
+                   session_saved_note(s) + ".";
     else s.status = "Not saved: " + error;
 }
 

@@ -16,6 +16,11 @@ const std::shared_ptr<const WeightsFile> no_file;
 
 // What the lesson's module answers, seeded or with a file's layer.
 template <class Lesson> struct LessonAnswers {
+    static const std::vector<std::string>& words(const Lesson&, const AppState& s) { return s.tokens.applied; }
+    static int replacement(const Lesson&, const AppState&, int) { return -1; }
+    static bool keeps_generation(const Lesson&) { return true; }
+    static const char* saved_note(const Lesson&) { return ""; }
+    static void perturb(const Lesson&, AppState& s) { state_detail::apply_lesson_perturbation(s); }
     static int layer_count(const Lesson&) { return 1; }
     static std::string summary(const Lesson&, const AppState& s) { return "seed " + std::to_string(s.config.applied.seed); }
     static std::string token_label(const Lesson&, int token) { return std::to_string(token); }
@@ -39,6 +44,15 @@ struct WeightsLayerAnswers : LessonAnswers<WeightsLayer> {
 
 // What both models answer alike.
 template <class M> struct ModelAnswers {
+    static const std::vector<std::string>& words(const M&, const AppState& s) { return s.shown.words; }
+    static int replacement(const M& m, const AppState& s, int p) {
+        const ModelConfig& c = m.input->model->config;
+        if (s.shown.replace_token >= 0 && s.shown.replace_token < c.vocab) return s.shown.replace_token;
+        const std::vector<int>& tok = m.input->tokens;
+        const int at = p >= 0 && size_t(p) < tok.size() ? tok[size_t(p)] : 0;
+        return (at + 1) % c.vocab; // as attnviz trace --perturb replaces it
+    }
+    static void perturb(const M&, AppState& s) { state_detail::apply_trained_perturbation(s); }
     static int layer_count(const M& m) { return m.input->model->config.n_layer; }
     static const std::shared_ptr<const TrainedInput>& model(const M& m) { return m.input; }
     static const std::shared_ptr<const WeightsFile>& weights(const M&) { return no_file; }
@@ -74,6 +88,8 @@ struct ToyModelAnswers : ModelAnswers<ToyModel> {
         return true;
     }
     static const char* one_token_hint(const ToyModel&) { return " (a letter)"; }
+    static bool keeps_generation(const ToyModel&) { return true; }
+    static const char* saved_note(const ToyModel&) { return ""; }
     static std::string field_text(const ToyModel& m, int id) { return token_label(m, id); }
 };
 
@@ -108,6 +124,8 @@ struct GptModelAnswers : ModelAnswers<GptModel> {
         return true;
     }
     static const char* one_token_hint(const GptModel&) { return " (often with its leading space, e.g. \" Mary\")"; }
+    static bool keeps_generation(const GptModel&) { return false; }
+    static const char* saved_note(const GptModel&) { return " (without the GPT model, which opens again from its own files with --model)"; }
     static std::string field_text(const GptModel& m, int id) {
         if (const BpeTokenizer* t = m.input->tokenizer.get()) {
             const std::string text = t->decode({id});
@@ -182,6 +200,22 @@ bool has_next_token_head(const AppState& s) {
 }
 bool received_gpt(const AppState& s) {
     return ask(s, [](auto a, const auto& k) { return a.received(k); });
+}
+
+const std::vector<std::string>& position_words(const AppState& s) {
+    return ask(s, [&](auto a, const auto& k) -> const std::vector<std::string>& { return a.words(k, s); });
+}
+int replacement_token(const AppState& s, int p) {
+    return ask(s, [&](auto a, const auto& k) { return a.replacement(k, s, p); });
+}
+bool session_keeps_generation(const AppState& s) {
+    return ask(s, [](auto a, const auto& k) { return a.keeps_generation(k); });
+}
+const char* session_saved_note(const AppState& s) {
+    return ask(s, [](auto a, const auto& k) { return a.saved_note(k); });
+}
+void apply_shown_perturbation(AppState& s) {
+    ask(s, [&](auto a, const auto& k) { a.perturb(k, s); });
 }
 
 const char* attention_input_name(const AppState& s) { return source_kind(s).attention_input; }

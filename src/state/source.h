@@ -136,6 +136,20 @@ bool config_fixed(const AppState& s);
 bool generates_tokens(const AppState& s);
 // The shown model is a teacher's layer on a page that follows (every number received).
 bool received_gpt(const AppState& s);
+// The labels of the positions on every axis: a model's tokens ("^", "a", ... or GPT's), else
+// the words given as input (empty: numbers).
+const std::vector<std::string>& position_words(const AppState& s);
+// The token that is, or would be, used at position p: the one asked for (request_replacement),
+// else the one after the token at p (as attnviz trace --perturb replaces it); -1 for the
+// lesson's module, whose perturbation blends toward a random row.
+int replacement_token(const AppState& s, int p);
+// A session keeps the Generate view's steps and writes them again: the lesson's module and
+// a toy model; a GPT model's generation is not kept (it opens again from its own files).
+bool session_keeps_generation(const AppState& s);
+// What a saved session's status adds: " (without the GPT model, ...)" for a GPT model.
+const char* session_saved_note(const AppState& s);
+// A new p or strength applied to the run shown (the lesson's input row, or a model's token).
+void apply_shown_perturbation(AppState& s);
 
 // ---- What a model answers, shown or staged (its kind is model_source(in)'s)
 

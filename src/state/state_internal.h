@@ -16,6 +16,8 @@ KernelKind resolve_kernel(const AppState& s, const Config& c, KernelChoice k);
 // every block on the blended embeddings; leave_trained drops the model's traces.
 bool apply_trained(AppState& s);
 void apply_trained_perturbation(AppState& s);
+// The lesson's module's (app_state.cpp): at most one input row differs from the recipe's x.
+void apply_lesson_perturbation(AppState& s);
 void leave_trained(AppState& s);
 // A model read (or refused with `error`) for the views: staged on layer 0 like open_model_path,
 // or the sentence shown in s.status and s.error.
