@@ -75,7 +75,7 @@ void compute_hovered_weights(AppState& s) {
 } // namespace
 
 const Mat* grid_head_weights(const AppState& s, int layer, int head) {
-    if (!shown_model(s)) return size_t(head) < s.run.trace.att.size() ? &s.run.trace.att[size_t(head)] : nullptr;
+    if (!source_kind(s).runs_every_layer) return size_t(head) < s.run.trace.att.size() ? &s.run.trace.att[size_t(head)] : nullptr;
     if (layer < 0 || size_t(layer) >= s.model_run.model_base.layers.size()) return nullptr;
     const Trace& tr = s.model_run.model_base.layers[size_t(layer)];
     if (size_t(head) < tr.att.size() && tr.att[size_t(head)].rows() == tr.T) return &tr.att[size_t(head)];
@@ -92,7 +92,7 @@ void update_model_view(AppState& s, bool config_changed, bool perturb_changed, b
     if (!s.ready) return;
     if (received_gpt(s)) {
         // A teacher's GPT layer (follow_gpt.h): every number as received, nothing computed.
-    } else if (shown_model(s)) {
+    } else if (source_kind(s).runs_every_layer) {
         const bool new_run = s.model_view.run_changed || ablation_changed;
         // The detector's numbers are recompute_ablation.cpp's, of the run shown (ablated or clean).
         if (new_run) {

@@ -30,6 +30,8 @@ template <class Lesson> struct LessonAnswers {
     static bool next_token_head(const Lesson&) { return false; }
     static const std::shared_ptr<const TrainedInput>& model(const Lesson&) { return no_model; }
     static bool received(const Lesson&) { return false; }
+    static int vocab(const Lesson&) { return 0; }
+    static std::string layer_sentence(const Lesson&, const AppState&) { return ""; }
 };
 
 // ---- The lesson's module
@@ -56,6 +58,7 @@ template <class M> struct ModelAnswers {
     static int layer_count(const M& m) { return m.input->model->config.n_layer; }
     static const std::shared_ptr<const TrainedInput>& model(const M& m) { return m.input; }
     static const std::shared_ptr<const WeightsFile>& weights(const M&) { return no_file; }
+    static int vocab(const M& m) { return m.input->model->config.vocab; }
     template <class Label> static std::string joined(const std::vector<int>& ids, bool after_text, Label label) {
         std::string out;
         for (int id : ids) out += (out.empty() ? "" : " ") + label(id);
@@ -91,6 +94,14 @@ struct ToyModelAnswers : ModelAnswers<ToyModel> {
     static bool keeps_generation(const ToyModel&) { return true; }
     static const char* saved_note(const ToyModel&) { return ""; }
     static std::string field_text(const ToyModel& m, int id) { return token_label(m, id); }
+    static std::string layer_sentence(const ToyModel& m, const AppState& s) {
+        const int L = m.input->model->config.n_layer, l = s.shown.layer;
+        const std::string input = l == 0 ? "x = wte[token] + wpe[position], the embeddings"
+                                         : "x = h + attn(h) of block " + std::to_string(l - 1) + ", the residual stream";
+        const std::string output = l + 1 < L ? "its h + attn(h) is block " + std::to_string(l + 1) + "'s input"
+                                             : "its h + attn(h) goes to the task heads";
+        return "block " + std::to_string(l) + " of " + std::to_string(L) + ": input " + input + "; " + output + ".";
+    }
 };
 
 // ---- A GPT model (on a page that follows, the teacher's layer as received)
@@ -132,6 +143,13 @@ struct GptModelAnswers : ModelAnswers<GptModel> {
             if (t->encode(text) == std::vector<int>{id}) return text;
         }
         return std::to_string(id);
+    }
+    static std::string layer_sentence(const GptModel& m, const AppState& s) {
+        const int L = m.input->model->config.n_layer, l = s.shown.layer;
+        return "x = ln_1(residual stream) of layer " + std::to_string(l) + ", the stream being " +
+               (l == 0 ? std::string("the embeddings wte + wpe") : "layer " + std::to_string(l - 1) + "'s resid_post") +
+               "; then + attn, + mlp(ln_2) " +
+               (l + 1 < L ? "into layer " + std::to_string(l + 1) : std::string("into ln_f and the logits")) + ".";
     }
 };
 
@@ -200,6 +218,12 @@ bool has_next_token_head(const AppState& s) {
 }
 bool received_gpt(const AppState& s) {
     return ask(s, [](auto a, const auto& k) { return a.received(k); });
+}
+int vocab_size(const AppState& s) {
+    return ask(s, [](auto a, const auto& k) { return a.vocab(k); });
+}
+std::string layer_sentence(const AppState& s) {
+    return ask(s, [&](auto a, const auto& k) { return a.layer_sentence(k, s); });
 }
 
 const std::vector<std::string>& position_words(const AppState& s) {

@@ -41,6 +41,34 @@ struct SourceKind {
     // A step of the Generate view writes a token (a model), or a new random row of x (the
     // lesson's module, which has no tokens).
     bool generates_tokens;
+    // The views run every layer (model_run.model_base holds each one's trace, and the Model
+    // view's grid draws each layer's own patterns), or the source is one layer whose trace
+    // every view draws (the lesson's module: run.trace).
+    bool runs_every_layer;
+    // The layer shown is one the views chose of the model's n_layer, and they name it ("layer 1
+    // · head 0" over the Generate view's picture, its row of the Model view's grid in the accent
+    // colour); the lesson's module is its one layer, named nowhere.
+    bool names_layer;
+    // The token every sequence starts with, as the head detector's explanation writes the
+    // repeated sequences: "^" (a toy model's BOS), "<|endoftext|>" (GPT-2's); "" for the
+    // lesson's module, which has no tokens.
+    const char* bos_text;
+    // The way from a head's output to the logit that the direct logit attribution's tooltip
+    // adds: " through ln_f with its scale frozen" (GPT); "" for a toy model, whose task head
+    // reads the residual stream as it is.
+    const char* dla_path;
+    // The ablation's numbers hold the top 5 at the predictions' position, before and after
+    // (RunSummary::top): a GPT model's; a toy model's task accuracies stand for them.
+    bool ablation_top5;
+    // The mean ablation's tooltip: what the head's mean is taken over ("" for the lesson's
+    // module, which has no heads to ablate).
+    const char* mean_ablation_tip;
+    // Between two position labels written in a row: "" for GPT (its labels carry their own
+    // spaces, ·), " " for letters and words.
+    const char* label_separator;
+    // The width a token's label is given in a column, as a sample of text: "·WWWWWW" (a GPT-2
+    // token, a space and a few letters), "WWWW".
+    const char* label_width_sample;
 };
 
 // Each alternative holds what only it has and its SourceKind (in the order of the fields
@@ -49,24 +77,31 @@ struct SourceKind {
 // The lesson's module: x = torch.randn(1, T, C) (or the words' rows) and the recipe's
 // seeded weights.
 struct LessonBlock {
-    static constexpr SourceKind kind{"x", "layer", 0, "", "", false, false, false};
+    static constexpr SourceKind kind{"x", "layer", 0, "", "", false, false, false, false, false, "", "", false, "", " ", "WWWW"};
 };
 // The lesson's module with an attention layer read from a safetensors file.
 struct WeightsLayer {
     std::shared_ptr<const WeightsFile> file;
-    static constexpr SourceKind kind{"x", "layer", 0, "", "", false, false, false};
+    static constexpr SourceKind kind{"x", "layer", 0, "", "", false, false, false, false, false, "", "", false, "", " ", "WWWW"};
 };
 // A model attnviz train wrote (the Train view's "Open in the views", or a file): one block
 // in every view, on its residual stream h; position 0 is BOS.
 struct ToyModel {
     std::shared_ptr<const TrainedInput> input;
-    static constexpr SourceKind kind{"h", "block", 1, "trained model", "the next-token head lm_head", true, true, true};
+    static constexpr SourceKind kind{"h", "block", 1, "trained model", "the next-token head lm_head", true, true, true, true, true,
+                                     "^", "", false,
+                                     "The head's output is set to its mean over the accuracy probe (256 sequences, every "
+                                     "position; the clean model's).",
+                                     " ", "WWWW"};
 };
 // A GPT-2 or nanoGPT model: one layer's attention on ln_1(h), over GPT-2's tokens. On a page
 // that follows the teacher, the teacher's layer as received (input->received).
 struct GptModel {
     std::shared_ptr<const TrainedInput> input;
-    static constexpr SourceKind kind{"ln_1(h)", "layer", 0, "GPT model", "ln_f, then the unembedding wte", true, true, true};
+    static constexpr SourceKind kind{"ln_1(h)", "layer", 0, "GPT model", "ln_f, then the unembedding wte", true, true, true,
+                                     true, true, "<|endoftext|>", " through ln_f with its scale frozen", true,
+                                     "The head's output is set to its mean over the text's positions (the clean model's).",
+                                     "", "·WWWWWW"};
 };
 using Source = std::variant<LessonBlock, WeightsLayer, ToyModel, GptModel>;
 
@@ -171,5 +206,12 @@ const char* one_token_hint(const std::shared_ptr<const TrainedInput>& in);
 // Token `id` as a field shows it: a toy model's letter; a GPT model's text when its
 // tokenizer reads that text back as `id` alone, else the id.
 std::string token_field_text(const std::shared_ptr<const TrainedInput>& in, int id);
+// The shown model's vocabulary: its token ids are 0 .. vocab_size - 1; 0 for the lesson's
+// module, which has no tokens.
+int vocab_size(const AppState& s);
+// What the shown layer reads and where its output goes, for the layer strip: "block 1 of 2:
+// input x = h + attn(h) of block 0, ..." (a toy model), "x = ln_1(residual stream) of layer
+// 1, ..." (GPT); "" for the lesson's module, which is one layer.
+std::string layer_sentence(const AppState& s);
 
 } // namespace attnviz

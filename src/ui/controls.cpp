@@ -216,7 +216,7 @@ void draw_controls(AppState& s, UiContext& ui) {
     draw_follow_section(s, ui); // a page following the teacher's window (follow_panel.cpp)
 
     // A trained model fixes the sizes and the input: its own section instead of both.
-    if (shown_model(s)) {
+    if (config_fixed(s)) {
         draw_trained_section(s, ui);
     } else {
         changed |= draw_model_section(s, ui, e, label_w);

@@ -16,11 +16,10 @@ namespace attnviz {
 void draw_app(AppState& s, UiContext& ui) {
     handle_keys(s);
     handle_layer_keys(s);
-    if (shown_model(s)) {
-        // A trained model's positions are its letters: "0 ^", "1 a", ... on every axis.
-        ui.tokens = &s.shown.words;
-        ui.row_label_w = widest_position_label(ui.fonts->small, s.shown.words);
-    }
+    // The positions' labels on every axis: a trained model's letters ("0 ^", "1 a", ...), else
+    // the words given as input.
+    ui.tokens = &position_words(s);
+    ui.row_label_w = widest_position_label(ui.fonts->small, *ui.tokens);
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(vp->Pos);
     ImGui::SetNextWindowSize(vp->Size);

@@ -189,7 +189,7 @@ void sampling_controls(AppState& s, UiContext& ui, float width) {
     if (ImGui::SliderFloat("temperature", &temp, 0.f, 3.f, "%.2f")) o.temperature = temp, changed = true;
     ImGui::SetNextItemWidth(slider_w);
     // A page following a GPT model has the teacher's bars, not its logits: the vocabulary's size.
-    const int V = g.received && shown_model(s) && shown_model(s)->model ? shown_model(s)->model->config.vocab : int(g.logits.size());
+    const int V = g.received && vocab_size(s) > 0 ? vocab_size(s) : int(g.logits.size());
     if (ImGui::SliderInt("top-k", &o.top_k, 0, std::max(1, std::min(V, 50)), o.top_k == 0 ? "off" : "%d")) changed = true;
     ImGui::SetNextItemWidth(slider_w);
     if (ImGui::SliderFloat("top-p", &top_p, 0.f, 1.f, top_p >= 1.f ? "off (1)" : "%.2f")) o.top_p = top_p, changed = true;
@@ -266,8 +266,8 @@ void draw_generate_view(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
         if (ImGui::ArrowButton("##gen_head_next", ImGuiDir_Right)) win.head0 = std::min(H - 1, win.head0 + 1);
         ImGui::SameLine();
         ImGui::AlignTextToFramePadding();
-        const std::string title = "Attention · " + (shown_model(s) ? "layer " + std::to_string(g.layer) + " · " : std::string()) +
-                                  "head " + std::to_string(win.head0) + " of " + std::to_string(H);
+        const std::string layer = source_kind(s).names_layer ? "layer " + std::to_string(g.layer) + " · " : std::string();
+        const std::string title = "Attention · " + layer + "head " + std::to_string(win.head0) + " of " + std::to_string(H);
         ImGui::TextUnformatted(title.c_str());
         // The picture takes what the cache's strips and the captions leave of the view's height.
         const int L = generate_cache_sizes(s).layers, layers = std::min(L, kv_layers_shown);

@@ -40,7 +40,8 @@ void draw_words_section(AppState& s, UiContext& ui) {
 
 void draw_weights_section(AppState& s, UiContext& ui) {
     section_heading(ui, "Weights");
-    if (shown_model(s)) {
+    // A model's weights are its own, shown with the sizes they fix in its section above.
+    if (config_fixed(s)) {
         wrapped_dim(std::string("the ") + model_noun(s) + "'s own (above)" +
                     "; a file here replaces it: the lesson's layout, a model attnviz train wrote, or with Open "
                     "model a whole GPT-2 directory or nanoGPT file");

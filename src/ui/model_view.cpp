@@ -98,7 +98,7 @@ void model_view_sentence(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float
     const int H = s.config.applied.n_head;
     ImGui::SetCursorScreenPos(ImVec2(p0.x, y));
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
-    if (!shown_model(s)) {
+    if (!source_kind(s).runs_every_layer) {
         ImGui::TextDisabled("The lesson's module is one layer: its %d heads on the input. A trained model shows every "
                             "layer and what its heads have learnt.", H);
         if (ImGui::SmallButton("Open the Train view")) s.screen.view = View::train;
@@ -121,7 +121,7 @@ void model_view_heads(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, float y,
     // the table on the left, the box over the predictions on the right.
     // A model's table has the ablate and DLA columns too: a little more room.
     constexpr float min_side_w = 300, max_side_w = 560; // the table's columns need 300; wider only spreads them
-    const float side_w = std::round(std::clamp(width * (shown_model(s) ? 0.42f : 0.38f), std::min(width * 0.5f, ui.scaled(min_side_w)),
+    const float side_w = std::round(std::clamp(width * (heads_ablatable(s) ? 0.42f : 0.38f), std::min(width * 0.5f, ui.scaled(min_side_w)),
                                                ui.scaled(max_side_w)));
     const float pred_h = predictions_height(s, ui, compact);
     const float table_h = ImGui::GetTextLineHeightWithSpacing() * (compact ? 1.f : 3.f) +

@@ -93,8 +93,7 @@ std::string detector_explanation(const AppState& s) {
     std::string what = "prev, dup, ind: on the sequence shown (—: no query there has an earlier copy of its token); ";
     if (!d.repeat_induction.empty())
         what += "ind (rep.): on " + std::to_string(d.repeat_count) + " random sequences " +
-                std::string(d.repeat_bos < 0 ? "r r filler"
-                            : std::holds_alternative<GptModel>(s.shown.source) ? "<|endoftext|> r r filler" : "^ r r filler") + ", r of " +
+                (d.repeat_bos < 0 ? std::string() : source_kind(s).bos_text + std::string(" ")) + "r r filler, r of " +
                 std::to_string(d.repeat_len) + " tokens (seed " + std::to_string(d.repeat_seed) + ").";
     else
         what += "ind (rep.) needs a model with a vocabulary (n/a).";
@@ -179,7 +178,7 @@ void draw_detector_header(const AppState& s, UiContext& ui) {
                 tip = "Direct logit attribution at position " + std::to_string(n.pos) + " onto " +
                       (n.token >= 0 ? "“" + model_token_label(s, n.token) + "”" : std::string("?")) +
                       " (the clean run's top prediction there): what the head's output adds, alone, to that logit" +
-                      (std::holds_alternative<GptModel>(s.shown.source) ? " through ln_f with its scale frozen" : "") + " (Up / Down moves the position)." +
+                      source_kind(s).dla_path + " (Up / Down moves the position)." +
                       (c == 7 ? " Δ: after the ablation minus before." : "");
             if (!tip.empty()) {
                 ImGui::PushTextWrapPos(ui.px(420));

@@ -22,7 +22,7 @@ namespace {
 // module's from the trace the other views draw.
 const Texture* pattern_texture(const AppState& s, const UiContext& ui, int layer, int head) {
     const int H = s.config.applied.n_head;
-    if (shown_model(s)) {
+    if (source_kind(s).runs_every_layer) {
         const size_t i = size_t(layer) * size_t(H) + size_t(head);
         return ui.grid_probs && i < ui.grid_probs->size() ? &(*ui.grid_probs)[i] : nullptr;
     }
@@ -314,7 +314,7 @@ void draw_model_grid(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     for (int l = l0; l < l1; ++l) {
         const float by = y + float(l - l0) * (box_h + gap) + (ticks ? f->FontSize : 0);
         // The block the other views show is marked: it is the one a click keeps.
-        const bool shown = shown_model(s) && l == s.shown.layer;
+        const bool shown = source_kind(s).names_layer && l == s.shown.layer;
         const std::string t = "layer " + std::to_string(l);
         dl->AddText(f, f->FontSize, ImVec2(p0.x, by + fit.thumb / 2 - f->FontSize / 2), shown ? pal.accent : pal.text_dim, t.c_str());
         for (int h = h0; h < h1; ++h) {

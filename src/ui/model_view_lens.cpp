@@ -54,13 +54,13 @@ void draw_lens_table(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1) {
     ImFont* f = ui.fonts->small;
     const Palette& pal = ui.pal;
     const int T = int(s.model_run.model_base.tokens.size());
-    const int rows = shown_model(s) ? layer_count(s) + 1 : 0;
     if (!lens_available(s) || T == 0) {
         ImGui::SetCursorScreenPos(p0);
         ImGui::TextDisabled("The logit lens reads the residual stream through the model's next-token head: open a GPT model or "
                             "an induction model.");
         return;
     }
+    const int rows = layer_count(s) + 1; // the embeddings, then each layer's output
     ImGui::SetCursorScreenPos(p0);
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
     ImGui::TextDisabled("Each row reads the residual stream after that layer as if it were the last (%s): the cell is its "

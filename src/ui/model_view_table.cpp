@@ -56,11 +56,12 @@ struct BoxRow {
     double before = NAN, after = NAN;
 };
 
+// The numbers recompute keeps for the model (recompute_ablation.cpp): the task's loss and
+// accuracies on the probe when it has a task, else the next-token loss on its text.
 std::vector<BoxRow> box_rows(const AppState& s) {
     const AblationNumbers& n = s.ablation.numbers;
     std::vector<BoxRow> rows;
-    if (!shown_model(s)) return rows;
-    if (std::holds_alternative<GptModel>(s.shown.source)) {
+    if (n.clean.task.accuracy.empty()) {
         rows.push_back({"next-token loss", n.clean.loss, n.ablated.loss});
         return rows;
     }
@@ -87,7 +88,7 @@ float ablation_box_height(const AppState& s, const UiContext& ui, float width, b
     const float frame = ImGui::GetFrameHeightWithSpacing(), fs = ui.fonts->small->FontSize;
     const float line = fs + st.ItemSpacing.y;                      // a line of small text
     const float row = fs + 2 * st.CellPadding.y;                    // a table row of small text
-    if (!shown_model(s)) return 3 * line;
+    if (!heads_ablatable(s)) return 3 * line;
     if (s.ablation.applied.empty()) {
         if (compact) return frame + line;
         const char* hint = "Click a head's corner mark, its box in the table, or press A over it: its output is replaced "
@@ -96,7 +97,7 @@ float ablation_box_height(const AppState& s, const UiContext& ui, float width, b
     }
     const float rows = float(box_rows(s).size());
     float h = frame + (compact ? rows * row : line + (rows + 1) * row) + st.ItemSpacing.y;
-    if (std::holds_alternative<GptModel>(s.shown.source)) h += compact ? 2 * line : 6 * row + st.ItemSpacing.y;
+    if (source_kind(s).ablation_top5) h += compact ? 2 * line : 6 * row + st.ItemSpacing.y;
     return h;
 }
 
@@ -121,10 +122,7 @@ bool ablation_mode_line(AppState& s, UiContext& ui) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The head's output (hook_z) is set to 0 at every position.");
     ImGui::SameLine();
     const bool m1 = ImGui::RadioButton("mean", &how, int(AblationMode::mean));
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", std::holds_alternative<GptModel>(s.shown.source) ? "The head's output is set to its mean over the text's positions (the clean model's)."
-                                                           : "The head's output is set to its mean over the accuracy probe (256 sequences, "
-                                                             "every position; the clean model's).");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", source_kind(s).mean_ablation_tip);
     if (m0 || m1) request_ablation(s, s.ablation.edit.heads, AblationMode(how));
     ImGui::SameLine();
     ImGui::BeginDisabled(!ablated);
@@ -172,12 +170,12 @@ void ablation_numbers_table(AppState& s, UiContext& ui, float width, bool compac
     }
 }
 
-// GPT: the top 5 at the predictions' position, before and after.
+// The top 5 at the predictions' position, before and after, where the numbers have them (GPT).
 void ablation_top5(AppState& s, UiContext& ui, float width, bool compact) {
     ImFont* f = ui.fonts->small;
     const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX;
     const AblationNumbers& n = s.ablation.numbers;
-    if (!std::holds_alternative<GptModel>(s.shown.source)) return;
+    if (!source_kind(s).ablation_top5) return;
     const std::vector<std::string>& words = position_words(s);
     const std::string at = "top 5 after " + std::to_string(n.pos) +
                            (size_t(n.pos) < words.size() ? " “" + words[size_t(n.pos)] + "”" : "");
@@ -227,7 +225,7 @@ void draw_ablation_box_lines(AppState& s, UiContext& ui, ImVec2 p0, ImVec2 p1, b
     ImGui::PushID("ablation_box");
     ImGui::PushTextWrapPos(p1.x - ImGui::GetWindowPos().x);
     const float width = p1.x - p0.x;
-    if (!shown_model(s)) {
+    if (!heads_ablatable(s)) {
         ImGui::TextDisabled("Ablating a head needs a model: train one in the Train view (Open in the views) or open "
                             "one with --model.");
         ImGui::PopTextWrapPos();
@@ -305,12 +303,12 @@ float draw_predictions(AppState& s, UiContext& ui, ImVec2 p0, float width, bool 
     }
     std::string context;
     // A GPT model's labels carry their own spaces (·); a toy model's letters are spaced.
-    const std::string sep = std::holds_alternative<GptModel>(s.shown.source) ? "" : " ";
+    const std::string sep = source_kind(s).label_separator;
     for (int t = std::max(0, pos - 11); t <= pos && size_t(t) < words.size(); ++t) context += (context.empty() ? "" : sep) + words[size_t(t)];
     if (pos > 11) context = "… " + context;
     dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, fit_text(f, context + "  →  ?", width).c_str());
     y += ImGui::GetTextLineHeightWithSpacing();
-    const float name_w = text_size(f, std::holds_alternative<GptModel>(s.shown.source) ? "·WWWWWW" : "WWWW").x, num_w = text_size(f, "0.000").x + ui.label_gap();
+    const float name_w = text_size(f, source_kind(s).label_width_sample).x, num_w = text_size(f, "0.000").x + ui.label_gap();
     const float row_h = f->FontSize + ui.text_pad();
     if (!top || top->empty()) {
         dl->AddText(f, f->FontSize, ImVec2(p0.x, y), pal.text_dim, "computing…");

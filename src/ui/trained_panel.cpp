@@ -40,20 +40,6 @@ const char* task_sentence(Task t) {
     return "";
 }
 
-std::string block_sentence(const AppState& s) {
-    if (!shown_model(s)) return "";
-    const int L = shown_model(s)->model->config.n_layer, l = s.shown.layer;
-    if (std::holds_alternative<GptModel>(s.shown.source))
-        return "x = ln_1(residual stream) of layer " + std::to_string(l) + ", the stream being " +
-               (l == 0 ? std::string("the embeddings wte + wpe") : "layer " + std::to_string(l - 1) + "'s resid_post") +
-               "; then + attn, + mlp(ln_2) " + (l + 1 < L ? "into layer " + std::to_string(l + 1) : std::string("into ln_f and the logits")) + ".";
-    const std::string input = l == 0 ? "x = wte[token] + wpe[position], the embeddings"
-                                     : "x = h + attn(h) of block " + std::to_string(l - 1) + ", the residual stream";
-    const std::string output = l + 1 < L ? "its h + attn(h) is block " + std::to_string(l + 1) + "'s input"
-                                         : "its h + attn(h) goes to the task heads";
-    return "block " + std::to_string(l) + " of " + std::to_string(L) + ": input " + input + "; " + output + ".";
-}
-
 namespace {
 
 void source_line(const TrainedInput& in) {
@@ -114,17 +100,10 @@ void draw_gpt_header(AppState& s) {
     dim_wrapped(std::to_string(s.config.applied.seq_len) + (s.config.applied.seq_len == 1 ? " token: " : " tokens: ") + ids);
 }
 
-} // namespace
-
-void draw_trained_section(AppState& s, UiContext& ui) {
+// A toy model: its task, vocabulary, sizes and file, and the letters it reads.
+void draw_toy_header(AppState& s) {
     const TrainedInput& in = *shown_model(s);
     const ModelConfig& c = in.model->config;
-    std::string heading = model_noun(s);
-    heading[0] = char(std::toupper(static_cast<unsigned char>(heading[0]))); // "Trained model", "GPT model"
-    section_heading(ui, heading.c_str());
-    if (std::holds_alternative<GptModel>(s.shown.source)) {
-        draw_gpt_header(s);
-    } else {
     wrapped(std::string("task ") + to_string(c.task) + ": " + task_sentence(c.task));
     dim_wrapped("vocabulary " + vocabulary_text(c) + " (" + std::to_string(c.vocab) +
                 " letters); ^ is BOS, always first");
@@ -139,7 +118,19 @@ void draw_trained_section(AppState& s, UiContext& ui) {
                        "); ^ (BOS) is put first. Enter applies.");
     dim_wrapped(std::to_string(s.config.applied.seq_len) + " positions: ^ and " + std::to_string(s.config.applied.seq_len - 1) +
                 " letters");
-    }
+}
+
+} // namespace
+
+void draw_trained_section(AppState& s, UiContext& ui) {
+    const ModelConfig& c = shown_model(s)->model->config;
+    std::string heading = model_noun(s);
+    heading[0] = char(std::toupper(static_cast<unsigned char>(heading[0]))); // "Trained model", "GPT model"
+    section_heading(ui, heading.c_str());
+    // Each kind's header: a GPT model's file, sizes and text, a toy model's task and letters.
+    std::visit(Overload{[&](const GptModel&) { draw_gpt_header(s); }, [&](const ToyModel&) { draw_toy_header(s); },
+                        [](const auto&) {}},
+               s.shown.source);
 
     if (c.n_layer >= 2) {
         ImGui::AlignTextToFramePadding();
@@ -189,7 +180,7 @@ float draw_layer_strip(AppState& s, UiContext& ui, ImVec2 p0, float width) {
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
     const float x = ImGui::GetCursorScreenPos().x;
-    const std::string line = fit_text(ui.fonts->body, block_sentence(s), p0.x + width - x);
+    const std::string line = fit_text(ui.fonts->body, layer_sentence(s), p0.x + width - x);
     ImGui::TextDisabled("%s", line.c_str());
     ImGui::PopID();
     return ImGui::GetFrameHeight() + ui.px(6);

@@ -58,13 +58,13 @@ void draw_serve_section(AppState& s, UiContext& ui);
 void draw_follow_overlay(AppState& s, UiContext& ui);
 
 // A trained model in the views (trained_panel.cpp): the side panel's section, the block
-// picker above every view when L >= 2 (returns its height; 0 when not drawn), the keys , and
-// . that pick the block, the task's sentence and "block 1 of 2: input x = h + attn(h) ...".
+// picker above every view when L >= 2 (returns its height; 0 when not drawn; its sentence,
+// "block 1 of 2: input x = h + attn(h) ...", is layer_sentence in source.h), the keys , and
+// . that pick the block, and the task's sentence.
 void draw_trained_section(AppState& s, UiContext& ui);
 float draw_layer_strip(AppState& s, UiContext& ui, ImVec2 p0, float width);
 void handle_layer_keys(AppState& s);
 const char* task_sentence(Task t);
-std::string block_sentence(const AppState& s);
 
 // One line of the colour legend (signed map, weights map, masked, NaN, shared ranges) at
 // the bottom of a view; returns its height.

@@ -3,7 +3,7 @@
 // model and labels every position, the layer picker shows each layer's own trace, typed
 // text re-tokenizes, bad edits keep the state with one sentence, replacing token p leaves
 // every layer's rows before p exactly unchanged, and the Model view's detector and
-// predictions are the model's.
+// predictions are the model's. Each kind answers the layer strip's sentence and its vocabulary.
 // GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics wherever Eigen's
 // products inline them; the values are defined, so the warning is silenced here.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -262,4 +262,34 @@ TEST(GptState, TheModeIsTheShownModelsAndNamesTheLayersInput) {
     request_trained_model(s, nullptr);
     recompute(s);
     EXPECT_FALSE(shown_model(s));
+}
+
+TEST(GptState, EachKindAnswersTheLayerStripsSentenceAndItsVocabulary) {
+    AppState s = lesson_state();
+    EXPECT_EQ(layer_sentence(s), ""); // one layer: no strip
+    EXPECT_EQ(vocab_size(s), 0);      // no tokens
+    std::shared_ptr<const TrainedInput> toy;
+    std::string error;
+    ASSERT_TRUE(read_trained_input(ATTNVIZ_TEST_DATA "/train/induction_s1_120.safetensors", "", toy, error)) << error;
+    request_trained_model(s, toy);
+    recompute(s);
+    ASSERT_TRUE(s.error.empty()) << s.error;
+    EXPECT_EQ(layer_sentence(s), "block 0 of 2: input x = wte[token] + wpe[position], the embeddings; its h + attn(h) is "
+                                 "block 1's input.");
+    EXPECT_EQ(vocab_size(s), toy->model->config.vocab);
+    request_layer(s, 1);
+    recompute(s);
+    EXPECT_EQ(layer_sentence(s), "block 1 of 2: input x = h + attn(h) of block 0, the residual stream; its h + attn(h) goes "
+                                 "to the task heads.");
+    request_layer(s, 0); // a new model keeps the layer asked for
+    request_trained_model(s, gpt_input(true, sentence));
+    recompute(s);
+    ASSERT_TRUE(s.error.empty()) << s.error;
+    EXPECT_EQ(layer_sentence(s), "x = ln_1(residual stream) of layer 0, the stream being the embeddings wte + wpe; then + "
+                                 "attn, + mlp(ln_2) into layer 1.");
+    EXPECT_EQ(vocab_size(s), 1000);
+    request_layer(s, 1);
+    recompute(s);
+    EXPECT_EQ(layer_sentence(s), "x = ln_1(residual stream) of layer 1, the stream being layer 0's resid_post; then + attn, + "
+                                 "mlp(ln_2) into ln_f and the logits.");
 }
