@@ -177,7 +177,7 @@ bool apply_config(AppState& s) {
         s.kernel_choice.put_back();
         s.tokens.put_back();
         s.weights.put_back();
-        s.edit_trained = shown_model(s);
+        put_back_model(s);
         return false;
     }
     s.error.clear();

@@ -345,8 +345,7 @@ void refuse_received_edit(AppState& s) {
     s.error = std::string("Kept what is shown: ") + gpt_lives_on_teacher;
     s.config.put_back();
     s.kernel_choice.put_back();
-    s.edit_trained = shown_model(s);
-    s.edit_layer = s.shown.layer;
+    state_detail::put_back_model(s);
     s.ablation.put_back();
     s.strength = s.run.applied_p >= 0 ? s.run.applied_strength : 0.f;
     if (s.run.applied_p >= 0) s.p = s.run.applied_p;

@@ -43,6 +43,11 @@ bool shape_is(const Mat& m, int rows, int cols) { return m.rows() == rows && m.c
 
 namespace state_detail {
 
+void put_back_model(AppState& s) {
+    s.edit_trained = shown_model(s);
+    s.edit_layer = s.shown.layer;
+}
+
 std::string check_toy(const TrainedInput& in, int64_t cap) {
     const Model& m = *in.model;
     const ModelConfig& c = m.config;
@@ -97,8 +102,7 @@ bool apply_trained(AppState& s) {
     }
     if (std::string why = check_model(in, s.memory_cap, s.gpt_memory_cap); !why.empty()) {
         s.error = "Kept what is shown: " + why + ".";
-        s.edit_trained = shown_model(s);
-        s.edit_layer = s.shown.layer;
+        put_back_model(s);
         s.config.put_back();
         return false;
     }

@@ -33,6 +33,8 @@ void show_new_run(AppState& s, bool same_run = false);
 // else one sentence; the forward into s.model_run.model_base (lean when large, the kernel chosen as
 // the command line chooses it). Its perturbation is the core's perturb_model (view_runs.h).
 std::string check_gpt(const TrainedInput& in, int64_t cap);
+// A refused edit: the model and layer asked for are the ones shown again (as Staged::put_back).
+void put_back_model(AppState& s);
 // A toy model's (recompute_model.cpp): "" when it and its tokens can be shown within `cap`.
 std::string check_toy(const TrainedInput& in, int64_t cap);
 // Bytes of one ModelTrace of the model on T tokens (the clean copy an ablation keeps).
