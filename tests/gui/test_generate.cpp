@@ -388,3 +388,20 @@ TEST(Generate, ASessionKeepsTheGenerateView) {
     ASSERT_TRUE(apply_session(t, ss, error)) << error;
     EXPECT_EQ(t.screen.view, View::generate);
 }
+
+// A session keeps the lesson's generation (and a toy model's) but not a GPT model's, which
+// opens again from its own files (source.cpp's session_keeps_generation).
+TEST(Generate, ASessionKeepsTheLessonsGenerationButNotAGptModels) {
+    AppState gpt = generating(tiny_gpt());
+    request_generate_step(gpt);
+    recompute(gpt);
+    ASSERT_EQ(gpt.generate.steps.size(), 1u);
+    EXPECT_FALSE(to_session(gpt).generate.present);
+    AppState lesson = generating(nullptr);
+    request_generate_step(lesson);
+    recompute(lesson);
+    ASSERT_EQ(lesson.generate.steps.size(), 1u);
+    const Session ss = to_session(lesson);
+    EXPECT_TRUE(ss.generate.present);
+    EXPECT_EQ(ss.generate.tokens, std::vector<int>{-1}); // one new row of x
+}
