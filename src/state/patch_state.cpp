@@ -35,7 +35,6 @@ std::string trimmed(const std::string& t) {
     return a == std::string::npos ? "" : t.substr(a, b - a + 1);
 }
 
-
 // The worker: both plain runs and every patch of both tables. A refusal of the core (equal
 // logit differences) is its sentence.
 void run_job(PatchJob* j) {
