@@ -5,6 +5,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include "ablation.h"
+#include "either_model.h" // head_logits: the toy head's logits that go with dla_unembedding
 #include "gpt_model.h"
 #include "layers.h"
 #include "text_util.h"
@@ -340,18 +341,6 @@ const Mat& dla_unembedding(const Model& m) {
 
 namespace {
 
-// The logits matrix of a toy trace that goes with dla_unembedding.
-const Mat& toy_logits(const Model& m, const ModelTrace& tr) {
-    const ModelConfig& c = m.config;
-    if (c.has_lm_head()) return tr.logits_next;
-    if (c.has_prev_head()) return tr.logits_prev;
-    return tr.logits_dup;
-}
-
-} // namespace
-
-namespace {
-
 void check_dla_args(const Model& m, const ModelTrace& tr, int pos, int token) {
     const Mat& U = dla_unembedding(m);
     const int T = int(tr.tokens.size());
@@ -374,7 +363,7 @@ std::vector<double> dla_direction(const Model& m, const ModelTrace& tr, LogitAtt
     std::vector<double> u(static_cast<size_t>(C));
     for (int k = 0; k < C; ++k) u[size_t(k)] = double(U(token, k));
     if (m.config.arch != Arch::gpt) {
-        out.logit = toy_logits(m, tr)(pos, token);
+        out.logit = head_logits(m, tr)(pos, token);
         return u;
     }
     double mean = 0, var = 0;

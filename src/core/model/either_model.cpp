@@ -27,9 +27,9 @@ const Mat& next_token_logits(const Model& m, const ModelTrace& t) { return gpt(m
 
 const Mat& head_logits(const Model& m, const ModelTrace& t) {
     if (gpt(m)) return t.logits;
-    if (m.config.task == Task::dup) return t.logits_dup;
-    if (m.config.task == Task::induction) return t.logits_next;
-    return t.logits_prev;
+    if (m.config.has_lm_head()) return t.logits_next; // the heads dla_unembedding reads
+    if (m.config.has_prev_head()) return t.logits_prev;
+    return t.logits_dup;
 }
 
 namespace {
